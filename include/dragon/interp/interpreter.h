@@ -1,0 +1,38 @@
+// The reference interpreter: executes any PrimFunc, scheduled or not, with sequential
+// semantics on the CPU (thread-bound and parallel loops run as plain loops). It is the
+// oracle schedules are checked against; it is never used to time anything.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "dragon/interp/host_tensor.h"
+#include "dragon/ir/function.h"
+
+namespace dragon::interp {
+
+// A PrimFunc prepared for repeated execution.
+class CompiledFunction {
+ public:
+  // Throws UserError for functions it cannot run (symbolic extents that are not
+  // integers, unsupported intrinsics are internal errors).
+  static CompiledFunction compile(const ir::PrimFunc& func);
+  ~CompiledFunction();
+  CompiledFunction(CompiledFunction&&) noexcept;
+  CompiledFunction& operator=(CompiledFunction&&) noexcept;
+
+  // Runs on `args`, one per parameter in order, each shaped and typed like its buffer.
+  // An out-of-bounds access throws UserError naming the buffer, the indices and the
+  // statement; the arguments may then be partly written.
+  void run(std::vector<HostTensor>& args) const;
+
+ private:
+  struct Impl;
+  explicit CompiledFunction(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// compile + run.
+void run(const ir::PrimFunc& func, std::vector<HostTensor>& args);
+
+}  // namespace dragon::interp

@@ -1,0 +1,72 @@
+// Shared helpers for operator tests: run an op spec on the interpreter and compare its
+// outputs with a plain C++ reference computed in the test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/ops/op_registry.h"
+
+namespace dragon::ops::testing {
+
+struct OpRun {
+  Workload workload;
+  std::vector<interp::HostTensor> args;  // one per parameter, outputs filled by the run
+
+  // The i-th parameter with role output (or inout).
+  const interp::HostTensor& output(int i = 0) const {
+    int seen = 0;
+    for (size_t p = 0; p < workload.func->params.size(); ++p) {
+      if (workload.func->params[p].role == ir::ParamRole::kInput) continue;
+      if (seen++ == i) return args[p];
+    }
+    throw std::out_of_range("no output " + std::to_string(i));
+  }
+  // The i-th parameter, input or output.
+  const interp::HostTensor& arg(int i) const { return args.at(i); }
+};
+
+inline OpRun run_op(std::string_view spec, uint64_t seed = 1,
+                    interp::Distribution distribution = interp::Distribution::kNormal) {
+  OpRun run{ops::OpRegistry::global().make_workload(spec), {}};
+  run.args = interp::make_arguments(run.workload.func, seed, distribution);
+  interp::run(run.workload.func, run.args);
+  return run;
+}
+
+inline std::vector<double> to_doubles(const interp::HostTensor& t) {
+  std::vector<double> values(t.num_elements());
+  for (int64_t i = 0; i < t.num_elements(); ++i) values[i] = t.get(i);
+  return values;
+}
+
+// Every element within atol + rtol * |expected|; NaN only where expected is NaN.
+// Reports the first few mismatches with their flat indices.
+inline ::testing::AssertionResult all_close(const interp::HostTensor& actual, const std::vector<double>& expected,
+                                            double rtol = 1e-5, double atol = 1e-6) {
+  if (actual.num_elements() != static_cast<int64_t>(expected.size())) {
+    return ::testing::AssertionFailure() << "size " << actual.num_elements() << " vs expected " << expected.size();
+  }
+  int mismatches = 0;
+  std::string report;
+  for (int64_t i = 0; i < actual.num_elements(); ++i) {
+    double a = actual.get(i), e = expected[i];
+    bool ok = std::isnan(e) ? std::isnan(a) : (!std::isnan(a) && std::fabs(a - e) <= atol + rtol * std::fabs(e));
+    if (std::isinf(e) && a == e) ok = true;
+    if (!ok) {
+      if (mismatches < 8) report += "\n  [" + std::to_string(i) + "] actual " + std::to_string(a) + " expected " +
+                                    std::to_string(e);
+      ++mismatches;
+    }
+  }
+  if (mismatches == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << mismatches << " of " << expected.size() << " elements differ" << report;
+}
+
+}  // namespace dragon::ops::testing

@@ -1,0 +1,18 @@
+// Subcommands of the dragon CLI. Each file adds its subcommand to the app and returns
+// the function that runs it once arguments are parsed.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace dragon::cli {
+
+// Runs a parsed subcommand; returns the process exit status.
+using Command = std::function<int()>;
+
+Command add_ops_command(CLI::App& app);
+Command add_show_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+
+}  // namespace dragon::cli
