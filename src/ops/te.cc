@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dragon/ir/block_access.h"
+#include "dragon/ir/verify.h"
 #include "dragon/support/error.h"
 
 namespace dragon::ops {
@@ -245,7 +246,9 @@ ir::PrimFunc FunctionBuilder::build(const std::vector<Tensor>& outputs, ir::Anno
   ir::Block root = BlockNode::make("root", {}, {}, {}, ir::SeqStmtNode::make(std::move(nests)), Stmt(),
                                    std::move(intermediates));
   Stmt body = BlockRealizeNode::make({}, ir::make_bool(true), std::move(root));
-  return ir::PrimFunc::make(name_, std::move(params), std::move(body), std::move(attrs));
+  ir::PrimFunc func = ir::PrimFunc::make(name_, std::move(params), std::move(body), std::move(attrs));
+  if (ir::ir_checks_enabled()) ir::check_well_formed(func, "built by op " + name_);
+  return func;
 }
 
 }  // namespace dragon::ops

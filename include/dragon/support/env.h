@@ -1,0 +1,13 @@
+// The one place environment variables are read. Each is read once and logged at
+// debug level; callers ask here instead of calling getenv.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace dragon {
+
+// DRAGON_VERIFY_IR: "1" turns IR verification on, "0" off; unset: on in debug builds.
+std::optional<bool> env_verify_ir();
+
+}  // namespace dragon
