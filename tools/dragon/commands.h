@@ -14,5 +14,6 @@ using Command = std::function<int()>;
 Command add_ops_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_profile_command(CLI::App& app);
 
 }  // namespace dragon::cli

@@ -11,6 +11,16 @@
 
 namespace dragon::interp {
 
+// Semantics, exactly as the hardware type would compute:
+// - f32 and f64 arithmetic is IEEE in that type; f16 and bf16 round to their type after
+//   every operation. Math intrinsics are computed in double by <cmath> and rounded once to
+//   the result type (a reference, not a model of fast device math); round() is half-to-even.
+// - min/max follow CUDA fminf/fmaxf: a NaN operand yields the other operand.
+// - Integers wrap in their width; Div/Mod truncate, FloorDiv/FloorMod floor; dividing by
+//   zero throws UserError. float -> int truncates and saturates (NaN -> 0); casts to bool
+//   are x != 0. Select evaluates only its chosen operand; And/Or short-circuit.
+// - Every load and store is bounds-checked. Buffers allocated by a block (or Allocate)
+//   are fresh, NaN-filled (0x5a.. for ints), each time it runs. Vector types are rejected.
 // A PrimFunc prepared for repeated execution.
 class CompiledFunction {
  public:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "dragon/ir/stmt.h"
 
@@ -30,6 +31,8 @@ class Analyzer {
   bool can_prove(const Expr& condition) const;
   bool can_prove_equal(const Expr& a, const Expr& b) const;
   ConstIntBound const_int_bound(const Expr& e) const;
+  // The range [min, max] bound to `var`, if any.
+  std::optional<std::pair<int64_t, int64_t>> var_bound(const VarNode* var) const;
 
  private:
   std::unordered_map<const VarNode*, std::pair<int64_t, int64_t>> ranges_;  // [min, max]
