@@ -63,13 +63,19 @@ class FloatBinary final : public ExprCode {
 // Integer operations compute on uint64 (wrapping, no undefined behaviour) and wrap to the
 // type's width.
 struct IntAdd {
-  static int64_t apply(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+  static int64_t apply(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
 };
 struct IntSub {
-  static int64_t apply(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+  static int64_t apply(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  }
 };
 struct IntMul {
-  static int64_t apply(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+  static int64_t apply(int64_t a, int64_t b) {
+    return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
 };
 struct IntMin {
   static int64_t apply(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -137,27 +143,39 @@ class IntDivide final : public ExprCode {
 
 struct EqOp {
   template <typename T>
-  static bool apply(T a, T b) { return a == b; }
+  static bool apply(T a, T b) {
+    return a == b;
+  }
 };
 struct NeOp {
   template <typename T>
-  static bool apply(T a, T b) { return a != b; }
+  static bool apply(T a, T b) {
+    return a != b;
+  }
 };
 struct LtOp {
   template <typename T>
-  static bool apply(T a, T b) { return a < b; }
+  static bool apply(T a, T b) {
+    return a < b;
+  }
 };
 struct LeOp {
   template <typename T>
-  static bool apply(T a, T b) { return a <= b; }
+  static bool apply(T a, T b) {
+    return a <= b;
+  }
 };
 struct GtOp {
   template <typename T>
-  static bool apply(T a, T b) { return a > b; }
+  static bool apply(T a, T b) {
+    return a > b;
+  }
 };
 struct GeOp {
   template <typename T>
-  static bool apply(T a, T b) { return a >= b; }
+  static bool apply(T a, T b) {
+    return a >= b;
+  }
 };
 
 // Operands already hold values of their type, so comparing the doubles is exact; NaN
@@ -297,8 +315,8 @@ class ExprCompiler final : public ir::ExprFunctor<ExprPtr> {
   }
   ExprPtr visit_(const ir::VarNode* op) override {
     if (!op->dtype.is_int() && !op->dtype.is_bool()) {
-      throw UserError(fmt::format("variable {} of type {} is not an integer in {}", op->name,
-                                  ir::to_string(op->dtype), *compiler_.context()));
+      throw UserError(fmt::format("variable {} of type {} is not an integer in {}", op->name, ir::to_string(op->dtype),
+                                  *compiler_.context()));
     }
     return std::make_unique<VarRef>(op->dtype, compiler_.var_slot(op));
   }
@@ -308,6 +326,7 @@ class ExprCompiler final : public ir::ExprFunctor<ExprPtr> {
     ExprPtr a = compile(op->a), b = compile(op->b);
     if (op->dtype.is_float()) return make_float_node<FloatBinary, FloatOp>(op->dtype, std::move(a), std::move(b));
     require_int(op->dtype, ir::node_kind_name(NodeT::kKind));
+    if (ExprPtr folded = fold_affine(NodeT::kKind, op->dtype, a, b)) return folded;
     return make_int_binary<IntOp>(op->dtype, std::move(a), std::move(b));
   }
   template <typename FloatOp, DivKind Kind, typename NodeT>
@@ -347,9 +366,7 @@ class ExprCompiler final : public ir::ExprFunctor<ExprPtr> {
   ExprPtr visit_(const ir::LENode* op) override { return comparison<LeOp>(op); }
   ExprPtr visit_(const ir::GTNode* op) override { return comparison<GtOp>(op); }
   ExprPtr visit_(const ir::GENode* op) override { return comparison<GeOp>(op); }
-  ExprPtr visit_(const ir::AndNode* op) override {
-    return std::make_unique<AndCode>(compile(op->a), compile(op->b));
-  }
+  ExprPtr visit_(const ir::AndNode* op) override { return std::make_unique<AndCode>(compile(op->a), compile(op->b)); }
   ExprPtr visit_(const ir::OrNode* op) override { return std::make_unique<OrCode>(compile(op->a), compile(op->b)); }
   ExprPtr visit_(const ir::NotNode* op) override { return std::make_unique<NotCode>(compile(op->a)); }
   ExprPtr visit_(const ir::SelectNode* op) override {

@@ -130,10 +130,14 @@ class AccumulateCode final : public StmtCode {
 template <typename Op>
 StmtPtr make_accumulate(ir::DataType dtype, Access access, ExprPtr rhs) {
   switch (float_format_of(dtype)) {
-    case FloatFormat::kF64: return std::make_unique<AccumulateCode<Op, F64Format, F64Element>>(std::move(access), std::move(rhs));
-    case FloatFormat::kF32: return std::make_unique<AccumulateCode<Op, F32Format, F32Element>>(std::move(access), std::move(rhs));
-    case FloatFormat::kF16: return std::make_unique<AccumulateCode<Op, F16Format, F16Element>>(std::move(access), std::move(rhs));
-    case FloatFormat::kBF16: return std::make_unique<AccumulateCode<Op, BF16Format, BF16Element>>(std::move(access), std::move(rhs));
+    case FloatFormat::kF64:
+      return std::make_unique<AccumulateCode<Op, F64Format, F64Element>>(std::move(access), std::move(rhs));
+    case FloatFormat::kF32:
+      return std::make_unique<AccumulateCode<Op, F32Format, F32Element>>(std::move(access), std::move(rhs));
+    case FloatFormat::kF16:
+      return std::make_unique<AccumulateCode<Op, F16Format, F16Element>>(std::move(access), std::move(rhs));
+    case FloatFormat::kBF16:
+      return std::make_unique<AccumulateCode<Op, BF16Format, BF16Element>>(std::move(access), std::move(rhs));
   }
   DRAGON_UNREACHABLE("float format");
 }
@@ -200,7 +204,7 @@ class BlockRealizeCode final : public StmtCode {
   // A reduce iteration variable and its domain's min: init runs when all are at it.
   struct ReduceStart {
     int slot;
-    ExprPtr min;        // null when the min is the constant const_min
+    ExprPtr min;  // null when the min is the constant const_min
     int64_t const_min;
   };
 
@@ -256,8 +260,8 @@ class StmtCompiler final : public ir::StmtFunctor<StmtPtr> {
 
  protected:
   StmtPtr visit_(const ir::ForNode* op) override {
-    compiler_.set_context(make_context(fmt::format("the bounds of loop {} ({}){}", op->loop_var.name(),
-                                                   ir::for_kind_name(op->for_kind), where())));
+    compiler_.set_context(make_context(
+        fmt::format("the bounds of loop {} ({}){}", op->loop_var.name(), ir::for_kind_name(op->for_kind), where())));
     require_int(op->loop_var, "loop variable");
     ExprPtr min = compiler_.expr(op->min);
     ExprPtr extent = compiler_.expr(op->extent);
@@ -344,8 +348,9 @@ class StmtCompiler final : public ir::StmtFunctor<StmtPtr> {
   StmtPtr visit_(const ir::BufferStoreNode* op) override {
     compiler_.set_context(make_context(fmt::format("a BufferStore to {}{}", op->buffer->name, where())));
     if (op->value.dtype() != op->buffer->dtype) {
-      throw UserError(fmt::format("a {} value stored into buffer {} of type {}, in {}", ir::to_string(op->value.dtype()),
-                                  op->buffer->name, ir::to_string(op->buffer->dtype), *compiler_.context()));
+      throw UserError(fmt::format("a {} value stored into buffer {} of type {}, in {}",
+                                  ir::to_string(op->value.dtype()), op->buffer->name, ir::to_string(op->buffer->dtype),
+                                  *compiler_.context()));
     }
     if (StmtPtr fused = compile_accumulate(op)) return fused;
     ExprPtr value = compiler_.expr(op->value);

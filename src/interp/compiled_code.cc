@@ -13,7 +13,10 @@ namespace dragon::interp::detail {
 void wrong_channel(const char* what) { DRAGON_UNREACHABLE("{}", what); }
 
 Access::Access(const ir::Buffer& buffer, int slot, std::vector<ExprPtr> indices, bool is_store, Context context)
-    : slot_(slot), indices_(std::move(indices)), buffer_name_(buffer->name), is_store_(is_store),
+    : slot_(slot),
+      indices_(std::move(indices)),
+      buffer_name_(buffer->name),
+      is_store_(is_store),
       context_(std::move(context)) {
   const std::vector<int64_t>& shape = buffer->shape;
   if (indices_.size() != shape.size()) {

@@ -60,7 +60,8 @@ class Access {
     int64_t flat = 0;
     for (const Dim& dim : dims_) {
       int64_t index = dim.var_slot >= 0 ? frame.vars[dim.var_slot] : dim.code->eval_int(frame);
-      if (static_cast<uint64_t>(index) >= static_cast<uint64_t>(dim.extent)) [[unlikely]] fail(frame);
+      if (static_cast<uint64_t>(index) >= static_cast<uint64_t>(dim.extent)) [[unlikely]]
+        fail(frame);
       flat += index * dim.stride;
     }
     return flat;

@@ -66,31 +66,45 @@ inline double round_to_format(FloatFormat format, double x) {
 
 struct AddOp {
   template <typename T>
-  static T apply(T a, T b) { return a + b; }
+  static T apply(T a, T b) {
+    return a + b;
+  }
 };
 struct SubOp {
   template <typename T>
-  static T apply(T a, T b) { return a - b; }
+  static T apply(T a, T b) {
+    return a - b;
+  }
 };
 struct MulOp {
   template <typename T>
-  static T apply(T a, T b) { return a * b; }
+  static T apply(T a, T b) {
+    return a * b;
+  }
 };
 struct DivOp {
   template <typename T>
-  static T apply(T a, T b) { return a / b; }
+  static T apply(T a, T b) {
+    return a / b;
+  }
 };
 struct ModOp {
   template <typename T>
-  static T apply(T a, T b) { return std::fmod(a, b); }
+  static T apply(T a, T b) {
+    return std::fmod(a, b);
+  }
 };
 struct FloorDivOp {
   template <typename T>
-  static T apply(T a, T b) { return std::floor(a / b); }
+  static T apply(T a, T b) {
+    return std::floor(a / b);
+  }
 };
 struct FloorModOp {
   template <typename T>
-  static T apply(T a, T b) { return a - b * std::floor(a / b); }
+  static T apply(T a, T b) {
+    return a - b * std::floor(a / b);
+  }
 };
 // CUDA fminf / fmaxf: a NaN operand yields the other operand (NaN only when both are);
 // between -0 and +0, min picks -0 and max picks +0.
@@ -118,10 +132,14 @@ struct MaxOp {
 // `x` wrapped to a Bits-wide two's complement integer, sign-extended to 64 bits.
 template <int Bits>
 inline int64_t wrap_int(int64_t x) {
-  if constexpr (Bits == 8) return static_cast<int8_t>(x);
-  else if constexpr (Bits == 16) return static_cast<int16_t>(x);
-  else if constexpr (Bits == 32) return static_cast<int32_t>(x);
-  else return x;
+  if constexpr (Bits == 8)
+    return static_cast<int8_t>(x);
+  else if constexpr (Bits == 16)
+    return static_cast<int16_t>(x);
+  else if constexpr (Bits == 32)
+    return static_cast<int32_t>(x);
+  else
+    return x;
 }
 
 // ---- element storage ------------------------------------------------------------------
@@ -158,11 +176,15 @@ struct F64Element : FloatElement<F64Element> {
 };
 struct F32Element : FloatElement<F32Element> {
   static double read_float(const uint8_t* base, int64_t flat) { return load_raw<float>(base, flat); }
-  static void write_float(uint8_t* base, int64_t flat, double v) { store_raw<float>(base, flat, static_cast<float>(v)); }
+  static void write_float(uint8_t* base, int64_t flat, double v) {
+    store_raw<float>(base, flat, static_cast<float>(v));
+  }
 };
 // Values reaching a store are already rounded to the type, so the float conversion is exact.
 struct F16Element : FloatElement<F16Element> {
-  static double read_float(const uint8_t* base, int64_t flat) { return f16_bits_to_float(load_raw<uint16_t>(base, flat)); }
+  static double read_float(const uint8_t* base, int64_t flat) {
+    return f16_bits_to_float(load_raw<uint16_t>(base, flat));
+  }
   static void write_float(uint8_t* base, int64_t flat, double v) {
     store_raw<uint16_t>(base, flat, float_to_f16_bits(static_cast<float>(v)));
   }
@@ -178,7 +200,9 @@ struct BF16Element : FloatElement<BF16Element> {
 template <typename Storage>
 struct SignedElement : IntElement<SignedElement<Storage>> {
   static int64_t read_int(const uint8_t* base, int64_t flat) { return load_raw<Storage>(base, flat); }
-  static void write_int(uint8_t* base, int64_t flat, int64_t v) { store_raw<Storage>(base, flat, static_cast<Storage>(v)); }
+  static void write_int(uint8_t* base, int64_t flat, int64_t v) {
+    store_raw<Storage>(base, flat, static_cast<Storage>(v));
+  }
 };
 // One byte; any nonzero byte reads as true (garbage-filled memory included).
 struct BoolElement : IntElement<BoolElement> {
@@ -215,6 +239,9 @@ std::unique_ptr<Result> make_element_node(ir::DataType element_type, Args&&... a
 
 // compile_cast.cc: `value` converted to `dtype` with the IR's cast semantics.
 ExprPtr compile_cast(ir::DataType dtype, ExprPtr value);
+// compile_affine.cc: `a kind b` (Add, Sub, Mul) as one node when both operands are sums
+// of constant multiples of variables; null (operands untouched) otherwise.
+ExprPtr fold_affine(ir::NodeKind kind, ir::DataType dtype, const ExprPtr& a, const ExprPtr& b);
 // compile_call.cc: a math intrinsic of result type `dtype`.
 ExprPtr compile_call(ir::Intrinsic op, ir::DataType dtype, std::vector<ExprPtr> args);
 

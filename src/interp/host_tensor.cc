@@ -54,12 +54,9 @@ double HostTensor::get(int64_t flat) const {
       if (dtype_.bits() == 32) return *reinterpret_cast<const float*>(p);
       DRAGON_CHECK(dtype_.bits() == 16, "float of {} bits", dtype_.bits());
       return f16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    case ir::TypeCode::kBFloat:
-      return bf16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
-    case ir::TypeCode::kBool:
-      return *p != 0 ? 1.0 : 0.0;
-    case ir::TypeCode::kInt:
-      return static_cast<double>(get_int(flat));
+    case ir::TypeCode::kBFloat: return bf16_bits_to_float(*reinterpret_cast<const uint16_t*>(p));
+    case ir::TypeCode::kBool: return *p != 0 ? 1.0 : 0.0;
+    case ir::TypeCode::kInt: return static_cast<double>(get_int(flat));
   }
   DRAGON_UNREACHABLE("type code");
 }
@@ -82,12 +79,8 @@ void HostTensor::set(int64_t flat, double value) {
     case ir::TypeCode::kBFloat:
       *reinterpret_cast<uint16_t*>(p) = float_to_bf16_bits(static_cast<float>(round_to_bf16(value)));
       return;
-    case ir::TypeCode::kBool:
-      *p = value != 0 ? 1 : 0;
-      return;
-    case ir::TypeCode::kInt:
-      set_int(flat, saturating_truncate(value, dtype_));
-      return;
+    case ir::TypeCode::kBool: *p = value != 0 ? 1 : 0; return;
+    case ir::TypeCode::kInt: set_int(flat, saturating_truncate(value, dtype_)); return;
   }
   DRAGON_UNREACHABLE("type code");
 }

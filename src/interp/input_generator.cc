@@ -99,8 +99,8 @@ void fill_int_range(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, cons
   }
   if (t.dtype().is_int() &&
       (domain.lo < ir::int_min_value(t.dtype()) || domain.hi - 1 > ir::int_max_value(t.dtype()))) {
-    throw UserError(fmt::format("{}: integer range [{}, {}) does not fit the type", describe(param, func), domain.lo,
-                                domain.hi));
+    throw UserError(
+        fmt::format("{}: integer range [{}, {}) does not fit the type", describe(param, func), domain.lo, domain.hi));
   }
   uint64_t span = static_cast<uint64_t>(domain.hi) - static_cast<uint64_t>(domain.lo);
   for (int64_t i = 0; i < t.num_elements(); ++i) {
@@ -118,7 +118,8 @@ void fill_int_range(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, cons
 void fill_offsets(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const ir::Param& param,
                   const ir::PrimFunc& func) {
   if (t.shape().size() != 1 || t.shape()[0] < 1) {
-    throw UserError(fmt::format("{}: an offsets domain needs a 1-d buffer of at least one element", describe(param, func)));
+    throw UserError(
+        fmt::format("{}: an offsets domain needs a 1-d buffer of at least one element", describe(param, func)));
   }
   int64_t bags = t.shape()[0] - 1;
   if (domain.max_len < 0 || domain.total < 0 || domain.total > bags * domain.max_len) {

@@ -38,7 +38,8 @@ CompiledFunction CompiledFunction::compile(const ir::PrimFunc& func) {
 
 void CompiledFunction::run(std::vector<HostTensor>& args) const {
   if (args.size() != impl_->params.size()) {
-    throw UserError(fmt::format("function {} takes {} arguments, got {}", impl_->name, impl_->params.size(), args.size()));
+    throw UserError(
+        fmt::format("function {} takes {} arguments, got {}", impl_->name, impl_->params.size(), args.size()));
   }
   detail::Frame frame;
   frame.vars.assign(impl_->num_var_slots, 0);

@@ -324,9 +324,7 @@ class Printer : public ExprFunctor<std::string>, public StmtFunctor<void> {
   }
   std::string visit_(const CastNode* op) override { return call(to_string(op->dtype), {op->value}); }
   std::string visit_(const CallNode* op) override { return call(intrinsic_name(op->op), op->args); }
-  std::string visit_(const BufferLoadNode* op) override {
-    return buffer_name(op->buffer) + indices_text(op->indices);
-  }
+  std::string visit_(const BufferLoadNode* op) override { return buffer_name(op->buffer) + indices_text(op->indices); }
 
   // Statements.
   void visit_(const ForNode* op) override {
@@ -441,6 +439,7 @@ class Printer : public ExprFunctor<std::string>, public StmtFunctor<void> {
 }  // namespace
 
 std::string print_function(const PrimFunc& func) {
+  DRAGON_CHECK(func.defined(), "print of an undefined function");
   Printer printer;
   FreeNames free;
   free.visit(func->body);

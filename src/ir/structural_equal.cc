@@ -53,11 +53,11 @@ class Equal {
       case NodeKind::IntImm: return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
       case NodeKind::FloatImm: return float_equal(a.as<FloatImmNode>()->value, b.as<FloatImmNode>()->value);
       case NodeKind::Var: return var_use(a.as<VarNode>(), b.as<VarNode>());
-#define DRAGON_BINARY_NODE(Name)                              \
-  case NodeKind::Name: {                                      \
-    const auto* x = a.as<Name##Node>();                       \
-    const auto* y = b.as<Name##Node>();                       \
-    return expr(x->a, y->a) && expr(x->b, y->b);              \
+#define DRAGON_BINARY_NODE(Name)                 \
+  case NodeKind::Name: {                         \
+    const auto* x = a.as<Name##Node>();          \
+    const auto* y = b.as<Name##Node>();          \
+    return expr(x->a, y->a) && expr(x->b, y->b); \
   }
 #include "dragon/ir/nodes.def"
       case NodeKind::Not: return expr(a.as<NotNode>()->a, b.as<NotNode>()->a);
@@ -98,8 +98,7 @@ class Equal {
       case NodeKind::BlockRealize: {
         const auto* x = a.as<BlockRealizeNode>();
         const auto* y = b.as<BlockRealizeNode>();
-        return exprs(x->iter_values, y->iter_values) && expr(x->predicate, y->predicate) &&
-               stmt(x->block, y->block);
+        return exprs(x->iter_values, y->iter_values) && expr(x->predicate, y->predicate) && stmt(x->block, y->block);
       }
       case NodeKind::SeqStmt: {
         const auto* x = a.as<SeqStmtNode>();
@@ -113,8 +112,7 @@ class Equal {
       case NodeKind::IfThenElse: {
         const auto* x = a.as<IfThenElseNode>();
         const auto* y = b.as<IfThenElseNode>();
-        return expr(x->condition, y->condition) && stmt(x->then_case, y->then_case) &&
-               stmt(x->else_case, y->else_case);
+        return expr(x->condition, y->condition) && stmt(x->then_case, y->then_case) && stmt(x->else_case, y->else_case);
       }
       case NodeKind::BufferStore: {
         const auto* x = a.as<BufferStoreNode>();

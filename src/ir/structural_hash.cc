@@ -147,10 +147,10 @@ class Hasher : public ExprFunctor<void>, public StmtFunctor<void> {
       mix_string(op->name);
     }
   }
-#define DRAGON_BINARY_NODE(Name)                \
-  void visit_(const Name##Node* op) override {  \
-    expr(op->a);                                \
-    expr(op->b);                                \
+#define DRAGON_BINARY_NODE(Name)               \
+  void visit_(const Name##Node* op) override { \
+    expr(op->a);                               \
+    expr(op->b);                               \
   }
 #include "dragon/ir/nodes.def"
   void visit_(const NotNode* op) override { expr(op->a); }

@@ -17,7 +17,7 @@ bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9');
 // keywords (a buffer named "reads" would start a store) and literal words. Calls, casts and
 // loop kinds are told apart by what follows them, so "max" or "out" can stay a name.
 constexpr std::string_view kKeywords[] = {
-    "alloc", "block", "else", "eval", "false", "for", "func", "if",
+    "alloc", "block", "else", "eval", "false", "for",  "func",   "if",
     "in",    "inf",   "init", "nan",  "reads", "true", "writes",
 };
 
@@ -135,9 +135,7 @@ std::string quote(std::string_view s) {
   return out + "\"";
 }
 
-std::string dotted_or_quoted(std::string_view s) {
-  return is_dotted_identifier(s) ? std::string(s) : quote(s);
-}
+std::string dotted_or_quoted(std::string_view s) { return is_dotted_identifier(s) ? std::string(s) : quote(s); }
 
 std::string annotation_value(const AnnotationValue& value) {
   if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);

@@ -10,6 +10,7 @@
 
 #include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
 
 namespace dragon::ir {
@@ -72,14 +73,17 @@ TEST(IrParseError, EachMistakeIsReportedWhereItIs) {
       {"stray character", with_line(7, "        B[v] = A[v, 0] $ 1"), "7:24: unexpected character '$'"},
       {"unknown buffer", with_line(7, "        B[v] = Q[v, 0]"), "7:16: unknown buffer 'Q'"},
       {"unknown variable", with_line(7, "        B[v] = A[w, 0]"), "7:18: unknown variable 'w'"},
-      {"loop variable inside a block", with_line(7, "        B[i] = A[v, 0]"), "7:11: variable 'i' is defined outside this block, and a block sees only its own iteration variables"},
+      {"loop variable inside a block", with_line(7, "        B[i] = A[v, 0]"),
+       "7:11: variable 'i' is defined outside this block, and a block sees only its own iteration variables"},
       {"wrong arity", with_line(7, "        B[v] = min(A[v, 0])"), "7:16: min takes 2 arguments, got 1"},
       {"type mismatch", with_line(7, "        B[v] = A[v + 1i64, 0]"), "7:20: type mismatch: i32 + i64"},
       {"rank mismatch", with_line(7, "        B[v] = A[v]"), "7:16: A has rank 2, indexed with 1 indices"},
       {"bad dtype", with_line(1, "func f(in A: f33[4, 4], out B: f32[4]) {"),
        "1:14: expected a dtype (f64, f32, f16, bf16, i8, i32, i64, bool), found 'f33'"},
-      {"region of the wrong rank", with_line(5, "        reads A[v]"), "5:15: region of A has 1 dimensions, A has rank 2"},
-      {"literal too large for its type", with_line(7, "        B[v] = f32(300i8)"), "7:20: literal 300i8 does not fit i8"},
+      {"region of the wrong rank", with_line(5, "        reads A[v]"),
+       "5:15: region of A has 1 dimensions, A has rank 2"},
+      {"literal too large for its type", with_line(7, "        B[v] = f32(300i8)"),
+       "7:20: literal 300i8 does not fit i8"},
       {"i32 literal too large", with_line(7, "        B[v] = f32(3000000000)"),
        "7:20: literal 3000000000 does not fit i32"},
       {"unterminated block", kValid.substr(0, kValid.size() - 6),
@@ -90,21 +94,27 @@ TEST(IrParseError, EachMistakeIsReportedWhereItIs) {
        "7:20: unknown literal type suffix 'u8' (expected i8, i32, i64, f16, bf16, f32 or f64)"},
       {"reserved word as a name", with_line(3, "    for for in 4 {"),
        "3:9: 'for' is a reserved word and cannot name a loop variable"},
-      {"duplicate parameter", with_line(1, "func f(in A: f32[4, 4], out A: f32[4]) {"), "1:29: duplicate parameter 'A'"},
-      {"store of the wrong type", with_line(7, "        B[v] = f64(A[v, 0])"), "7:14: cannot store f64 into f32 buffer B"},
+      {"duplicate parameter", with_line(1, "func f(in A: f32[4, 4], out A: f32[4]) {"),
+       "1:29: duplicate parameter 'A'"},
+      {"store of the wrong type", with_line(7, "        B[v] = f64(A[v, 0])"),
+       "7:14: cannot store f64 into f32 buffer B"},
       {"unknown function", with_line(7, "        B[v] = foo(A[v, 0])"), "7:16: unknown function 'foo'"},
       {"bad iteration kind", with_line(4, "      block b [v: Q 4 = i] {"),
        "4:19: expected an iteration kind (S, R, O or X), found 'Q'"},
       {"binding of the wrong type", with_line(4, "      block b [v: S 4 = i64(i)] {"),
        "4:25: binding of v has type i64, its domain i32"},
       {"unterminated string", with_line(3, "    for i in 4 @{k = \"abc"), "3:22: unterminated string"},
-      {"non-bool condition", with_line(7, "        if (v) { B[v] = A[v, 0] }"), "7:13: if condition must be bool, got i32"},
+      {"non-bool condition", with_line(7, "        if (v) { B[v] = A[v, 0] }"),
+       "7:13: if condition must be bool, got i32"},
       {"unknown loop kind", with_line(3, "    for i in 4 serial {"),
        "3:16: expected '{' to open the loop body, found 'serial'"},
       {"empty block body", with_line(7, ""), "7:7: empty body of block b"},
       {"text after the function", kValid + "x\n", "12:1: unexpected 'x' after the function"},
       {"negated variable", with_line(7, "        B[v] = A[-v, 0]"),
        "7:18: '-' in front of an operand must be part of a number literal, as in -3"},
+      {"infinity without a type", with_line(7, "        B[v] = inf"),
+       "7:16: inf needs a float type suffix, as in inff32"},
+      {"integer infinity", with_line(7, "        B[v] = f32(-infi32)"), "7:20: i32 is not a float type"},
       {"negative shape", with_line(1, "func f(in A: f32[-4, 4], out B: f32[4]) {"),
        "1:18: expected a shape extent (a plain integer >= 0), found '-'"},
       {"bool arithmetic", with_line(7, "        B[v] = f32(v < 1 + true)"), "7:26: type mismatch: i32 + bool"},
@@ -172,14 +182,30 @@ TEST(IrParseError, EveryTruncationIsAUserError) {
   }
 }
 
+// The printed text of every registered op with its default parameters.
+std::vector<std::string> op_texts() {
+  std::vector<std::string> texts;
+  for (const ops::OpKind& kind : ops::OpRegistry::global().kinds()) {
+    bool all_defaults = true;
+    for (const ops::OpParam& p : kind.params) all_defaults &= p.default_value.has_value();
+    if (all_defaults) texts.push_back(print_function(ops::OpRegistry::global().make_workload(kind.name).func));
+  }
+  return texts;
+}
+
 TEST(IrParseError, RandomMutationsAreUserErrorsOrValid) {
   // Characters that make the likeliest mistakes: operators, brackets, digits, suffixes.
   const std::string alphabet = "()[]{},:=<>+-*/%!@\"#. \n0123456789aeifSRvxAB_";
-  const std::vector<std::string> words = {"i64", "f16", "bool", "-", "+:", "select", "min", "block", "for",
-                                          "alloc", "init", "if", "}", "{", "1e400f64", "65536f16", "nanf32", "x4"};
+  const std::vector<std::string> words = {"i64",   "f16",  "bool", "-", "+:", "select",   "min",      "block",  "for",
+                                          "alloc", "init", "if",   "}", "{",  "1e400f64", "65536f16", "nanf32", "x4"};
   std::mt19937 rng(12345);
-  for (const std::string& text : valid_texts()) {
-    for (int trial = 0; trial < 400; ++trial) {
+  std::vector<std::string> texts = valid_texts();
+  size_t golden = texts.size();
+  for (std::string& text : op_texts()) texts.push_back(std::move(text));
+  for (size_t t = 0; t < texts.size(); ++t) {
+    const std::string& text = texts[t];
+    // Many mutations of the small golden texts, fewer of each op's.
+    for (int trial = 0; trial < (t < golden ? 400 : 40); ++trial) {
       std::string mutated = text;
       int edits = 1 + static_cast<int>(rng() % 3);
       for (int e = 0; e < edits && !mutated.empty(); ++e) {

@@ -48,9 +48,7 @@ class Lexer {
   }
 
  private:
-  [[noreturn]] void fail(std::string_view message) const {
-    throw UserError::at(source_, line_, column_, message);
-  }
+  [[noreturn]] void fail(std::string_view message) const { throw UserError::at(source_, line_, column_, message); }
   char peek(size_t ahead = 0) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
   void advance() {
     if (text_[pos_] == '\n') {

@@ -121,7 +121,8 @@ Expr Parser::parse_unary() {
     next();
     const Token& operand_token = peek();
     Expr a = parse_unary();
-    if (!a.dtype().is_bool()) fail(operand_token, fmt::format("operand of ! must be bool, got {}", to_string(a.dtype())));
+    if (!a.dtype().is_bool())
+      fail(operand_token, fmt::format("operand of ! must be bool, got {}", to_string(a.dtype())));
     return NotNode::make(std::move(a));
   }
   return parse_primary();
@@ -141,12 +142,13 @@ Expr Parser::parse_primary() {
     const Token& n = peek();
     bool adjacent = n.line == minus.end_line && n.column == minus.end_column;
     bool literal = n.kind == TokenKind::kNumber ||
-                   (n.kind == TokenKind::kIdent && n.text.size() > 3 && n.text.substr(0, 3) == "inf");
+                   (n.kind == TokenKind::kIdent && n.text.size() > 3 && n.text.substr(0, 3) == "inf" &&
+                    parse_dtype(std::string_view(n.text).substr(3)));
     if (!adjacent || !literal) fail(minus, "'-' in front of an operand must be part of a number literal, as in -3");
     next();
-    return parse_number(n, true);
+    return parse_number(n, &minus);
   }
-  if (t.kind == TokenKind::kNumber) return parse_number(next(), false);
+  if (t.kind == TokenKind::kNumber) return parse_number(next(), nullptr);
   if (t.kind != TokenKind::kIdent) fail(t, "expected an expression, found " + describe(t));
   if (t.text == "true" || t.text == "false") {
     next();
@@ -154,8 +156,10 @@ Expr Parser::parse_primary() {
   }
   if (t.text.size() > 3 && (t.text.substr(0, 3) == "inf" || t.text.substr(0, 3) == "nan") &&
       parse_dtype(std::string_view(t.text).substr(3))) {
-    return parse_number(next(), false);
+    return parse_number(next(), nullptr);
   }
+  if (t.text == "inf" || t.text == "nan")
+    fail(t, fmt::format("{} needs a float type suffix, as in {}f32", t.text, t.text));
   if (at("(", 1)) return parse_call(next());
   if (at("[", 1)) {
     const Token& name = next();
@@ -165,13 +169,15 @@ Expr Parser::parse_primary() {
   }
   Var var = find_var(t);
   next();
-  return std::move(var);
+  return var;
 }
 
-Expr Parser::parse_number(const Token& token, bool negative) {
-  std::string_view text = token.text;
+Expr Parser::parse_number(const Token& literal, const Token* minus) {
+  bool negative = minus != nullptr;
+  const Token& token = negative ? *minus : literal;
+  std::string_view text = literal.text;
   std::string_view digits, suffix;
-  bool special = token.kind == TokenKind::kIdent;  // inff32, nanf32
+  bool special = literal.kind == TokenKind::kIdent;  // inff32, nanf32
   if (special) {
     suffix = text.substr(3);
   } else {
@@ -183,8 +189,8 @@ Expr Parser::parse_number(const Token& token, bool negative) {
   if (!suffix.empty()) {
     auto parsed = parse_dtype(suffix);
     if (!parsed || !parsed->is_scalar() || parsed->is_bool()) {
-      fail(token, fmt::format("unknown literal type suffix '{}' (expected i8, i32, i64, f16, bf16, f32 or f64)",
-                              suffix));
+      fail(token,
+           fmt::format("unknown literal type suffix '{}' (expected i8, i32, i64, f16, bf16, f32 or f64)", suffix));
     }
     type = *parsed;
   } else if (float_syntax) {
@@ -192,8 +198,8 @@ Expr Parser::parse_number(const Token& token, bool negative) {
   }
   if (special) {
     if (!type.is_float()) fail(token, fmt::format("{} is not a float type", to_string(type)));
-    double value = text.substr(0, 3) == "inf" ? std::numeric_limits<double>::infinity()
-                                              : std::numeric_limits<double>::quiet_NaN();
+    double value =
+        text.substr(0, 3) == "inf" ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
     return FloatImmNode::make(type, negative ? -value : value);
   }
   if (type.is_float()) {
@@ -235,7 +241,8 @@ Expr Parser::parse_call(const Token& name) {
   const std::string& f = name.text;
   std::vector<Expr> args = parse_args(name);
   auto arity = [&](size_t n) {
-    if (args.size() != n) fail(name, fmt::format("{} takes {} argument{}, got {}", f, n, n == 1 ? "" : "s", args.size()));
+    if (args.size() != n)
+      fail(name, fmt::format("{} takes {} argument{}, got {}", f, n, n == 1 ? "" : "s", args.size()));
   };
   auto same_types = [&](size_t from) {
     for (size_t i = from + 1; i < args.size(); ++i) {

@@ -253,7 +253,8 @@ PrimFunc Parser::parse_function() {
         values[i] = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
       }
       expect(")", "to close the domain");
-      param.domain = is_range ? ValueDomain::int_range(values[0], values[1]) : ValueDomain::offsets(values[0], values[1]);
+      param.domain =
+          is_range ? ValueDomain::int_range(values[0], values[1]) : ValueDomain::offsets(values[0], values[1]);
     }
     push_buffer(buffer_name, param.buffer);
     params.push_back(std::move(param));
@@ -452,9 +453,9 @@ Stmt Parser::parse_block() {
   var_frames_.pop_back();
   var_floor_ = saved_floor;
 
-  Block block = BlockNode::make(std::move(name), std::move(iter_vars), std::move(reads), std::move(writes),
-                                SeqStmtNode::make(std::move(stmts)), std::move(init), std::move(allocs),
-                                std::move(annotations));
+  Block block =
+      BlockNode::make(std::move(name), std::move(iter_vars), std::move(reads), std::move(writes),
+                      SeqStmtNode::make(std::move(stmts)), std::move(init), std::move(allocs), std::move(annotations));
   return BlockRealizeNode::make(std::move(values), std::move(predicate), std::move(block));
 }
 

@@ -39,9 +39,7 @@ class Parser {
   Var find_var(const Token& name) const;
   Buffer find_buffer(const Token& name) const;
   void push_var(const std::string& name, const Var& var) { var_frames_.back().emplace_back(name, var); }
-  void push_buffer(const std::string& name, const Buffer& buffer) {
-    buffer_frames_.back().emplace_back(name, buffer);
-  }
+  void push_buffer(const std::string& name, const Buffer& buffer) { buffer_frames_.back().emplace_back(name, buffer); }
 
   // Statements (parser.cc).
   Stmt parse_stmt();
@@ -62,7 +60,8 @@ class Parser {
   Expr parse_binary(int level);
   Expr parse_unary();
   Expr parse_primary();
-  Expr parse_number(const Token& token, bool negative);
+  // A literal; `minus` is the '-' glued in front of it, if any (errors point at it).
+  Expr parse_number(const Token& token, const Token* minus);
   Expr parse_call(const Token& name);
   Expr make_binary(const Token& op, Expr a, Expr b);
   std::vector<Expr> parse_args(const Token& name);

@@ -5,7 +5,6 @@
 #include "const_fold.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "dragon/ir/op.h"
 #include "interval.h"

@@ -11,7 +11,9 @@ class BoundEvaluator : public ExprFunctor<Interval> {
  public:
   explicit BoundEvaluator(const Analyzer& analyzer) : analyzer_(analyzer) {}
 
+  // The values `e` takes where it does not overflow, which lie in its type.
   Interval bound(const Expr& e) { return intersect(visit(e), Interval::of_type(e.dtype())); }
+  Interval term_bound(const Expr& e) { return ring_operand(e); }
 
  protected:
   Interval visit_(const IntImmNode* op) override { return Interval::point(op->value); }
@@ -20,9 +22,9 @@ class BoundEvaluator : public ExprFunctor<Interval> {
     if (auto r = analyzer_.var_bound(op)) return Interval::make(r->first, r->second);
     return Interval::of_type(op->dtype);
   }
-  Interval visit_(const AddNode* op) override { return int_op(op, [](auto a, auto b) { return add(a, b); }); }
-  Interval visit_(const SubNode* op) override { return int_op(op, [](auto a, auto b) { return sub(a, b); }); }
-  Interval visit_(const MulNode* op) override { return int_op(op, [](auto a, auto b) { return mul(a, b); }); }
+  Interval visit_(const AddNode* op) override { return ring_op(op, [](auto a, auto b) { return add(a, b); }); }
+  Interval visit_(const SubNode* op) override { return ring_op(op, [](auto a, auto b) { return sub(a, b); }); }
+  Interval visit_(const MulNode* op) override { return ring_op(op, [](auto a, auto b) { return mul(a, b); }); }
   Interval visit_(const DivNode* op) override { return int_op(op, [](auto a, auto b) { return truncdiv(a, b); }); }
   Interval visit_(const ModNode* op) override { return int_op(op, [](auto a, auto b) { return truncmod(a, b); }); }
   Interval visit_(const FloorDivNode* op) override {
@@ -73,6 +75,21 @@ class BoundEvaluator : public ExprFunctor<Interval> {
     return f(bound(op->a), bound(op->b));
   }
 
+  // +, - and * wrap in two's complement, and the simplifier may regroup a sum so that an
+  // inner partial sum wraps while the whole does not. So a +, -, * operand is bounded by
+  // its exact value, never clamped to the type: only the top of such a chain is a value
+  // that other operators (and clamping) see.
+  template <typename Node, typename F>
+  Interval ring_op(const Node* op, F f) {
+    if (!op->dtype.is_int()) return Interval::everything();
+    return f(ring_operand(op->a), ring_operand(op->b));
+  }
+  // The bound of `e` as an operand of +, - or *.
+  Interval ring_operand(const Expr& e) {
+    NodeKind k = e.kind();
+    return k == NodeKind::Add || k == NodeKind::Sub || k == NodeKind::Mul ? visit(e) : bound(e);
+  }
+
   const Analyzer& analyzer_;
 };
 
@@ -82,7 +99,8 @@ Interval bound_of(const Expr& e, const Analyzer& analyzer) { return BoundEvaluat
 
 Interval bound_of(const LinearForm& form, const Analyzer& analyzer) {
   Interval r = Interval::point(form.constant());
-  for (const LinearTerm& t : form.terms()) r = add(r, scale(bound_of(t.term, analyzer), t.coeff));
+  BoundEvaluator evaluator(analyzer);
+  for (const LinearTerm& t : form.terms()) r = add(r, scale(evaluator.term_bound(t.term), t.coeff));
   return r;
 }
 

@@ -87,8 +87,9 @@ Interval Interval::of_type(DataType type) {
 
 Interval intersect(const Interval& a, const Interval& b) {
   Interval r{std::max(a.min, b.min), std::min(a.max, b.max)};
-  // Disjoint intervals mean the code cannot run; stay conservative rather than empty.
-  if (r.min > r.max) return a;
+  // Disjoint: no value satisfies both (code that always overflows, or never runs); keep
+  // b, which callers pass as the authoritative enclosure (a type's values).
+  if (r.min > r.max) return b;
   return r;
 }
 

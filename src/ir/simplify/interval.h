@@ -31,6 +31,7 @@ struct Interval {
   bool within(const Interval& outer) const { return min >= outer.min && max <= outer.max && bounded(); }
 };
 
+// a and b both enclose the values; when they are disjoint, b is returned.
 Interval intersect(const Interval& a, const Interval& b);
 Interval hull(const Interval& a, const Interval& b);
 Interval add(const Interval& a, const Interval& b);

@@ -59,7 +59,9 @@ Expr ExprSimplifier::rewrite_floordiv(const Expr& a, const Expr& b) {
   if (!c || *c <= 0 || !a.dtype().is_scalar()) return plain;
   if (*c == 1) return a;
   DataType type = a.dtype();
-  if (auto k = constant_quotient(bound(a), *c)) return IntImmNode::make(type, *k);
+  if (auto k = constant_quotient(bound(a), *c); k && *k >= int_min_value(type) && *k <= int_max_value(type)) {
+    return IntImmNode::make(type, *k);
+  }
 
   if (auto form = form_of(a)) {
     if (auto s = split_by(*form, *c)) {

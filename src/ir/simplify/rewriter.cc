@@ -29,7 +29,10 @@ std::optional<Interval> ExprSimplifier::difference_bound(const Expr& a, const Ex
 
 Expr ExprSimplifier::visit_(const VarNode* op) {
   // A variable bound to a single value is that value.
-  if (auto r = analyzer_.var_bound(op); r && r->first == r->second) return IntImmNode::make(op->dtype, r->first);
+  auto r = analyzer_.var_bound(op);
+  if (r && r->first == r->second && r->first >= int_min_value(op->dtype) && r->first <= int_max_value(op->dtype)) {
+    return IntImmNode::make(op->dtype, r->first);
+  }
   return Expr(op);
 }
 

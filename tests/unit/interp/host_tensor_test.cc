@@ -1,10 +1,11 @@
 // HostTensor: storage sizes, rounding on set, integer saturation and wrapping, fill.
+#include "dragon/interp/host_tensor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/support/error.h"
 
 namespace dragon::interp {

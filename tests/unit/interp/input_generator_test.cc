@@ -1,5 +1,7 @@
 // Deterministic input generation: same seed same bytes, per-parameter streams, the
 // distributions' ranges, and every value domain's properties.
+#include "dragon/interp/input_generator.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <limits>
 #include <set>
 
-#include "dragon/interp/input_generator.h"
 #include "dragon/support/error.h"
 #include "interp_test_util.h"
 
@@ -31,8 +32,9 @@ bool same_bytes(const HostTensor& a, const HostTensor& b) {
 }
 
 TEST(InputGeneratorTest, SameSeedSameBytesDifferentSeedDifferentBytes) {
-  ir::PrimFunc f = func_of({param("A", DataType::f32(), {64}), param("B", DataType::f16(), {8, 8}),
-                            param("I", DataType::i64(), {32}, ir::ParamRole::kInput, ir::ValueDomain::int_range(0, 1000))});
+  ir::PrimFunc f =
+      func_of({param("A", DataType::f32(), {64}), param("B", DataType::f16(), {8, 8}),
+               param("I", DataType::i64(), {32}, ir::ParamRole::kInput, ir::ValueDomain::int_range(0, 1000))});
   for (Distribution d : {Distribution::kNormal, Distribution::kUniform, Distribution::kRand, Distribution::kOffset,
                          Distribution::kEdge}) {
     std::vector<HostTensor> first = make_arguments(f, 42, d), again = make_arguments(f, 42, d);
@@ -54,7 +56,7 @@ TEST(InputGeneratorTest, EachParameterHasItsOwnStream) {
 // Pins the generator's bits: a change here changes every recorded experiment's inputs.
 TEST(InputGeneratorTest, BitsArePinned) {
   ir::PrimFunc f = func_of({param("A", DataType::f64(), {3}), param("I", DataType::i32(), {3}, ir::ParamRole::kInput,
-                                                                  ir::ValueDomain::int_range(0, 1000000))});
+                                                                    ir::ValueDomain::int_range(0, 1000000))});
   std::vector<HostTensor> args = make_arguments(f, 1, Distribution::kNormal);
   std::string text = fmt::format("{:.17g} {:.17g} {:.17g} {} {} {}", args[0].get(0), args[0].get(1), args[0].get(2),
                                  args[1].get_int(0), args[1].get_int(1), args[1].get_int(2));
@@ -131,9 +133,10 @@ TEST(InputGeneratorTest, EdgeMixesSpecialValues) {
 }
 
 TEST(InputGeneratorTest, OutputsStartAsSentinels) {
-  ir::PrimFunc f = func_of({param("In", DataType::f32(), {4}), param("F", DataType::bf16(), {4}, ir::ParamRole::kOutput),
-                            param("I", DataType::i32(), {4}, ir::ParamRole::kOutput),
-                            param("IO", DataType::f32(), {4}, ir::ParamRole::kInOut)});
+  ir::PrimFunc f =
+      func_of({param("In", DataType::f32(), {4}), param("F", DataType::bf16(), {4}, ir::ParamRole::kOutput),
+               param("I", DataType::i32(), {4}, ir::ParamRole::kOutput),
+               param("IO", DataType::f32(), {4}, ir::ParamRole::kInOut)});
   std::vector<HostTensor> args = make_arguments(f, 1, Distribution::kNormal);
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_FALSE(std::isnan(args[0].get(i)));
@@ -158,8 +161,9 @@ TEST(InputGeneratorTest, IntsAndBoolsWithoutADomain) {
 }
 
 TEST(InputGeneratorTest, IntRangeStaysInBoundsAndCoversIt) {
-  ir::PrimFunc f = func_of({param("I", DataType::i64(), {2000}, ir::ParamRole::kInput, ir::ValueDomain::int_range(-3, 7)),
-                            param("J", DataType::i8(), {10}, ir::ParamRole::kInput, ir::ValueDomain::int_range(5, 6))});
+  ir::PrimFunc f =
+      func_of({param("I", DataType::i64(), {2000}, ir::ParamRole::kInput, ir::ValueDomain::int_range(-3, 7)),
+               param("J", DataType::i8(), {10}, ir::ParamRole::kInput, ir::ValueDomain::int_range(5, 6))});
   std::vector<HostTensor> args = make_arguments(f, 11, Distribution::kEdge);
   std::set<int64_t> seen;
   for (int64_t i = 0; i < 2000; ++i) seen.insert(args[0].get_int(i));
@@ -170,14 +174,15 @@ TEST(InputGeneratorTest, IntRangeStaysInBoundsAndCoversIt) {
 }
 
 TEST(InputGeneratorTest, BadIntRangesAreUserErrors) {
-  EXPECT_THROW(make_arguments(func_of({param("I", DataType::i32(), {4}, ir::ParamRole::kInput,
-                                             ir::ValueDomain::int_range(3, 3))}),
-                              1, Distribution::kNormal),
+  EXPECT_THROW(make_arguments(
+                   func_of({param("I", DataType::i32(), {4}, ir::ParamRole::kInput, ir::ValueDomain::int_range(3, 3))}),
+                   1, Distribution::kNormal),
                UserError);
-  EXPECT_THROW(make_arguments(func_of({param("I", DataType::i8(), {4}, ir::ParamRole::kInput,
-                                             ir::ValueDomain::int_range(0, 1000))}),
-                              1, Distribution::kNormal),
-               UserError);
+  EXPECT_THROW(
+      make_arguments(
+          func_of({param("I", DataType::i8(), {4}, ir::ParamRole::kInput, ir::ValueDomain::int_range(0, 1000))}), 1,
+          Distribution::kNormal),
+      UserError);
 }
 
 void expect_offsets(const HostTensor& t, int64_t total, int64_t max_len) {
@@ -205,7 +210,8 @@ TEST(InputGeneratorTest, OffsetsHitTheTotalWithBoundedSteps) {
     }
   }
   // Not every bag the same length: the lengths are drawn.
-  ir::PrimFunc f = func_of({param("Off", DataType::i32(), {51}, ir::ParamRole::kInput, ir::ValueDomain::offsets(250, 10))});
+  ir::PrimFunc f =
+      func_of({param("Off", DataType::i32(), {51}, ir::ParamRole::kInput, ir::ValueDomain::offsets(250, 10))});
   HostTensor t = make_arguments(f, 2, Distribution::kNormal)[0];
   std::set<int64_t> lengths;
   for (int64_t i = 1; i < 51; ++i) lengths.insert(t.get_int(i) - t.get_int(i - 1));
@@ -213,14 +219,17 @@ TEST(InputGeneratorTest, OffsetsHitTheTotalWithBoundedSteps) {
 }
 
 TEST(InputGeneratorTest, ImpossibleOffsetsAreUserErrors) {
-  ir::PrimFunc f = func_of({param("Off", DataType::i64(), {5}, ir::ParamRole::kInput, ir::ValueDomain::offsets(17, 4))});
+  ir::PrimFunc f =
+      func_of({param("Off", DataType::i64(), {5}, ir::ParamRole::kInput, ir::ValueDomain::offsets(17, 4))});
   EXPECT_THROW(make_arguments(f, 1, Distribution::kNormal), UserError);
-  ir::PrimFunc narrow = func_of({param("Off", DataType::i8(), {5}, ir::ParamRole::kInput, ir::ValueDomain::offsets(200, 60))});
+  ir::PrimFunc narrow =
+      func_of({param("Off", DataType::i8(), {5}, ir::ParamRole::kInput, ir::ValueDomain::offsets(200, 60))});
   EXPECT_THROW(make_arguments(narrow, 1, Distribution::kNormal), UserError);
 }
 
 TEST(InputGeneratorTest, SimplexRowsArePositiveAndSumToOne) {
-  ir::PrimFunc f = func_of({param("P", DataType::f32(), {7, 3, 100}, ir::ParamRole::kInput, ir::ValueDomain::simplex())});
+  ir::PrimFunc f =
+      func_of({param("P", DataType::f32(), {7, 3, 100}, ir::ParamRole::kInput, ir::ValueDomain::simplex())});
   HostTensor t = make_arguments(f, 4, Distribution::kNormal)[0];
   for (int64_t row = 0; row < 21; ++row) {
     double sum = 0;

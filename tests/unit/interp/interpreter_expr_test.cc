@@ -217,10 +217,17 @@ TEST(InterpreterExprTest, FloatToIntTruncatesAndSaturates) {
     int64_t expected;
   };
   const Case cases[] = {
-      {3.9, DataType::i32(), 3},          {-3.9, DataType::i32(), -3},         {1e10, DataType::i32(), INT32_MAX},
-      {-1e10, DataType::i32(), INT32_MIN}, {kNaN, DataType::i32(), 0},         {kInf, DataType::i64(), INT64_MAX},
-      {-kInf, DataType::i64(), INT64_MIN}, {300.5, DataType::i8(), 127},       {-300, DataType::i8(), -128},
-      {2147483647.0, DataType::i32(), INT32_MAX}, {9.3e18, DataType::i64(), INT64_MAX},
+      {3.9, DataType::i32(), 3},
+      {-3.9, DataType::i32(), -3},
+      {1e10, DataType::i32(), INT32_MAX},
+      {-1e10, DataType::i32(), INT32_MIN},
+      {kNaN, DataType::i32(), 0},
+      {kInf, DataType::i64(), INT64_MAX},
+      {-kInf, DataType::i64(), INT64_MIN},
+      {300.5, DataType::i8(), 127},
+      {-300, DataType::i8(), -128},
+      {2147483647.0, DataType::i32(), INT32_MAX},
+      {9.3e18, DataType::i64(), INT64_MAX},
   };
   for (const Case& c : cases) {
     ExprHarness h;
@@ -234,8 +241,7 @@ TEST(InterpreterExprTest, IntToFloatRoundsToNearestEvenOnce) {
   EXPECT_EQ(h.f(ir::cast(DataType::f16(), h.int_arg(DataType::i32(), 2049))), 2048.0);
   EXPECT_EQ(h.f(ir::cast(DataType::f16(), h.int_arg(DataType::i32(), 2051))), 2052.0);
   EXPECT_EQ(h.f(ir::cast(DataType::f32(), h.int_arg(DataType::i32(), 16777217))), 16777216.0);
-  EXPECT_EQ(h.f(ir::cast(DataType::f64(), h.int_arg(DataType::i64(), (int64_t{1} << 53) + 1))),
-            std::ldexp(1.0, 53));
+  EXPECT_EQ(h.f(ir::cast(DataType::f64(), h.int_arg(DataType::i64(), (int64_t{1} << 53) + 1))), std::ldexp(1.0, 53));
   // 2^62 + 2^54 + 1 is just above halfway between two bf16 values; through a double it
   // would become exactly halfway and round down to even.
   int64_t above_halfway = (int64_t{1} << 62) + (int64_t{1} << 54) + 1;

@@ -45,11 +45,11 @@ TEST(InterpreterTest, InitRunsOnlyAtTheFirstReducePosition) {
   ir::Buffer c = ir::Buffer::make("C", DataType::f32(), {2});
   ir::Buffer inits = ir::Buffer::make("Inits", DataType::i32(), {2});
   Var i("i"), k("k"), vi("vi"), vk("vk");
-  ir::Stmt init = ir::SeqStmtNode::make({store(c, ir::make_const(DataType::f32(), 100), {vi}),
-                                         store(inits, load(inits, {vi}) + 1, {vi})});
-  ir::Block block = ir::BlockNode::make(
-      "C", {iter(vi, 0, 2, ir::IterKind::kSpatial), iter(vk, 2, 3, ir::IterKind::kReduce)}, {}, {},
-      store(c, load(c, {vi}) + load(a, {vi, vk}), {vi}), init);
+  ir::Stmt init = ir::SeqStmtNode::make(
+      {store(c, ir::make_const(DataType::f32(), 100), {vi}), store(inits, load(inits, {vi}) + 1, {vi})});
+  ir::Block block =
+      ir::BlockNode::make("C", {iter(vi, 0, 2, ir::IterKind::kSpatial), iter(vk, 2, 3, ir::IterKind::kReduce)}, {}, {},
+                          store(c, load(c, {vi}) + load(a, {vi, vk}), {vi}), init);
   ir::Stmt body = loop(i, 2, loop(k, 3, realize({i, k + 2}, block)));
   ir::PrimFunc f = make_func({input(a), output(c), output(inits)}, body);
   std::vector<HostTensor> args{tensor(DataType::f32(), {2, 5}, {1, 2, 3, 4, 5, 10, 20, 30, 40, 50}),
@@ -79,7 +79,8 @@ TEST(InterpreterTest, OrderedScanCarriesItsDependence) {
   ir::Buffer b = ir::Buffer::make("B", DataType::f32(), {5});
   Var i("i"), vi("vi");
   Expr value = ir::select(ir::eq(vi, 0), load(a, {vi}), load(b, {vi - 1}) + load(a, {vi}));
-  ir::Block block = ir::BlockNode::make("scan", {iter(vi, 0, 5, ir::IterKind::kOrdered)}, {}, {}, store(b, value, {vi}));
+  ir::Block block =
+      ir::BlockNode::make("scan", {iter(vi, 0, 5, ir::IterKind::kOrdered)}, {}, {}, store(b, value, {vi}));
   ir::PrimFunc f = make_func({input(a), output(b)}, loop(i, 5, realize({i}, block)));
   std::vector<HostTensor> args{tensor(DataType::f32(), {5}, {1, 2, 3, 4, 5}), HostTensor(DataType::f32(), {5})};
   run(f, args);
@@ -94,17 +95,17 @@ TEST(InterpreterTest, EveryLoopKindRunsInOrder) {
   ir::Buffer counter = ir::Buffer::make("counter", DataType::i32(), {1});
   ir::Buffer order = ir::Buffer::make("order", DataType::i32(), {2, 2, 2, 2});
   Var t("t"), p("p"), v("v"), u("u");
-  ir::Stmt body = ir::SeqStmtNode::make({store(order, load(counter, {0}), {t, p, v, u}),
-                                         store(counter, load(counter, {0}) + 1, {0})});
+  ir::Stmt body = ir::SeqStmtNode::make(
+      {store(order, load(counter, {0}), {t, p, v, u}), store(counter, load(counter, {0}) + 1, {0})});
   auto make_loop = [](Var var, ir::ForKind kind, ir::Stmt inner, std::string tag = {}) {
     return ir::ForNode::make(var, 0, 2, kind, std::move(inner), std::move(tag));
   };
-  ir::Stmt nest = make_loop(t, ir::ForKind::kThreadBinding,
-                            make_loop(p, ir::ForKind::kParallel,
-                                      make_loop(v, ir::ForKind::kVectorized, make_loop(u, ir::ForKind::kUnrolled, body))),
-                            "threadIdx.x");
-  ir::PrimFunc f = make_func({output(counter), output(order)},
-                             ir::SeqStmtNode::make({store(counter, 0, {0}), nest}));
+  ir::Stmt nest =
+      make_loop(t, ir::ForKind::kThreadBinding,
+                make_loop(p, ir::ForKind::kParallel,
+                          make_loop(v, ir::ForKind::kVectorized, make_loop(u, ir::ForKind::kUnrolled, body))),
+                "threadIdx.x");
+  ir::PrimFunc f = make_func({output(counter), output(order)}, ir::SeqStmtNode::make({store(counter, 0, {0}), nest}));
   std::vector<HostTensor> args{HostTensor(DataType::i32(), {1}), HostTensor(DataType::i32(), {2, 2, 2, 2})};
   run(f, args);
   for (int64_t k = 0; k < 16; ++k) EXPECT_EQ(args[1].get_int(k), k);
@@ -178,8 +179,9 @@ TEST(InterpreterTest, RootAllocationsAndAllocateStatements) {
 TEST(InterpreterTest, IfThenElseTakesOneBranch) {
   ir::Buffer b = ir::Buffer::make("B", DataType::i8(), {4});
   Var i("i");
-  ir::Stmt body = loop(i, 4, ir::IfThenElseNode::make(i < 2, store(b, ir::make_const(DataType::i8(), 1), {i}),
-                                                      store(b, ir::make_const(DataType::i8(), -1), {i})));
+  ir::Stmt body = loop(i, 4,
+                       ir::IfThenElseNode::make(i < 2, store(b, ir::make_const(DataType::i8(), 1), {i}),
+                                                store(b, ir::make_const(DataType::i8(), -1), {i})));
   std::vector<HostTensor> args{HostTensor(DataType::i8(), {4})};
   run(make_func({output(b)}, body), args);
   EXPECT_EQ(args[0].get_int(0), 1);
@@ -234,8 +236,8 @@ TEST(InterpreterTest, GatherIndicesAreBoundsChecked) {
   ir::Buffer table = ir::Buffer::make("Table", DataType::f32(), {4});
   ir::Buffer out = ir::Buffer::make("Out", DataType::f32(), {3});
   Var i("i");
-  ir::PrimFunc f = make_func({input(idx), input(table), output(out)},
-                             loop(i, 3, store(out, load(table, {load(idx, {i})}), {i})));
+  ir::PrimFunc f =
+      make_func({input(idx), input(table), output(out)}, loop(i, 3, store(out, load(table, {load(idx, {i})}), {i})));
   std::vector<HostTensor> args{tensor(DataType::i64(), {3}, {3, 0, 2}), tensor(DataType::f32(), {4}, {10, 11, 12, 13}),
                                HostTensor(DataType::f32(), {3})};
   run(f, args);
@@ -291,8 +293,9 @@ TEST(InterpreterTest, AccumulatingStoresRoundInTheirType) {
       store(acc, ir::make_const(DataType::f16(), 1), {0}),
       store(acc, ir::make_const(DataType::f16(), 1), {1}),
       store(m, ir::make_const(DataType::f32(), -5), {0}),
-      loop(k, 4, ir::SeqStmtNode::make({store(acc, load(acc, {0}) + load(x, {k}), {0}),
-                                        store(acc, load(x, {k}) + load(acc, {1}), {1})})),
+      loop(k, 4,
+           ir::SeqStmtNode::make(
+               {store(acc, load(acc, {0}) + load(x, {k}), {0}), store(acc, load(x, {k}) + load(acc, {1}), {1})})),
       loop(j, 4, store(m, ir::max(load(m, {0}), load(fx, {j})), {0})),
   });
   ir::PrimFunc f = make_func({input(x), input(fx), output(acc), output(m)}, body);
@@ -315,6 +318,29 @@ TEST(InterpreterTest, StoreOfANeighbourIsNotAnUpdateInPlace) {
   std::vector<HostTensor> args{HostTensor(DataType::f32(), {4})};
   run(make_func({output(b)}, body), args);
   for (int64_t v = 0; v < 4; ++v) EXPECT_EQ(args[0].get(v), static_cast<double>(v));
+}
+
+// Index arithmetic over loop variables (folded into one node when affine) wraps in its type
+// like every integer operation, and keeps the order-independent terms exact.
+TEST(InterpreterTest, AffineIndexArithmeticWrapsInItsType) {
+  ir::Buffer b = ir::Buffer::make("B", DataType::i32(), {2, 3});
+  ir::Buffer w = ir::Buffer::make("W", DataType::i8(), {2});
+  Var i("i"), j("j"), k("k", DataType::i8());
+  ir::Stmt body = ir::SeqStmtNode::make({
+      loop(i, 2, loop(j, 3, store(b, i * 2147483647 + i * 2 - j * 3 + (j - i) * 5 + 7, {i, j}))),
+      ir::ForNode::make(k, ir::make_const(DataType::i8(), 0), ir::make_const(DataType::i8(), 2), ir::ForKind::kSerial,
+                        store(w, k * ir::make_const(DataType::i8(), 100) + ir::make_const(DataType::i8(), 100), {k})),
+  });
+  std::vector<HostTensor> args{HostTensor(DataType::i32(), {2, 3}), HostTensor(DataType::i8(), {2})};
+  run(make_func({output(b), output(w)}, body), args);
+  for (int64_t r = 0; r < 2; ++r) {
+    for (int64_t c = 0; c < 3; ++c) {
+      int64_t exact = r * 2147483647 + r * 2 - c * 3 + (c - r) * 5 + 7;
+      EXPECT_EQ(args[0].get_int(r * 3 + c), static_cast<int32_t>(static_cast<uint32_t>(exact))) << r << ", " << c;
+    }
+  }
+  EXPECT_EQ(args[1].get_int(0), 100);
+  EXPECT_EQ(args[1].get_int(1), -56);  // 200 wraps in i8
 }
 
 TEST(InterpreterTest, LoopBoundsMayDependOnOuterLoops) {

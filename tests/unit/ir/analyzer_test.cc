@@ -84,6 +84,16 @@ TEST_F(AnalyzerTest, OverflowingBoundsBecomeUnbounded) {
   EXPECT_TRUE(b.min.has_value() && *b.min == 0);
 }
 
+TEST_F(AnalyzerTest, SumsAreBoundedByExactValuesNotClampedPartialSums) {
+  Var v("v", DataType::i8());
+  analyzer.bind(v, 60, 5);
+  // v * 2 alone may wrap (128 at v = 64), but 0 - v * 2 never does: [-128, -120].
+  Expr two = make_const(DataType::i8(), 2);
+  EXPECT_TRUE(bound_is(analyzer.const_int_bound(make_zero(DataType::i8()) - v * two), -128, -120));
+  // A value that must fit the type is clamped to it.
+  EXPECT_TRUE(bound_is(analyzer.const_int_bound(v * two), 120, 127));
+}
+
 TEST_F(AnalyzerTest, CanProveByBounds) {
   analyzer.bind(i, 0, 64);
   EXPECT_TRUE(analyzer.can_prove(i < 64));

@@ -34,8 +34,8 @@ std::vector<std::filesystem::path> golden_files() {
 }
 
 TEST(Golden, TheRequiredFilesExist) {
-  for (const char* name : {"matmul.ir", "conv_pad.ir", "reduce_sum.ir", "cumsum_scan.ir", "embedding_bag.ir",
-                           "scheduled.ir"}) {
+  for (const char* name :
+       {"matmul.ir", "conv_pad.ir", "reduce_sum.ir", "cumsum_scan.ir", "embedding_bag.ir", "scheduled.ir"}) {
     EXPECT_TRUE(std::filesystem::exists(kGoldenDir / name)) << name;
   }
 }

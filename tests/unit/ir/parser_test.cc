@@ -1,5 +1,7 @@
 // Tests of the IR text parser: round trips of every registered op and of every construct
 // and literal, scoping of names, and the leniencies a hand-written text may use.
+#include "dragon/ir/parser.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <random>
 
 #include "dragon/ir/op.h"
-#include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
 #include "dragon/ir/structural_hash.h"
@@ -129,8 +130,9 @@ TEST(Parser, FloatLiteralsRoundTripExactly) {
       double v = mantissa(rng) * std::pow(10.0, exponent(rng) % (t.bits() == 16 ? 5 : 30));
       stores.push_back(BufferStoreNode::make(x, make_const(t, v), {0}));
     }
-    for (double v : {0.0, -0.0, 1.0, 0.1, 1e-7, 65504.0, 1e-40, 3.4e38, 1.7e308, std::numeric_limits<double>::denorm_min(),
-                     std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    for (double v :
+         {0.0, -0.0, 1.0, 0.1, 1e-7, 65504.0, 1e-40, 3.4e38, 1.7e308, std::numeric_limits<double>::denorm_min(),
+          std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
       stores.push_back(BufferStoreNode::make(x, make_const(t, v), {0}));
     }
     PrimFunc f = with_root("floats", {Param{x, ParamRole::kOutput, {}}}, SeqStmtNode::make(stores));
@@ -149,8 +151,9 @@ TEST(Parser, DuplicateNamesRoundTripToTheSameBindings) {
   expect_round_trip(f);
   // The same text with the roles of the loops swapped is a different function.
   Stmt swapped = BufferStoreNode::make(b, BufferLoadNode::make(a, {outer, inner}) + outer, {outer, inner});
-  PrimFunc g = with_root("dup", f->params,
-                         ForNode::make(outer, 0, 4, ForKind::kSerial, ForNode::make(inner, 0, 4, ForKind::kSerial, swapped)));
+  PrimFunc g =
+      with_root("dup", f->params,
+                ForNode::make(outer, 0, 4, ForKind::kSerial, ForNode::make(inner, 0, 4, ForKind::kSerial, swapped)));
   EXPECT_FALSE(structural_equal(parse_function(print_function(f)), g));
 }
 
@@ -170,7 +173,8 @@ TEST(Parser, BlockBodySeesOnlyItsIterationVariables) {
     parse_function(text, "scope.ir");
     FAIL() << "the loop variable is not visible in the block";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "scope.ir:6:11: variable 'i' is defined outside this block, and a block sees only its own "
+    EXPECT_STREQ(e.what(),
+                 "scope.ir:6:11: variable 'i' is defined outside this block, and a block sees only its own "
                  "iteration variables");
   }
 }

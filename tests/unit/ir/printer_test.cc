@@ -1,11 +1,12 @@
 // Tests of the canonical IR text printer: layout, precedence, literals and the naming
 // that keeps printed names unambiguous. Round trips through the parser are in parser_test.
+#include "dragon/ir/printer.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 
 #include "dragon/ir/op.h"
-#include "dragon/ir/printer.h"
 #include "dragon/ops/op_registry.h"
 
 namespace dragon::ir {
@@ -47,7 +48,7 @@ TEST(Printer, ParenthesesOnlyWhereNeeded) {
   EXPECT_EQ(print_expr(floordiv(a, b * c)), "a // (b * c)");
   EXPECT_EQ(print_expr(floormod(a * b, c)), "a * b % c");
   EXPECT_EQ(print_expr(truncdiv(a, b)), "a / b");
-  EXPECT_EQ(print_expr(a < b && b < c || !eq(a, c)), "a < b && b < c || !(a == c)");
+  EXPECT_EQ(print_expr((a < b && b < c) || !eq(a, c)), "a < b && b < c || !(a == c)");
   EXPECT_EQ(print_expr((a < b || b < c) && ne(a, c)), "(a < b || b < c) && a != c");
   EXPECT_EQ(print_expr(!!(a <= b)), "!!(a <= b)");
   EXPECT_EQ(print_expr(eq(a < b, b >= c)), "a < b == b >= c");
@@ -129,8 +130,9 @@ TEST(Printer, NestedVariablesOfOneNameGetSuffixes) {
             "  }\n"
             "}\n");
   // Sibling loops reuse the name: each is out of scope at the other.
-  Stmt siblings = SeqStmtNode::make({ForNode::make(outer, 0, 4, ForKind::kSerial, store),
-                                     ForNode::make(inner, 0, 4, ForKind::kSerial, BufferStoreNode::make(x, inner, {inner, inner}))});
+  Stmt siblings = SeqStmtNode::make(
+      {ForNode::make(outer, 0, 4, ForKind::kSerial, store),
+       ForNode::make(inner, 0, 4, ForKind::kSerial, BufferStoreNode::make(x, inner, {inner, inner}))});
   EXPECT_NE(print_stmt(siblings).find("for i in 4 {\n  X[i, i] = i\n}\n"), std::string::npos) << print_stmt(siblings);
 }
 
@@ -161,10 +163,14 @@ TEST(Printer, LoopKindsRangesAndAnnotations) {
   Buffer x = Buffer::make("X", DataType::f32(), {64});
   Var i("i");
   Stmt store = BufferStoreNode::make(x, make_const(DataType::f32(), 1), {i});
-  Annotations ann{{"pragma_auto_unroll_max_step", int64_t{16}}, {"note", std::string("a \"b\"\n")},
-                  {"ratio", 2.0}, {"meta_schedule.x", -0.25}};
-  EXPECT_EQ(print_stmt(ForNode::make(i, 4, 60, ForKind::kParallel, store)), "for i in 4 +: 60 parallel {\n  X[i] = 1f32\n}\n");
-  EXPECT_EQ(print_stmt(ForNode::make(i, 0, 64, ForKind::kVectorized, store)), "for i in 64 vectorized {\n  X[i] = 1f32\n}\n");
+  Annotations ann{{"pragma_auto_unroll_max_step", int64_t{16}},
+                  {"note", std::string("a \"b\"\n")},
+                  {"ratio", 2.0},
+                  {"meta_schedule.x", -0.25}};
+  EXPECT_EQ(print_stmt(ForNode::make(i, 4, 60, ForKind::kParallel, store)),
+            "for i in 4 +: 60 parallel {\n  X[i] = 1f32\n}\n");
+  EXPECT_EQ(print_stmt(ForNode::make(i, 0, 64, ForKind::kVectorized, store)),
+            "for i in 64 vectorized {\n  X[i] = 1f32\n}\n");
   EXPECT_EQ(print_stmt(ForNode::make(i, 0, 64, ForKind::kUnrolled, store, {}, ann)),
             "for i in 64 unrolled @{meta_schedule.x = -0.25, note = \"a \\\"b\\\"\\n\", "
             "pragma_auto_unroll_max_step = 16, ratio = 2.0} {\n  X[i] = 1f32\n}\n");
@@ -180,9 +186,9 @@ TEST(Printer, BlockHeaderPartsAppearOnlyWhenPresent) {
   std::vector<IterVar> ivs{IterVar{v, Range::make(2, 60), IterKind::kSpatial},
                            IterVar{r, Range::from_extent(8), IterKind::kOrdered}};
   Stmt body = BufferStoreNode::make(y, BufferLoadNode::make(x, {v, r}), {v});
-  Block block = BlockNode::make("b", ivs, {BufferRegion{x, {Range::make(v, 1), Range::make(0, 8)}}},
-                                {BufferRegion{y, {Range::make(v, 1)}}}, body, Stmt(), {tmp},
-                                Annotations{{"k", int64_t{1}}});
+  Block block =
+      BlockNode::make("b", ivs, {BufferRegion{x, {Range::make(v, 1), Range::make(0, 8)}}},
+                      {BufferRegion{y, {Range::make(v, 1)}}}, body, Stmt(), {tmp}, Annotations{{"k", int64_t{1}}});
   Stmt realize = BlockRealizeNode::make({i + 2, Expr(0)}, i < 50, block);
   EXPECT_EQ(print_stmt(realize),
             "block b [v: S 2 +: 60 = i + 2, r: O 8 = 0] if (i < 50) @{k = 1} {\n"
@@ -218,13 +224,12 @@ TEST(Printer, ParametersDomainsAndAttributes) {
   Buffer q = Buffer::make("q", DataType::f32(), {});
   Buffer out = Buffer::make("out", DataType::f32(), {2, 3});
   Stmt body = BufferStoreNode::make(out, BufferLoadNode::make(p, {0, 0}), {0, 0});
-  PrimFunc f = PrimFunc::make("g",
-                              {Param{idx, ParamRole::kInput, ValueDomain::int_range(-1, 100)},
-                               Param{off, ParamRole::kInput, ValueDomain::offsets(16, 8)},
-                               Param{p, ParamRole::kInput, ValueDomain::simplex()},
-                               Param{q, ParamRole::kInput, ValueDomain::positive()},
-                               Param{out, ParamRole::kInOut, {}}},
-                              body, Annotations{{"target", std::string("cuda")}});
+  PrimFunc f = PrimFunc::make(
+      "g",
+      {Param{idx, ParamRole::kInput, ValueDomain::int_range(-1, 100)},
+       Param{off, ParamRole::kInput, ValueDomain::offsets(16, 8)}, Param{p, ParamRole::kInput, ValueDomain::simplex()},
+       Param{q, ParamRole::kInput, ValueDomain::positive()}, Param{out, ParamRole::kInOut, {}}},
+      body, Annotations{{"target", std::string("cuda")}});
   EXPECT_EQ(print_function(f),
             "func g(in idx: i64[16] range(-1, 100), in off: i32[5] offsets(16, 8), in p: f32[2, 3] simplex, "
             "in q: f32[] positive, inout out: f32[2, 3]) @{target = \"cuda\"} {\n"

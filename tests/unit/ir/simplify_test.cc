@@ -5,12 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
 
 #include "dragon/ir/op.h"
 #include "dragon/ir/simplify.h"
+#include "dragon/ir/verify.h"
+#include "dragon/ops/op_registry.h"
 #include "dragon/support/half.h"
 
 namespace dragon::ir {
@@ -191,6 +194,26 @@ TEST_F(Simplify, AffineFormRefusesToWrap) {
   Expr big = make_const(DataType::i32(), 2000000000);
   // Rebuilding i*2000000000*2 would need a coefficient i32 cannot hold.
   EXPECT_EQ(simp(i * big * 2), "((i * 2000000000) * 2)");
+}
+
+TEST_F(Simplify, NarrowTypesKeepSumsThatDoNotFit) {
+  Var x("x", DataType::i8());
+  Expr c100 = make_const(DataType::i8(), 100);
+  // x + 200 has no i8 spelling.
+  EXPECT_EQ(simp(x + c100 + c100), "((x + 100) + 100)");
+  EXPECT_EQ(simp(x + c100 - c100), "x");
+}
+
+TEST_F(Simplify, RegroupedSumsAreBoundedByTheirExactValues) {
+  // v * -2 is rebuilt as 0 - v * 2, whose inner v * 2 wraps at v = 64 while the whole
+  // does not; the bound of the whole must still be [-128, -120], so / 8 stays symbolic.
+  Var v("v", DataType::i8());
+  analyzer.bind(v, 60, 5);
+  Expr e = truncdiv(truncdiv(truncdiv(v * make_const(DataType::i8(), -2), make_const(DataType::i8(), -2)),
+                             make_const(DataType::i8(), 8)),
+                    make_const(DataType::i8(), -1));
+  Expr s = analyzer.simplify(e);
+  EXPECT_EQ(as_const_int(s), std::nullopt) << show(s);
 }
 
 // --- floordiv / floormod --------------------------------------------------------------
@@ -379,6 +402,23 @@ TEST(SimplifyStmt, UnchangedStatementIsTheSameNode) {
   EXPECT_TRUE(simplify(loop).same_as(loop));
 }
 
+TEST(SimplifyStmt, EveryRegisteredOpStaysWellFormedAndSettles) {
+  int simplified = 0;
+  for (const ops::OpKind& op : ops::OpRegistry::global().kinds()) {
+    bool all_defaults = std::all_of(op.params.begin(), op.params.end(),
+                                    [](const ops::OpParam& p) { return p.default_value.has_value(); });
+    if (!all_defaults) continue;
+    PrimFunc func = ops::OpRegistry::global().make_workload(op.name).func;
+    Stmt once = simplify(func->body);
+    std::vector<std::string> problems = find_ir_problems(func.with_body(once));
+    EXPECT_TRUE(problems.empty()) << op.name << ": " << (problems.empty() ? "" : problems[0]);
+    // A second pass finds nothing left to do.
+    EXPECT_TRUE(simplify(once).same_as(once)) << op.name;
+    ++simplified;
+  }
+  EXPECT_GE(simplified, 1);
+}
+
 // --- randomized equivalence -------------------------------------------------------------
 
 // Exact evaluation with the IR's semantics; nullopt where the expression divides by zero
@@ -536,23 +576,36 @@ class ExprGenerator {
   const std::vector<Var>& vars_;
 };
 
-TEST(SimplifyProperty, RandomIntegerExpressionsKeepTheirValues) {
-  std::mt19937_64 rng(2);
-  int checked = 0, changed = 0;
-  const int kExpressions = 20000;
-  for (int n = 0; n < kExpressions; ++n) {
+struct PropertyRun {
+  int checked = 0;  // points where the original had a value
+  int changed = 0;  // expressions the simplifier rewrote
+};
+
+// Simplifies `count` random expressions over i32, i64 and i8 variables and compares
+// values at random points. `wide` draws ranges up to the edges of the types, where sums
+// overflow; then the simplified form is evaluated with wrapping +, -, *. Counts go to
+// `run` because ASSERT_* needs a function returning void.
+void check_random_expressions(uint64_t seed, int count, bool wide, PropertyRun& run) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  for (int n = 0; n < count; ++n) {
     DataType t = n % 3 == 0 ? DataType::i32() : n % 3 == 1 ? DataType::i64() : DataType::i8();
     std::vector<Var> vars;
     std::vector<std::pair<int64_t, int64_t>> ranges;  // [lo, lo + extent)
     Analyzer analyzer;
     for (int v = 0; v < 3; ++v) {
       vars.emplace_back("v" + std::to_string(v), t);
-      int64_t lo = std::uniform_int_distribution<int64_t>(-20, 20)(rng);
-      int64_t extent = std::uniform_int_distribution<int64_t>(1, 40)(rng);
-      // Unbound variables still take moderate values, so most points do not overflow.
-      if (std::uniform_int_distribution<int>(0, 3)(rng) != 0) {
+      int64_t scale = !wide || uniform(0, 1) ? 1 : (t.bits() == 8 ? 3 : 50000000);
+      int64_t lo = uniform(-20, 20) * scale;
+      int64_t extent = uniform(1, 40) * scale;
+      if (t.bits() == 8) extent = std::min(extent, 128 - lo);  // stay inside i8
+      if (uniform(0, 3) != 0) {
         analyzer.bind(vars.back(), lo, extent);
+      } else if (wide) {
+        lo = t.bits() == 8 ? -128 : -2000000000;
+        extent = t.bits() == 8 ? 256 : 4000000000;
       } else {
+        // Unbound variables still take moderate values, so most points do not overflow.
         lo = -60;
         extent = 121;
       }
@@ -563,30 +616,44 @@ TEST(SimplifyProperty, RandomIntegerExpressionsKeepTheirValues) {
     Expr e = boolean ? gen.bool_expr(3) : gen.int_expr(4);
     Expr s = analyzer.simplify(e);
     ASSERT_EQ(s.dtype(), e.dtype()) << show(e);
-    if (!s.same_as(e)) ++changed;
+    if (!s.same_as(e)) ++run.changed;
     for (int point = 0; point < 6; ++point) {
       std::vector<std::pair<Var, int64_t>> env;
       for (size_t v = 0; v < vars.size(); ++v) {
         auto [lo, extent] = ranges[v];
-        env.emplace_back(vars[v], lo + std::uniform_int_distribution<int64_t>(0, extent - 1)(rng));
+        env.emplace_back(vars[v], lo + uniform(0, extent - 1));
       }
       auto expected = Evaluator(env, /*wrap=*/false).eval(e);
       if (!expected) continue;  // the original divides by zero or overflows here
-      // i32 and i64 index arithmetic is checked strictly: at these magnitudes the
-      // simplified form must not overflow anywhere. i8 sums may wrap in between.
-      auto actual = Evaluator(env, /*wrap=*/t.bits() == 8).eval(s);
-      ++checked;
+      // Small i32 and i64 values are checked strictly: the simplified form must not
+      // overflow anywhere. i8 sums, and sums near the edges, may wrap in between.
+      auto actual = Evaluator(env, /*wrap=*/wide || t.bits() == 8).eval(s);
+      ++run.checked;
       ASSERT_TRUE(actual.has_value()) << show(e) << "\n  simplified to " << show(s)
                                       << "\n  fails where the original does not";
       ASSERT_EQ(*actual, *expected) << show(e) << "\n  simplified to " << show(s) << "\n  at v0="
-                                    << env[0].second << " v1=" << env[1].second << " v2=" << env[2].second;
+                                    << env[0].second << " v1=" << env[1].second << " v2=" << env[2].second
+                                    << " (" << to_string(t) << ")";
     }
   }
+}
+
+TEST(SimplifyProperty, RandomIntegerExpressionsKeepTheirValues) {
+  const int kExpressions = 20000;
+  PropertyRun run;
+  check_random_expressions(20261202, kExpressions, /*wide=*/false, run);
   // The test means something only if most points were checked (i8 expressions overflow
   // often, so not all) and the simplifier acted.
-  std::printf("checked %d points, simplified %d of %d expressions\n", checked, changed, kExpressions);
-  EXPECT_GT(checked, kExpressions * 3);
-  EXPECT_GT(changed, kExpressions / 4);
+  EXPECT_GT(run.checked, kExpressions * 3);
+  EXPECT_GT(run.changed, kExpressions / 4);
+}
+
+TEST(SimplifyProperty, RandomExpressionsNearTheEdgesOfTheirTypes) {
+  const int kExpressions = 20000;
+  PropertyRun run;
+  check_random_expressions(7, kExpressions, /*wide=*/true, run);
+  EXPECT_GT(run.checked, kExpressions * 3);
+  EXPECT_GT(run.changed, kExpressions / 4);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Tests of structural equality and hashing: alpha-equivalence (names never matter,
 // binding structure does), sensitivity to every other field, and a hash that agrees with
 // equality and is pinned so that the workload key cannot change unnoticed.
+#include "dragon/ir/structural_equal.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
-#include "dragon/ir/structural_equal.h"
 #include "dragon/ir/structural_hash.h"
 #include "dragon/ops/op_registry.h"
 
@@ -61,9 +62,18 @@ TEST(StructuralEqual, SeparateParsesAreEqualAndHashAlike) {
 
 TEST(StructuralEqual, NamesOfVariablesAndBuffersDoNotMatter) {
   std::string renamed = kBase;
-  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {"vi0", "p"}, {"vi1", "q"}, {"vr0", "k"}, {"i0", "x"}, {"i1", "y"}, {"r0", "z"},
-           {"A[", "Lhs["}, {"A:", "Lhs:"}, {"B[", "Rhs["}, {"B:", "Rhs:"}, {"C[", "Out["}, {"C:", "Out:"}}) {
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{{"vi0", "p"},
+                                                                          {"vi1", "q"},
+                                                                          {"vr0", "k"},
+                                                                          {"i0", "x"},
+                                                                          {"i1", "y"},
+                                                                          {"r0", "z"},
+                                                                          {"A[", "Lhs["},
+                                                                          {"A:", "Lhs:"},
+                                                                          {"B[", "Rhs["},
+                                                                          {"B:", "Rhs:"},
+                                                                          {"C[", "Out["},
+                                                                          {"C:", "Out:"}}) {
     for (size_t at = renamed.find(from); at != std::string::npos; at = renamed.find(from, at + to.size())) {
       renamed.replace(at, from.size(), to);
     }

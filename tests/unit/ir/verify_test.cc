@@ -303,6 +303,27 @@ TEST_F(VerifyRule, RegionRankDiffersFromBuffer) {
   EXPECT_TRUE(one_problem_mentioning(func, {"read region of buffer 'A' of block 'copy'", "rank 2", "rank 1"}));
 }
 
+TEST_F(VerifyRule, BindingCountDiffersFromIterationVariables) {
+  Block block = BlockNode::make("copy", {spatial(vi, 8)}, {BufferRegion::full(a)}, {BufferRegion::full(b)},
+                                store_b(load_a(vi), vi));
+  // BlockRealizeNode::make refuses this; build the node directly.
+  auto* realize = new BlockRealizeNode();
+  realize->iter_values = {i, i};
+  realize->predicate = make_bool(true);
+  realize->block = block;
+  PrimFunc func = make_func({input(a), output(b)}, ForNode::make(i, 0, 8, ForKind::kSerial, Stmt(realize)));
+  EXPECT_TRUE(one_problem_mentioning(func, {"block 'copy' has 1 iteration variables but 2 bindings"}));
+}
+
+TEST_F(VerifyRule, IterationVariableTypeDiffersFromDomain) {
+  IterVar wide{vi, Range::from_extent(make_const(DataType::i64(), 8)), IterKind::kSpatial};
+  Block block = BlockNode::make("copy", {wide}, {BufferRegion::full(a)}, {BufferRegion::full(b)},
+                                store_b(load_a(vi), vi));
+  Stmt nest = ForNode::make(i, 0, 8, ForKind::kSerial, BlockRealizeNode::make({i}, make_bool(true), block));
+  PrimFunc func = make_func({input(a), output(b)}, nest);
+  EXPECT_TRUE(one_problem_mentioning(func, {"iteration variable 'vi' of block 'copy' of type i32", "i64"}));
+}
+
 TEST_F(VerifyRule, InitWithoutReduceVariable) {
   Block block = BlockNode::make("copy", {spatial(vi, 8)}, {BufferRegion::full(a)}, {BufferRegion::full(b)},
                                 store_b(load_a(vi), vi), store_b(make_zero(DataType::f32()), vi));
