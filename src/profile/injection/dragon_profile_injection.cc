@@ -177,6 +177,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   // and makes a later one fail loudly instead of silently stealing our records.
   CUpti_SubscriberHandle subscriber = nullptr;
   CUptiResult result = cuptiSubscribe(&subscriber, ignore_callback, nullptr);
+  // CUPTI's default device buffer and semaphore pool sizes: a run with 32 MiB buffers and a
+  // 2^18 semaphore pool was not faster on launch-bound programs (bench/results/profile-h200.md).
   if (result == CUPTI_SUCCESS) result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                       CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};

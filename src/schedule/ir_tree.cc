@@ -1,0 +1,244 @@
+// Internal IR navigation and rewriting for primitives: linear walks over the immutable
+// tree (functions are small; a per-version index can come later if profiles ask).
+#include "ir_tree.h"
+
+#include <functional>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+
+namespace dragon::schedule::detail {
+
+using namespace dragon::ir;
+
+namespace {
+
+// Depth-first walk keeping the current path; stops at the first node `found` accepts.
+class PathFinder : public StmtVisitor {
+ public:
+  explicit PathFinder(std::function<bool(const StmtNode*)> found) : found_(std::move(found)) {}
+  std::vector<const StmtNode*> run(const Stmt& root) {
+    visit(root);
+    return done_ ? result_ : std::vector<const StmtNode*>{};
+  }
+
+ protected:
+  void enter(const StmtNode* node, const std::function<void()>& recurse) {
+    if (done_) return;
+    path_.push_back(node);
+    if (found_(node)) {
+      result_ = path_;
+      done_ = true;
+    } else {
+      recurse();
+    }
+    path_.pop_back();
+  }
+  void visit_(const ForNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const BlockNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const BlockRealizeNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const SeqStmtNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const IfThenElseNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const AllocateNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
+  void visit_(const BufferStoreNode*) override {}
+  void visit_(const EvaluateNode*) override {}
+
+ private:
+  std::function<bool(const StmtNode*)> found_;
+  std::vector<const StmtNode*> path_;
+  std::vector<const StmtNode*> result_;
+  bool done_ = false;
+};
+
+class ChildRealizeCollector : public StmtVisitor {
+ public:
+  std::vector<const BlockRealizeNode*> result;
+
+ protected:
+  void visit_(const BlockRealizeNode* op) override { result.push_back(op); }
+  void visit_(const BufferStoreNode*) override {}
+  void visit_(const EvaluateNode*) override {}
+};
+
+class Replacer : public StmtMutator {
+ public:
+  Replacer(const StmtNode* old, Stmt replacement) : old_(old), replacement_(std::move(replacement)) {}
+  Stmt run(const Stmt& s) { return visit(s); }
+
+ protected:
+  Stmt maybe(const StmtNode* node, const std::function<Stmt()>& recurse) {
+    return node == old_ ? replacement_ : recurse();
+  }
+  Stmt visit_(const ForNode* op) override { return maybe(op, [&] { return StmtMutator::visit_(op); }); }
+  Stmt visit_(const BlockNode* op) override { return maybe(op, [&] { return StmtMutator::visit_(op); }); }
+  Stmt visit_(const BlockRealizeNode* op) override {
+    if (op == old_) return replacement_;
+    // The block of a realization is replaced in place, keeping bindings.
+    if (op->block.get() == old_) {
+      return BlockRealizeNode::make(op->iter_values, op->predicate, Block(static_cast<const BlockNode*>(replacement_.get())));
+    }
+    return StmtMutator::visit_(op);
+  }
+  Stmt visit_(const SeqStmtNode* op) override { return maybe(op, [&] { return StmtMutator::visit_(op); }); }
+  Stmt visit_(const IfThenElseNode* op) override { return maybe(op, [&] { return StmtMutator::visit_(op); }); }
+  Stmt visit_(const AllocateNode* op) override { return maybe(op, [&] { return StmtMutator::visit_(op); }); }
+  Stmt visit_(const BufferStoreNode* op) override { return maybe(op, [&] { return Stmt(op); }); }
+  Stmt visit_(const EvaluateNode* op) override { return maybe(op, [&] { return Stmt(op); }); }
+
+ private:
+  const StmtNode* old_;
+  Stmt replacement_;
+};
+
+class VarSubstituter : public ExprMutator {
+ public:
+  explicit VarSubstituter(const std::unordered_map<const VarNode*, Expr>& subst) : subst_(subst) {}
+  Expr run(const Expr& e) { return visit(e); }
+
+ protected:
+  Expr visit_(const VarNode* op) override {
+    auto it = subst_.find(op);
+    return it == subst_.end() ? Expr(op) : it->second;
+  }
+  using ExprMutator::visit_;
+
+ private:
+  const std::unordered_map<const VarNode*, Expr>& subst_;
+};
+
+class LoopVarRewriter : public StmtMutator {
+ public:
+  LoopVarRewriter(const std::unordered_map<const VarNode*, Expr>& subst, Expr extra_predicate, Analyzer analyzer)
+      : subst_(subst), extra_(std::move(extra_predicate)), analyzer_(std::move(analyzer)) {}
+  Stmt run(const Stmt& s) { return visit(s); }
+
+ protected:
+  Expr mutate_expr(const Expr& e) override {
+    if (!e.defined()) return e;
+    Expr out = VarSubstituter(subst_).run(e);
+    return out.same_as(e) ? e : analyzer_.simplify(out);
+  }
+  Stmt visit_(const ForNode* op) override {
+    Analyzer outer = analyzer_;
+    Expr min = mutate_expr(op->min);
+    Expr extent = mutate_expr(op->extent);
+    analyzer_.bind(op->loop_var, Range{min, extent});
+    Stmt body = visit(op->body);
+    analyzer_ = std::move(outer);
+    if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return Stmt(op);
+    return ForNode::make(op->loop_var, min, extent, op->for_kind, body, op->thread_tag, op->annotations);
+  }
+  Stmt visit_(const BlockRealizeNode* op) override {
+    std::vector<Expr> values;
+    bool changed = false;
+    for (const Expr& v : op->iter_values) {
+      values.push_back(mutate_expr(v));
+      changed |= !values.back().same_as(v);
+    }
+    Expr predicate = mutate_expr(op->predicate);
+    if (extra_.defined()) {
+      Expr guard = analyzer_.simplify(extra_);
+      if (!is_const_int(guard, 1)) {
+        predicate = is_const_int(predicate, 1) ? guard : analyzer_.simplify(predicate && guard);
+      }
+    }
+    changed |= !predicate.same_as(op->predicate);
+    // The block itself never sees outer loop variables: nothing to rewrite inside.
+    if (!changed) return Stmt(op);
+    return BlockRealizeNode::make(std::move(values), predicate, op->block);
+  }
+
+ private:
+  const std::unordered_map<const VarNode*, Expr>& subst_;
+  Expr extra_;
+  Analyzer analyzer_;
+};
+
+class VarUseFinder : public ExprVisitor {
+ public:
+  explicit VarUseFinder(const std::vector<const VarNode*>& vars) : vars_(vars) {}
+  bool found = false;
+
+ protected:
+  void visit_(const VarNode* op) override {
+    for (const VarNode* v : vars_) found |= v == op;
+  }
+  using ExprVisitor::visit_;
+
+ private:
+  const std::vector<const VarNode*>& vars_;
+};
+
+}  // namespace
+
+std::vector<const StmtNode*> path_to(const PrimFunc& func, const StmtNode* target) {
+  return PathFinder([target](const StmtNode* n) { return n == target; }).run(func->body);
+}
+
+const ForNode* find_loop(const PrimFunc& func, const VarNode* loop_var) {
+  auto path = PathFinder([loop_var](const StmtNode* n) {
+                return n->kind == NodeKind::For && static_cast<const ForNode*>(n)->loop_var.get() == loop_var;
+              }).run(func->body);
+  return path.empty() ? nullptr : static_cast<const ForNode*>(path.back());
+}
+
+const BlockRealizeNode* find_block_realize(const PrimFunc& func, std::string_view name) {
+  auto path = PathFinder([name](const StmtNode* n) {
+                return n->kind == NodeKind::BlockRealize && static_cast<const BlockRealizeNode*>(n)->block->name == name;
+              }).run(func->body);
+  return path.empty() ? nullptr : static_cast<const BlockRealizeNode*>(path.back());
+}
+
+std::vector<const ForNode*> loops_above(const std::vector<const StmtNode*>& path) {
+  std::vector<const ForNode*> loops;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const StmtNode* n = path[i];
+    // A block boundary: loops outside it are not this statement's (its own realization,
+    // just above a target block, is not a boundary).
+    if (n->kind == NodeKind::Block) loops.clear();
+    if (n->kind == NodeKind::For) loops.push_back(static_cast<const ForNode*>(n));
+  }
+  return loops;
+}
+
+const BlockNode* scope_block(const std::vector<const StmtNode*>& path) {
+  for (size_t i = path.size() - 1; i-- > 0;) {
+    if (path[i]->kind == NodeKind::Block) return static_cast<const BlockNode*>(path[i]);
+  }
+  return nullptr;
+}
+
+std::vector<const BlockRealizeNode*> child_block_realizes(const Stmt& stmt) {
+  // A block's own realization is not its child: start below it.
+  ChildRealizeCollector collector;
+  collector.visit(stmt);
+  return collector.result;
+}
+
+Analyzer analyzer_for(const std::vector<const StmtNode*>& path) {
+  Analyzer analyzer;
+  for (const ForNode* loop : loops_above(path)) analyzer.bind(loop->loop_var, Range{loop->min, loop->extent});
+  return analyzer;
+}
+
+Stmt replace_stmt(const Stmt& root, const StmtNode* old, const Stmt& replacement) {
+  return Replacer(old, replacement).run(root);
+}
+
+PrimFunc replace_in_func(const PrimFunc& func, const StmtNode* old, const Stmt& replacement) {
+  return func.with_body(replace_stmt(func->body, old, replacement));
+}
+
+Stmt rewrite_loop_vars(const Stmt& body, const std::unordered_map<const VarNode*, Expr>& subst,
+                       const Expr& extra_predicate, const Analyzer& analyzer) {
+  return LoopVarRewriter(subst, extra_predicate, analyzer).run(body);
+}
+
+bool uses_any_var(const Expr& e, const std::vector<const VarNode*>& vars) {
+  if (!e.defined()) return false;
+  VarUseFinder finder(vars);
+  finder.visit(e);
+  return finder.found;
+}
+
+}  // namespace dragon::schedule::detail

@@ -1,0 +1,45 @@
+// Internal: navigation and rewriting of a PrimFunc's statement tree for primitives
+// (finding loops and blocks, their ancestors, replacing one subtree, rewriting loop
+// variables in block bindings). Not a public API; schedule/ callers only.
+#pragma once
+
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/ir/simplify.h"
+
+namespace dragon::schedule::detail {
+
+// The statements from the function body down to `target` (both included); empty when
+// `target` is not in the function.
+std::vector<const ir::StmtNode*> path_to(const ir::PrimFunc& func, const ir::StmtNode* target);
+const ir::ForNode* find_loop(const ir::PrimFunc& func, const ir::VarNode* loop_var);
+// The realization of the block named `name`, or nullptr.
+const ir::BlockRealizeNode* find_block_realize(const ir::PrimFunc& func, std::string_view name);
+// The loops between the nearest enclosing block and the end of `path`, outermost first.
+std::vector<const ir::ForNode*> loops_above(const std::vector<const ir::StmtNode*>& path);
+// The nearest block strictly above the end of `path` (the scope block), or nullptr.
+const ir::BlockNode* scope_block(const std::vector<const ir::StmtNode*>& path);
+// Realizations under `stmt` that are not inside another block below it, in program order.
+std::vector<const ir::BlockRealizeNode*> child_block_realizes(const ir::Stmt& stmt);
+// An analyzer knowing the ranges of every loop on `path` (above its last element).
+ir::Analyzer analyzer_for(const std::vector<const ir::StmtNode*>& path);
+
+// `root` with the statement `old` replaced by `replacement` (ancestors rebuilt).
+ir::Stmt replace_stmt(const ir::Stmt& root, const ir::StmtNode* old, const ir::Stmt& replacement);
+ir::PrimFunc replace_in_func(const ir::PrimFunc& func, const ir::StmtNode* old, const ir::Stmt& replacement);
+
+// Rewrites loop variables in `body` (loop bounds, block bindings and predicates, down to
+// the first block on each path, since blocks never see outer loop variables): each key
+// becomes its expression, and the blocks reached are guarded by `extra_predicate` when
+// defined. Changed bindings and predicates are simplified with `analyzer` plus the loops
+// met on the way down.
+ir::Stmt rewrite_loop_vars(const ir::Stmt& body, const std::unordered_map<const ir::VarNode*, ir::Expr>& subst,
+                           const ir::Expr& extra_predicate, const ir::Analyzer& analyzer);
+
+// Whether `e` mentions any variable of `vars`.
+bool uses_any_var(const ir::Expr& e, const std::vector<const ir::VarNode*>& vars);
+
+}  // namespace dragon::schedule::detail

@@ -1,0 +1,124 @@
+// fuse: consecutive perfectly nested loops into one whose index enumerates them in the
+// same order (row-major), so execution order, and hence results, are unchanged.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+#include "../instruction_apply.h"
+#include "../ir_tree.h"
+
+namespace dragon::schedule {
+
+using namespace dragon::ir;
+
+namespace {
+
+// The transformation itself, preconditions already checked: one loop over the product
+// of the extents, enumerating the old loops' iterations in the same (row-major) order.
+// `analyzer` knows the loops around the outermost one.
+std::pair<Stmt, Var> fuse_loops(const std::vector<const ForNode*>& loops, const std::vector<int64_t>& extents,
+                                bool preserve_unit_iters, Analyzer analyzer) {
+  // The fused index is i64 when the product, or any old index, needs it.
+  int64_t product = 1;
+  bool wide = false;
+  std::string name;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    wide |= loops[i]->loop_var.dtype() == DataType::i64();
+    product = extents[i] != 0 && product > INT64_MAX / extents[i] ? INT64_MAX : product * extents[i];
+    name += loops[i]->loop_var.name() + "_";
+  }
+  wide |= product > INT32_MAX;
+  const DataType type = wide ? DataType::i64() : DataType::i32();
+  Var fused(name + "fused", type);
+
+  analyzer.bind(fused, 0, product);
+  std::unordered_map<const VarNode*, Expr> subst;
+  int64_t inner = 1;
+  for (size_t i = loops.size(); i-- > 0;) {
+    const DataType old_type = loops[i]->loop_var.dtype();
+    Expr value;
+    if (extents[i] == 1 && !preserve_unit_iters) {
+      value = make_zero(type);
+    } else {
+      value = inner == 1 ? Expr(fused) : floordiv(fused, make_const(type, static_cast<double>(inner)));
+      if (i > 0) value = floormod(value, make_const(type, static_cast<double>(extents[i])));
+    }
+    subst[loops[i]->loop_var.get()] = old_type == type ? value : cast(old_type, value);
+    inner = extents[i] != 0 && inner > INT64_MAX / extents[i] ? INT64_MAX : inner * extents[i];
+  }
+  Stmt body = detail::rewrite_loop_vars(loops.back()->body, subst, Expr(), analyzer);
+  return {ForNode::make(fused, make_zero(type), make_const(type, static_cast<double>(product)), ForKind::kSerial, body),
+          fused};
+}
+
+}  // namespace
+
+LoopRV Schedule::fuse(const std::vector<LoopRV>& loop_rvs, bool preserve_unit_iters) {
+  constexpr InstructionKind kKind = InstructionKind::Fuse;
+  std::vector<const ForNode*> loops;
+  for (LoopRV rv : loop_rvs) loops.push_back(resolve(rv, kKind, "loop"));
+  if (loops.empty()) throw error(kKind, 1, "DuplicateLoop", "loops", "no loops given");
+  for (size_t i = 0; i < loops.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (loops[i] == loops[j]) {
+        throw error(kKind, 1, "DuplicateLoop", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                    fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i])),
+                    ErrorLocus{loops[i]->loop_var.get(), {}});
+      }
+    }
+  }
+  for (size_t i = 1; i < loops.size(); ++i) {
+    if (loops[i - 1]->body.get() != loops[i]) {
+      throw error(kKind, 2, "NotConsecutive", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                  fmt::format("the loop is not the only child of loop {}", rv_name(loop_rvs[i - 1])),
+                  ErrorLocus{loops[i - 1]->loop_var.get(), {}});
+    }
+  }
+  std::vector<int64_t> extents;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    auto extent = as_const_int(loops[i]->extent);
+    if (!is_const_int(loops[i]->min, 0) || !extent) {
+      throw error(kKind, 3, "LoopNotStartAtZero", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                  fmt::format("the loop ranges over {} +: {}", print_expr(loops[i]->min), print_expr(loops[i]->extent)),
+                  ErrorLocus{loops[i]->loop_var.get(), {}});
+    }
+    extents.push_back(*extent);
+  }
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (loops[i]->for_kind != ForKind::kSerial || !loops[i]->annotations.empty()) {
+      throw error(kKind, 4, "HasAnnotationOrBinding", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                  fmt::format("the loop is {}{}", for_kind_name(loops[i]->for_kind),
+                              loops[i]->annotations.empty() ? "" : " and annotated"),
+                  ErrorLocus{loops[i]->loop_var.get(), {}});
+    }
+  }
+
+  auto [nest, fused] = fuse_loops(loops, extents, preserve_unit_iters,
+                                  detail::analyzer_for(detail::path_to(func_, loops.front())));
+
+  LoopRV out = new_loop_rv(fused);
+  // Built member by member: GCC 12 warns falsely on variant copies out of init lists.
+  Instruction inst;
+  inst.kind = kKind;
+  inst.attrs.emplace_back(preserve_unit_iters);
+  inst.outputs.push_back(out);
+  for (LoopRV l : loop_rvs) inst.inputs.emplace_back(l);
+  commit(detail::replace_in_func(func_, loops.front(), nest), std::move(inst));
+  return out;
+}
+
+namespace detail {
+
+std::vector<RandomVar> apply_fuse(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
+                                  const std::optional<Arg>&) {
+  constexpr InstructionKind kKind = InstructionKind::Fuse;
+  expect_count(kKind, "attrs", attrs, 1);
+  std::vector<LoopRV> loops;
+  for (const Arg& a : inputs) loops.push_back(loop_arg(kKind, a));
+  return {sch.fuse(loops, bool_arg(kKind, attrs[0]))};
+}
+
+}  // namespace detail
+}  // namespace dragon::schedule

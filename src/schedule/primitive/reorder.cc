@@ -1,0 +1,155 @@
+// reorder: permutes loops of one perfectly nested chain. Bindings need no rewrite (loop
+// variables keep their identity); only the nesting order changes.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dragon/ir/op.h"
+#include "../instruction_apply.h"
+#include "../ir_tree.h"
+
+namespace dragon::schedule {
+
+using namespace dragon::ir;
+
+namespace {
+
+// The transformation itself: the same loops (variables, bounds, kinds, annotations)
+// around `body`, outermost first in `order`.
+Stmt nest_in_order(const std::vector<const ForNode*>& order, Stmt body) {
+  for (size_t p = order.size(); p-- > 0;) {
+    const ForNode* l = order[p];
+    body = ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, body, l->thread_tag, l->annotations);
+  }
+  return body;
+}
+
+}  // namespace
+
+void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
+  constexpr InstructionKind kKind = InstructionKind::Reorder;
+  std::vector<const ForNode*> loops;
+  for (LoopRV rv : loop_rvs) loops.push_back(resolve(rv, kKind, "loop"));
+  for (size_t i = 0; i < loops.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (loops[i] == loops[j]) {
+        throw error(kKind, 1, "DuplicateLoop", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                    fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i])),
+                    ErrorLocus{loops[i]->loop_var.get(), {}});
+      }
+    }
+  }
+  if (loops.size() <= 1) {
+    record(Instruction{kKind, std::vector<Arg>(loop_rvs.begin(), loop_rvs.end()), {}, {}});
+    return;
+  }
+
+  // The deepest loop's path must hold every other loop, and the part of it from the
+  // outermost given loop down must be loops only, each the single child of the previous.
+  std::vector<std::vector<const StmtNode*>> paths;
+  size_t deepest = 0;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    paths.push_back(detail::path_to(func_, loops[i]));
+    if (paths[i].size() > paths[deepest].size()) deepest = i;
+  }
+  const auto& path = paths[deepest];
+  size_t top = path.size();
+  for (size_t i = 0; i < loops.size(); ++i) {
+    auto it = std::find(path.begin(), path.end(), loops[i]);
+    if (it == path.end()) {
+      throw error(kKind, 2, "NotSingleBranchChain", fmt::format("loop {}", rv_name(loop_rvs[i])),
+                  fmt::format("the loop is not an ancestor of loop {}", rv_name(loop_rvs[deepest])),
+                  ErrorLocus{loops[i]->loop_var.get(), {}});
+    }
+    top = std::min(top, static_cast<size_t>(it - path.begin()));
+  }
+  std::vector<const ForNode*> chain;
+  for (size_t p = top; p < path.size(); ++p) {
+    const StmtNode* node = path[p];
+    bool single = node->kind == NodeKind::For &&
+                  (p + 1 == path.size() || static_cast<const ForNode*>(node)->body.get() == path[p + 1]);
+    if (!single) {
+      throw error(kKind, 2, "NotSingleBranchChain", fmt::format("loop {}", rv_name(loop_rvs[deepest])),
+                  "the loops are not a single-branch chain (a statement or block lies between them)",
+                  ErrorLocus{chain.empty() ? nullptr : chain.back()->loop_var.get(), {}});
+    }
+    chain.push_back(static_cast<const ForNode*>(node));
+  }
+
+  // Positions of the given loops in the chain, filled in the requested order.
+  std::vector<size_t> positions;
+  for (const ForNode* l : loops) positions.push_back(std::find(chain.begin(), chain.end(), l) - chain.begin());
+  std::sort(positions.begin(), positions.end());
+  std::vector<const ForNode*> order = chain;
+  for (size_t i = 0; i < loops.size(); ++i) order[positions[i]] = loops[i];
+
+  for (size_t p = 0; p < order.size(); ++p) {
+    std::vector<const VarNode*> inner;
+    for (size_t q = p + 1; q < order.size(); ++q) inner.push_back(order[q]->loop_var.get());
+    if (detail::uses_any_var(order[p]->min, inner) || detail::uses_any_var(order[p]->extent, inner)) {
+      throw error(kKind, 3, "DependentLoopDomain", fmt::format("loop {}", order[p]->loop_var.name()),
+                  "its bounds would use a loop nested inside it", ErrorLocus{order[p]->loop_var.get(), {}});
+    }
+  }
+
+  // Reordering loops changes the order in which a block's instances run. That is free
+  // for spatial variables, and for reduce ones up to reassociation, except where the
+  // order carries meaning: ordered (scan) and opaque variables, and reduce variables fed
+  // by a loop that also feeds a spatial one (after fusing them), where a reorder can run
+  // part of an element's reduction before its init. Such loops keep their relative order.
+  auto rank_in = [](const std::vector<const ForNode*>& seq, const ForNode* l) {
+    return std::find(seq.begin(), seq.end(), l) - seq.begin();
+  };
+  for (const BlockRealizeNode* r : detail::child_block_realizes(Stmt(chain.back()))) {
+    std::vector<const ForNode*> ordered, reduce, mixed;
+    for (const ForNode* l : chain) {
+      bool feeds[4] = {false, false, false, false};  // by IterKind
+      for (size_t k = 0; k < r->iter_values.size(); ++k) {
+        if (detail::uses_any_var(r->iter_values[k], {l->loop_var.get()})) {
+          feeds[static_cast<int>(r->block->iter_vars[k].kind)] = true;
+        }
+      }
+      if (feeds[static_cast<int>(IterKind::kOrdered)] || feeds[static_cast<int>(IterKind::kOpaque)]) ordered.push_back(l);
+      if (feeds[static_cast<int>(IterKind::kReduce)]) {
+        reduce.push_back(l);
+        if (feeds[static_cast<int>(IterKind::kSpatial)]) mixed.push_back(l);
+      }
+    }
+    auto constrained = [&](const ForNode* a, const ForNode* b) {
+      auto in = [](const std::vector<const ForNode*>& v, const ForNode* l) {
+        return std::find(v.begin(), v.end(), l) != v.end();
+      };
+      if (in(ordered, a) && in(ordered, b)) return true;
+      return in(reduce, a) && in(reduce, b) && (in(mixed, a) || in(mixed, b));
+    };
+    for (size_t a = 0; a < chain.size(); ++a) {
+      for (size_t b = a + 1; b < chain.size(); ++b) {
+        if (constrained(chain[a], chain[b]) && rank_in(order, chain[a]) > rank_in(order, chain[b])) {
+          throw error(kKind, 4, "IterationOrderChanged", fmt::format("loop {}", chain[b]->loop_var.name()),
+                      fmt::format("block '{}' depends on the order of loops {} and {} (they feed an ordered, "
+                                  "opaque or fused spatial-and-reduce iteration variable)",
+                                  r->block->name, chain[a]->loop_var.name(), chain[b]->loop_var.name()),
+                      ErrorLocus{{}, r->block->name});
+        }
+      }
+    }
+  }
+
+  commit(detail::replace_in_func(func_, chain.front(), nest_in_order(order, chain.back()->body)),
+         Instruction{kKind, std::vector<Arg>(loop_rvs.begin(), loop_rvs.end()), {}, {}});
+}
+
+namespace detail {
+
+std::vector<RandomVar> apply_reorder(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
+                                     const std::optional<Arg>&) {
+  constexpr InstructionKind kKind = InstructionKind::Reorder;
+  expect_count(kKind, "attrs", attrs, 0);
+  std::vector<LoopRV> loops;
+  for (const Arg& a : inputs) loops.push_back(loop_arg(kKind, a));
+  sch.reorder(loops);
+  return {};
+}
+
+}  // namespace detail
+}  // namespace dragon::schedule
