@@ -54,6 +54,7 @@ torch.cuda.synchronize()
 print("kineto events", len(p.events()))
 PY
 echo "== torch.profiler under dragon profile" >>"$log"
+rm -rf /tmp/dragon-profile-kineto
 "$dragon" profile --out /tmp/dragon-profile-kineto -- python3 /tmp/kineto.py >>"$log" 2>&1
 echo "exit status $?" >>"$log"
 cd ../..

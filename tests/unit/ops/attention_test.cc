@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -165,29 +163,6 @@ TEST(AttentionSdpa, ZeroSizesAreUserErrors) {
     }
     EXPECT_NE(message.find("parameter " + param), std::string::npos) << message;
   }
-}
-
-TEST(AttentionKernelBench, EverySpecBuildsWithTheTorchOutputShape) {
-  std::ifstream in(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_attention.tsv");
-  std::string line;
-  int rows = 0;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    std::string id, file, spec, shape;
-    std::getline(fields, id, '\t');
-    std::getline(fields, file, '\t');
-    std::getline(fields, spec, '\t');
-    std::getline(fields, shape, '\t');
-    EXPECT_EQ(file.substr(0, id.size() + 1), id + "_") << file;
-    Workload w = OpRegistry::global().make_workload(spec);
-    ASSERT_FALSE(w.func.outputs().empty()) << spec;
-    std::string actual;
-    for (int64_t d : w.func.outputs()[0]->shape) actual += (actual.empty() ? "" : "x") + std::to_string(d);
-    EXPECT_EQ(actual, shape) << spec;
-    ++rows;
-  }
-  EXPECT_EQ(rows, 1);
 }
 
 }  // namespace

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -518,43 +516,6 @@ TEST(ConvErrors, TransposedPaddingThatLeavesNoOutput) {
 TEST(ConvErrors, NegativePaddingIsRejectedByTheParser) {
   EXPECT_NE(user_error_of("conv2d:padding=-1x0").find("parameter padding"), std::string::npos);
   EXPECT_NE(user_error_of("conv2d:stride=0x1").find("parameter stride"), std::string::npos);
-}
-
-// ---- KernelBench mapping ----
-
-std::vector<int64_t> parse_shape_column(const std::string& text) {
-  std::vector<int64_t> dims;
-  if (text == "scalar") return dims;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, 'x')) dims.push_back(std::stoll(part));
-  return dims;
-}
-
-TEST(ConvKernelBench, EverySpecBuildsWithTorchsOutputShape) {
-  std::ifstream file(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_conv.tsv");
-  ASSERT_TRUE(file.good()) << "bench/suites/parts/kb_conv.tsv is missing";
-  std::string line;
-  std::vector<int> ids;
-  while (std::getline(file, line)) {
-    if (line.empty()) continue;
-    std::vector<std::string> columns;
-    std::stringstream in(line);
-    std::string column;
-    while (std::getline(in, column, '\t')) columns.push_back(column);
-    ASSERT_EQ(columns.size(), 4u) << line;
-    SCOPED_TRACE(columns[1]);
-    ids.push_back(std::stoi(columns[0]));
-    EXPECT_TRUE(columns[1].starts_with(columns[0] + "_")) << line;
-    Workload w = OpRegistry::global().make_workload(columns[2]);
-    ASSERT_FALSE(w.func.outputs().empty());
-    EXPECT_EQ(w.func.outputs()[0]->shape, parse_shape_column(columns[3])) << columns[2];
-    EXPECT_EQ(w.op->category, "conv");
-  }
-  // Every convolution of level 1: 50 and 54-87.
-  std::vector<int> expected = {50};
-  for (int id = 54; id <= 87; ++id) expected.push_back(id);
-  EXPECT_EQ(ids, expected);
 }
 
 }  // namespace

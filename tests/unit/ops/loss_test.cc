@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -410,40 +408,6 @@ TEST(LossErrors, InvalidParametersNameTheParameter) {
         Case{"hinge_loss:features=0", "parameter features"}}) {
     std::string message = user_error_of(c.spec);
     EXPECT_NE(message.find(c.needle), std::string::npos) << c.spec << ": " << message;
-  }
-}
-
-// One row per KernelBench problem: id, file name, spec at its shapes, output shape.
-struct KernelBenchRow {
-  std::string id, file, spec, shape;
-};
-
-std::vector<KernelBenchRow> read_kernelbench_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<KernelBenchRow> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    KernelBenchRow row;
-    std::getline(fields, row.id, '\t');
-    std::getline(fields, row.file, '\t');
-    std::getline(fields, row.spec, '\t');
-    std::getline(fields, row.shape, '\t');
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-TEST(LossKernelBench, EverySpecBuildsToAScalar) {
-  std::vector<KernelBenchRow> rows = read_kernelbench_rows(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_loss.tsv");
-  ASSERT_EQ(rows.size(), 6u);
-  for (const KernelBenchRow& row : rows) {
-    EXPECT_EQ(row.file.substr(0, row.id.size() + 1), row.id + "_") << row.file;
-    EXPECT_EQ(row.shape, "scalar") << row.spec;
-    Workload w = OpRegistry::global().make_workload(row.spec);
-    ASSERT_FALSE(w.func.outputs().empty()) << row.spec;
-    EXPECT_TRUE(w.func.outputs()[0]->shape.empty()) << row.spec;
   }
 }
 

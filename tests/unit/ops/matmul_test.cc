@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -248,56 +246,6 @@ TEST(MatmulFamily, BadParametersAreUserErrorsNamingTheParameter) {
   EXPECT_NE(user_error_of("mul_scalar:scalar=pi").find("scalar"), std::string::npos);
   EXPECT_NE(user_error_of("diag_matmul:n=0").find("parameter n"), std::string::npos);
   EXPECT_NE(user_error_of("batch_matmul:dtype=i32").find("dtype"), std::string::npos);
-}
-
-// ---- KernelBench map ----------------------------------------------------------------
-
-struct BenchLine {
-  int id = 0;
-  std::string file, spec, shape;
-};
-
-std::vector<BenchLine> read_bench_map(const std::string& path) {
-  std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << "cannot read " << path;
-  std::vector<BenchLine> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    BenchLine b;
-    std::string id;
-    std::getline(fields, id, '\t');
-    std::getline(fields, b.file, '\t');
-    std::getline(fields, b.spec, '\t');
-    std::getline(fields, b.shape, '\t');
-    b.id = std::stoi(id);
-    lines.push_back(b);
-  }
-  return lines;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "scalar";
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s;
-}
-
-TEST(MatmulFamily, KernelBenchSpecsBuildWithTorchOutputShapes) {
-  std::vector<BenchLine> lines = read_bench_map(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_matmul.tsv");
-  std::vector<int> ids;
-  for (const BenchLine& b : lines) {
-    SCOPED_TRACE(b.file);
-    EXPECT_EQ(b.file.substr(0, b.file.find('_')), std::to_string(b.id));
-    Workload w = OpRegistry::global().make_workload(b.spec);
-    ASSERT_FALSE(w.func.outputs().empty());
-    EXPECT_EQ(shape_text(w.func.outputs()[0]->shape), b.shape) << b.spec;
-    ids.push_back(b.id);
-  }
-  std::vector<int> all(18);
-  for (int i = 0; i < 18; ++i) all[i] = i + 1;
-  EXPECT_EQ(ids, all);
 }
 
 }  // namespace

@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -333,31 +331,6 @@ TEST(Pool, StagesAreNamedAndPaddingIsItsOwnStage) {
 }
 
 // ---- KernelBench map ----------------------------------------------------------------
-
-TEST(Pool, KernelBenchSpecsBuildWithTorchOutputShapes) {
-  std::ifstream in(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_pool.tsv");
-  ASSERT_TRUE(in.good());
-  std::vector<int> ids;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    std::string id, file, spec, shape;
-    std::getline(fields, id, '\t');
-    std::getline(fields, file, '\t');
-    std::getline(fields, spec, '\t');
-    std::getline(fields, shape, '\t');
-    SCOPED_TRACE(file);
-    EXPECT_EQ(file.substr(0, file.find('_')), id);
-    Workload w = OpRegistry::global().make_workload(spec);
-    ASSERT_FALSE(w.func.outputs().empty());
-    std::string actual;
-    for (int64_t d : w.func.outputs()[0]->shape) actual += (actual.empty() ? "" : "x") + std::to_string(d);
-    EXPECT_EQ(actual.empty() ? "scalar" : actual, shape) << spec;
-    ids.push_back(std::stoi(id));
-  }
-  EXPECT_EQ(ids, (std::vector<int>{41, 42, 43, 44, 45, 46}));
-}
 
 }  // namespace
 }  // namespace dragon::ops

@@ -6,9 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -515,47 +513,6 @@ TEST(RecsysLengthsToOffsets, IsAnOrderedScanNotAReduction) {
   ASSERT_EQ(scan->iter_vars.size(), 1u);
   EXPECT_EQ(scan->iter_vars[0].kind, ir::IterKind::kOrdered);
   EXPECT_EQ(ir::as_const_int(scan->iter_vars[0].dom.extent), std::optional<int64_t>(101));
-}
-
-// ---------------------------------------------------------------- DLRM-Bench suite
-
-std::vector<int64_t> parse_shape(const std::string& text) {
-  std::vector<int64_t> shape;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, 'x')) shape.push_back(std::stoll(part));
-  return shape;
-}
-
-TEST(RecsysSuite, EverySupportedDlrmProblemBuildsWithItsOutputShape) {
-  std::ifstream file(std::string(DRAGON_SOURCE_DIR) + "/bench/suites/dlrm.tsv");
-  ASSERT_TRUE(file) << "bench/suites/dlrm.tsv not found";
-  std::vector<bool> seen(13, false);
-  int built = 0;
-  std::string line;
-  while (std::getline(file, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> cols;
-    std::stringstream in(line);
-    std::string col;
-    while (std::getline(in, col, '\t')) cols.push_back(col);
-    ASSERT_EQ(cols.size(), 4u) << line;
-    ASSERT_EQ(cols[0][0], 'R') << line;
-    int problem = std::stoi(cols[0].substr(1));
-    ASSERT_TRUE(problem >= 1 && problem <= 12) << line;
-    seen[problem] = true;
-    if (cols[2] == "unsupported") {
-      EXPECT_GT(cols[3].size(), 10u) << "no reason given: " << line;
-      continue;
-    }
-    SCOPED_TRACE(cols[2]);
-    Workload w = OpRegistry::global().make_workload(cols[2]);
-    ASSERT_FALSE(w.func.outputs().empty());
-    EXPECT_EQ(w.func.outputs()[0]->shape, parse_shape(cols[3])) << line;
-    ++built;
-  }
-  for (int p = 1; p <= 12; ++p) EXPECT_TRUE(seen[p]) << "R" << p << " has no line";
-  EXPECT_GE(built, 8);
 }
 
 }  // namespace

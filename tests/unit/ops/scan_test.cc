@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -263,46 +261,6 @@ TEST(ScanErrors, DimOutOfRangeNamesTheParameter) {
     EXPECT_NE(message.find("out of range"), std::string::npos) << spec << ": " << message;
   }
   EXPECT_NE(user_error_of("cumsum:shape=4x0").find("parameter shape"), std::string::npos);
-}
-
-// One row per KernelBench problem: id, file name, spec at its shapes, output shape.
-struct KernelBenchRow {
-  std::string id, file, spec, shape;
-};
-
-std::vector<KernelBenchRow> read_kernelbench_rows(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<KernelBenchRow> rows;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    KernelBenchRow row;
-    std::getline(fields, row.id, '\t');
-    std::getline(fields, row.file, '\t');
-    std::getline(fields, row.spec, '\t');
-    std::getline(fields, row.shape, '\t');
-    rows.push_back(row);
-  }
-  return rows;
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  if (shape.empty()) return "scalar";
-  std::string out;
-  for (int64_t d : shape) out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out;
-}
-
-TEST(ScanKernelBench, EverySpecBuildsWithTheTorchOutputShape) {
-  std::vector<KernelBenchRow> rows = read_kernelbench_rows(DRAGON_SOURCE_DIR "/bench/suites/parts/kb_scan.tsv");
-  ASSERT_EQ(rows.size(), 5u);
-  for (const KernelBenchRow& row : rows) {
-    EXPECT_EQ(row.file.substr(0, row.id.size() + 1), row.id + "_") << row.file;
-    Workload w = OpRegistry::global().make_workload(row.spec);
-    ASSERT_FALSE(w.func.outputs().empty()) << row.spec;
-    EXPECT_EQ(shape_text(w.func.outputs()[0]->shape), row.shape) << row.spec;
-  }
 }
 
 }  // namespace
