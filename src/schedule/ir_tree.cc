@@ -3,6 +3,7 @@
 #include "ir_tree.h"
 
 #include <functional>
+#include <unordered_set>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
@@ -239,6 +240,123 @@ bool uses_any_var(const Expr& e, const std::vector<const VarNode*>& vars) {
   VarUseFinder finder(vars);
   finder.visit(e);
   return finder.found;
+}
+
+namespace {
+
+class StmtVarSubstituter : public StmtExprMutator {
+ public:
+  explicit StmtVarSubstituter(const std::unordered_map<const VarNode*, Expr>& subst) : subst_(subst) {}
+
+ protected:
+  using StmtExprMutator::visit_;
+  Expr visit_(const VarNode* op) override {
+    auto it = subst_.find(op);
+    return it == subst_.end() ? Expr(op) : it->second;
+  }
+
+ private:
+  const std::unordered_map<const VarNode*, Expr>& subst_;
+};
+
+}  // namespace
+
+Expr substitute_vars(const Expr& e, const std::unordered_map<const VarNode*, Expr>& subst) {
+  if (!e.defined()) return e;
+  return VarSubstituter(subst).run(e);
+}
+
+Stmt substitute_vars(const Stmt& s, const std::unordered_map<const VarNode*, Expr>& subst) {
+  if (!s.defined()) return s;
+  StmtVarSubstituter substituter(subst);
+  return substituter.visit(s);
+}
+
+namespace {
+
+class BufferReplacer : public StmtExprMutator {
+ public:
+  explicit BufferReplacer(const std::unordered_map<const BufferNode*, Buffer>& subst) : subst_(subst) {}
+
+ protected:
+  using StmtExprMutator::visit_;
+  Buffer map(const Buffer& b, bool& changed) const {
+    auto it = subst_.find(b.get());
+    if (it == subst_.end()) return b;
+    changed = true;
+    return it->second;
+  }
+  Expr visit_(const BufferLoadNode* op) override {
+    Expr e = ExprMutator::visit_(op);
+    const auto* load = e.as<BufferLoadNode>();
+    bool changed = false;
+    Buffer b = map(load->buffer, changed);
+    return changed ? BufferLoadNode::make(b, load->indices) : e;
+  }
+  Stmt visit_(const BufferStoreNode* op) override {
+    Stmt s = StmtMutator::visit_(op);
+    const auto* store = s.as<BufferStoreNode>();
+    bool changed = false;
+    Buffer b = map(store->buffer, changed);
+    return changed ? BufferStoreNode::make(b, store->value, store->indices) : s;
+  }
+  Stmt visit_(const BlockNode* op) override {
+    Stmt s = StmtMutator::visit_(op);
+    const auto* block = s.as<BlockNode>();
+    bool changed = false;
+    auto regions = [&](const std::vector<BufferRegion>& in) {
+      std::vector<BufferRegion> out;
+      for (const BufferRegion& r : in) out.push_back(BufferRegion{map(r.buffer, changed), r.region});
+      return out;
+    };
+    std::vector<BufferRegion> reads = regions(block->reads);
+    std::vector<BufferRegion> writes = regions(block->writes);
+    std::vector<Buffer> allocs;
+    for (const Buffer& b : block->alloc_buffers) allocs.push_back(map(b, changed));
+    if (!changed) return s;
+    return BlockNode::make(block->name, block->iter_vars, std::move(reads), std::move(writes), block->body,
+                           block->init, std::move(allocs), block->annotations);
+  }
+
+ private:
+  const std::unordered_map<const BufferNode*, Buffer>& subst_;
+};
+
+class AllRealizeCollector : public StmtVisitor {
+ public:
+  std::vector<const BlockRealizeNode*> result;
+
+ protected:
+  void visit_(const BlockRealizeNode* op) override {
+    result.push_back(op);
+    StmtVisitor::visit_(op);
+  }
+};
+
+}  // namespace
+
+Stmt replace_buffers(const Stmt& s, const std::unordered_map<const BufferNode*, Buffer>& subst) {
+  if (!s.defined() || subst.empty()) return s;
+  BufferReplacer replacer(subst);
+  return replacer.visit(s);
+}
+
+std::vector<const BlockRealizeNode*> all_block_realizes(const PrimFunc& func) {
+  AllRealizeCollector collector;
+  collector.visit(func->body);
+  return collector.result;
+}
+
+std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
+  std::unordered_set<std::string> taken;
+  for (const Param& p : func->params) taken.insert(p.buffer->name);
+  for (const BlockRealizeNode* r : all_block_realizes(func)) {
+    taken.insert(r->block->name);
+    for (const Buffer& b : r->block->alloc_buffers) taken.insert(b->name);
+  }
+  std::string name = base;
+  for (int i = 1; taken.count(name); ++i) name = base + "_" + std::to_string(i);
+  return name;
 }
 
 }  // namespace dragon::schedule::detail

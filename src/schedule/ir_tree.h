@@ -3,6 +3,7 @@
 // variables in block bindings). Not a public API; schedule/ callers only.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -41,5 +42,18 @@ ir::Stmt rewrite_loop_vars(const ir::Stmt& body, const std::unordered_map<const 
 
 // Whether `e` mentions any variable of `vars`.
 bool uses_any_var(const ir::Expr& e, const std::vector<const ir::VarNode*>& vars);
+
+// `e` or `s` with each variable of `subst` replaced by its expression, everywhere
+// (bindings, bounds, regions, indices, values); blocks' own variables are not renamed.
+ir::Expr substitute_vars(const ir::Expr& e, const std::unordered_map<const ir::VarNode*, ir::Expr>& subst);
+ir::Stmt substitute_vars(const ir::Stmt& s, const std::unordered_map<const ir::VarNode*, ir::Expr>& subst);
+
+// `s` with every use of a buffer of `subst` (loads, stores, access regions, allocations)
+// replaced by its new buffer. (cache_read, cache_write, set_scope)
+ir::Stmt replace_buffers(const ir::Stmt& s, const std::unordered_map<const ir::BufferNode*, ir::Buffer>& subst);
+// Every block realization of `func` (nested ones too), in program order.
+std::vector<const ir::BlockRealizeNode*> all_block_realizes(const ir::PrimFunc& func);
+// `base`, or `base_1`, `base_2`, ...: the first name no block and no buffer of `func` has.
+std::string fresh_block_name(const ir::PrimFunc& func, const std::string& base);
 
 }  // namespace dragon::schedule::detail

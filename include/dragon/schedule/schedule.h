@@ -141,6 +141,126 @@ class Schedule {
   //      also reduce ones for threadIdx.* (a cross-thread reduction) (NotDataParallel).
   void bind(LoopRV loop, std::string thread_axis);
 
+  // ---- Compute location --------------------------------------------------------------
+  // Moves the producer `block` under `loop` of its consumers, at position `index` of the
+  // loop's body (-1: the last possible, right before the first child reading its output;
+  // -2: the first). Its loops are regenerated (ax0, ax1, ...), one per iteration variable,
+  // spatial ones covering the region of its output that the blocks under `loop` read in
+  // one iteration (indices relaxed over the loops below `loop`), reduce ones their whole
+  // domain; a predicate keeps it inside that region and its domain when the covered extent
+  // is only bounded. Unit loops are dropped unless preserve_unit_loops.
+  // Requires:
+  //   1) the block is not the root and `loop` is in its scope (NotInSameScope)
+  //   2) the loop is not an ancestor of the block (LoopIsAncestor)
+  //   3) the block is complete or a reduction with init: spatial and reduce iteration
+  //      variables, one output written at distinct spatial ones, no self-read, no
+  //      predicate, its loop nest an element of a sequence (NotCompleteOrReduction)
+  //   4) it does not write a function parameter (OutputBlock)
+  //   5) every other block reading its output is a block of the scope under `loop` that
+  //      runs after it, and no other block writes it (NotAllConsumersUnderLoop)
+  //   6) the blocks writing what it reads run before it and not under `loop`
+  //      (ProducerNotBefore)
+  //   7) index is -1, -2 or a position no later than the first child reading its output
+  //      (InvalidIndex)
+  //   8) the consumers' read indices are affine (with floordiv/floormod by constants) in
+  //      the loops below `loop`, with bounded extents (NonAffineRegion).
+  void compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+  // Moves the consumer `block` under `loop` of its producers, at position `index` of the
+  // loop's body (-1: the last; -2: the first possible, right after the last child writing
+  // what it reads). Its loops are regenerated as compute_at's, its iteration variables
+  // covering the region of the buffer that the blocks under `loop` write in one iteration.
+  // Requires:
+  //   1) the block is not the root and `loop` is in its scope (NotInSameScope)
+  //   2) the loop is not an ancestor of the block (LoopIsAncestor)
+  //   3) the block is complete: spatial iteration variables, one output, no init, no
+  //      self-read, no predicate, its loop nest an element of a sequence (NotCompleteBlock)
+  //   4) of the buffers it reads, exactly one is written under `loop`, only there, before
+  //      the block, and read at distinct spatial iteration variables; the others' writers
+  //      run before `loop` (NotAllProducersUnderLoop)
+  //   5) the readers of its output run after it, not under `loop`; no other block writes
+  //      it (ConsumerNotAfter)
+  //   6) index is -1, -2 or a position after the last child writing what it reads
+  //      (InvalidIndex)
+  //   7) neither `loop` nor a loop above it feeds a reduce iteration variable of a block
+  //      writing that buffer under `loop` (LoopFeedsReduction)
+  //   8) the producers' write indices are affine in the loops below `loop`, with bounded
+  //      extents (NonAffineRegion).
+  void reverse_compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+
+  // ---- Inlining and caching ----------------------------------------------------------
+  // Inlines the block into every block that reads its buffer: each load B[idx] becomes
+  // the stored value with the store's index variables replaced by idx. The block, its
+  // loops left empty and the buffer's allocation disappear; readers' regions are redone.
+  // Requires:
+  //   1) the block writes exactly one buffer (NotSingleWriteBlock)
+  //   2) that buffer is allocated in a block, not a parameter (OutputBlock)
+  //   3) the block is complete: spatial iteration variables only, no init, the only
+  //      writer of the buffer, not a reader of it (NotCompleteBlock)
+  //   4) the body is one store B[v0, v1, ...] = f(...) indexed by distinct iteration
+  //      variables, and f uses no other iteration variable (BodyAnalysisError)
+  //   5) the block is not the only leaf of its scope (OnlyLeafError)
+  //   6) every reader of the buffer is a leaf block after the block that sees every
+  //      buffer f reads (UnsupportedConsumer)
+  //   7) no block writes a buffer f reads between the block and its readers (loops
+  //      shared with them included) (ValueOverwritten).
+  void compute_inline(BlockRV block);
+  // Inlines the consumer `block`, C[f(v)] = g(B[v], ...), into the single producer of B,
+  // B[u] = h(u), which becomes C[f(u)] = g(h(u), ...) (keeping its name); the block, its
+  // loops left empty and B's allocation disappear.
+  // Requires:
+  //   1) the block writes exactly one buffer (NotSingleWriteBlock)
+  //   2) the block is complete (NotCompleteBlock)
+  //   3) the body is one store and the realization has no predicate (BodyAnalysisError)
+  //   4) it reads exactly one buffer that another block writes, and that producer is
+  //      complete, writes only it, with a body B[u0, u1, ...] = h indexed by distinct
+  //      iteration variables (NonSingleProducer)
+  //   5) every load of B is at the same distinct iteration variables, which are the only
+  //      ones the body uses, ranging over the producer's domains (BodyAnalysisError)
+  //   6) B is allocated, written before the block, read by no other block
+  //      (ProducerHasOtherConsumers)
+  //   7) the producer sees what the block reads and writes and does not read C, and no
+  //      block between them (loops shared with them included) accesses C or writes what
+  //      the block reads (UnsafeToMove)
+  //   8) the block is not the only leaf of its scope (OnlyLeafError).
+  void reverse_compute_inline(BlockRV block);
+  // Reads buffer `reads[read_buffer_index]` of the block through a copy in
+  // `storage_scope`: a new block (named <buffer>_<scope>, made unique) with its own loop
+  // nest over the whole buffer, placed first in the scope block or right after the
+  // statement of the buffer's writer there, copies it into a new buffer of that name
+  // allocated in the scope block; the consumers (default: the block) read the copy.
+  // Returns the new block.
+  // Requires:
+  //   1) the index is one of the block's reads (IndexOutOfRange)
+  //   2) the scope is a storage scope: global, shared, shared.dyn, local, warp,
+  //      wmma.matrix_a/b, wmma.accumulator (InvalidScope)
+  //   3) every consumer is a leaf block of the block's scope that reads the buffer and
+  //      does not write it (NotAConsumer)
+  //   4) at most one block of the scope writes the buffer, in a statement of the scope
+  //      before those of the consumers (NotSingleWriter).
+  BlockRV cache_read(BlockRV block, int64_t read_buffer_index, std::string storage_scope,
+                     std::vector<BlockRV> consumer_blocks = {});
+  // Makes the block write buffer `writes[write_buffer_index]` into a new buffer of
+  // `storage_scope` (named <buffer>_<scope>, made unique, allocated in the scope block;
+  // its init and its own loads follow), and adds a block of that name, with its own
+  // loop nest right after the block's statement in the scope, copying the region written
+  // back into the buffer. Returns the new block.
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) the scope is a storage scope (InvalidScope)
+  //   3) the block is a leaf, the only block writing the buffer, and does not read it
+  //      when it is an inout parameter (NotSingleWriteBlock)
+  //   4) each dimension of the region written is one iteration variable or a constant
+  //      range (UnsupportedWriteRegion)
+  //   5) no other block in the block's statement of the scope accesses the buffer
+  //      (SharedLoopNest).
+  BlockRV cache_write(BlockRV block, int64_t write_buffer_index, std::string storage_scope);
+  // Moves buffer `writes[buffer_index]` of the block to `storage_scope` everywhere.
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) the scope is a storage scope (InvalidScope)
+  //   3) the buffer is allocated in a block, not a parameter (ParameterBuffer).
+  void set_scope(BlockRV block, int64_t buffer_index, std::string storage_scope);
+
   // ---- Annotations -------------------------------------------------------------------
   // Sets annotation `key` of a block or loop (an ExprRV is stored as its integer).
   void annotate(BlockOrLoop target, std::string key, AnnotationInput value);
@@ -148,6 +268,65 @@ class Schedule {
   // Requires:
   //   1) the block or loop has it (AnnotationNotFound).
   void unannotate(BlockOrLoop target, std::string key);
+
+  // ---- Reductions --------------------------------------------------------------------
+  // Splits a reduction block into an init block (named <block>_init, fresh; spatial
+  // iteration variables only) placed right before `loop`, under copies of the loops from
+  // `loop` down that feed those variables, and the update: the same block (same name)
+  // without init. Returns the init block.
+  // Requires:
+  //   1) the loop is an ancestor of the block in the block's scope (LoopNotAncestor)
+  //   2) the block has an init, its iteration variables are spatial or reduce and the
+  //      init does not use a reduce one (NotReductionBlock)
+  //   3) no loop above `loop` feeds a reduce iteration variable (LoopBelowReduceLoop)
+  //   4) each conjunct of the block's predicate over loops the init does not copy holds
+  //      where those loops start, so the init runs for the same elements as before
+  //      (UnsupportedPredicate).
+  BlockRV decompose_reduction(BlockRV block, LoopRV loop);
+  // Factors the reduction over `loop` out: the rfactor block (named <block>_rf, fresh)
+  // accumulates partial results, one per iteration of `loop`, into a new buffer of the
+  // same name with an extra dimension at factor_axis (negative counts from the end, as
+  // in Python); the write-back block (the old block's name, same init) combines them
+  // into the old buffer under copies of the loops feeding it. The update must read
+  // `C = C + x`, `C * x`, `max(C, x)` or `min(C, x)`. When no other loop feeds a reduce
+  // variable, each partial is one value and the rfactor block a plain store without init.
+  // Returns the rfactor block.
+  // Requires:
+  //   1) the loop is serial, starts at 0 and has a constant extent (UnsupportedLoop)
+  //   2) exactly one block lies under the loop; it has an init and spatial or reduce
+  //      iteration variables only (NotReductionBlock)
+  //   3) its update is one store C[I] = C[I] op x, op one of +, *, max, min, x not
+  //      reading C, and its init one store to C[I] (UnrecognizedReducer)
+  //   4) the loop feeds exactly one iteration variable, a reduce one, and every loop
+  //      feeding a reduce variable feeds no spatial one and has bounds free of other
+  //      loops; the block's predicate holds where the other reduce loops start, so every
+  //      partial is initialized (InvalidRFactorLoop)
+  //   5) the outermost loop above the block in its scope holds no other block
+  //      (NotSingleBlockNest)
+  //   6) factor_axis is in [-(rank + 1), rank] for the reduced buffer's rank
+  //      (InvalidFactorAxis).
+  BlockRV rfactor(LoopRV loop, int64_t factor_axis = 0);
+
+  // ---- Blocks ------------------------------------------------------------------------
+  // Wraps the loops under `loop` (included) and the block they hold into an outer block
+  // (named <block>_o, fresh) whose iteration variables count tiles: each binding of the
+  // inner block, outer_index * extent + offset, becomes vo * extent + offset with vo (same
+  // kind) bound outside to outer_index. The inner block keeps its body and init; conjuncts
+  // of its predicate over the loops above move to the outer block. With
+  // preserve_unit_iters false, outer variables of extent 1 are left out. Returns the
+  // outer block.
+  // Requires:
+  //   1) every statement from `loop` down is a loop holding only the next one, down to
+  //      one block (NotSingleBlockChain)
+  //   2) those loops have constant bounds (NonConstantExtent)
+  //   3) each binding of the block is quasi-affine in the loops (+, -, constant
+  //      multiples, floordiv/floormod by constants) and splits as outer * e + inner,
+  //      outer using only loops above `loop`, inner only loops from `loop` down with
+  //      values in [0, e), and the
+  //      iteration variable's domain starts at 0 with a constant extent (NotAffineBinding)
+  //   4) no conjunct of the block's predicate uses loops both above and from `loop` down
+  //      (UnsupportedPredicate).
+  BlockRV blockize(LoopRV loop, bool preserve_unit_iters = true);
 
   // Marks the start of postprocessing in the trace; changes no IR.
   void enter_postproc();

@@ -125,7 +125,7 @@ TEST(TraceJson, MalformedInputIsAUserErrorNamingTheInstruction) {
     EXPECT_NE(std::string(e.what()).find("instruction 1 (GetLoops)"), std::string::npos) << e.what();
   }
   // So does an instruction whose primitive has not landed yet.
-  Trace later = trace_from_json(R"([[["GetBlock",[],["C","main"],["b0"]],["CacheRead",["b0",[]],[0,"shared"],["b1"]]],[]])");
+  Trace later = trace_from_json(R"([[["GetBlock",[],["C","main"],["b0"]],["Tensorize",["b0"],["intrin",true],[]]],[]])");
   EXPECT_THROW(later.apply_to(sch), UserError);
 }
 

@@ -1,0 +1,383 @@
+// rfactor: a reduction over a loop becomes partial reductions into an intermediate
+// buffer with one more dimension (the rfactor block) and a write-back block that
+// combines the partials. Reassociates the reduction: float results change by rounding.
+#include <algorithm>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "dragon/ir/block_access.h"
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+#include "dragon/ir/structural_equal.h"
+#include "../instruction_apply.h"
+#include "../ir_tree.h"
+
+namespace dragon::schedule {
+
+using namespace dragon::ir;
+
+namespace {
+
+enum class Combiner : uint8_t { kAdd, kMul, kMax, kMin };
+
+Expr combine(Combiner c, Expr a, Expr b) {
+  switch (c) {
+    case Combiner::kAdd: return std::move(a) + std::move(b);
+    case Combiner::kMul: return std::move(a) * std::move(b);
+    case Combiner::kMax: return max(std::move(a), std::move(b));
+    case Combiner::kMin: return min(std::move(a), std::move(b));
+  }
+  return {};
+}
+
+Expr identity(Combiner c, DataType type) {
+  switch (c) {
+    case Combiner::kAdd: return make_zero(type);
+    case Combiner::kMul: return make_one(type);
+    case Combiner::kMax: return min_value(type);
+    case Combiner::kMin: return max_value(type);
+  }
+  return {};
+}
+
+// The recognised update `C[I] = C[I] op x` (either operand order).
+struct Reducer {
+  const BufferStoreNode* store = nullptr;
+  Combiner combiner = Combiner::kAdd;
+  Expr rhs;  // x
+};
+
+class LoadFinder : public ExprVisitor {
+ public:
+  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
+  bool found = false;
+
+ protected:
+  using ExprVisitor::visit_;
+  void visit_(const BufferLoadNode* op) override {
+    found |= op->buffer.get() == buffer_;
+    ExprVisitor::visit_(op);
+  }
+
+ private:
+  const BufferNode* buffer_;
+};
+
+bool loads_buffer(const Expr& e, const Buffer& buffer) {
+  LoadFinder finder(buffer.get());
+  finder.visit(e);
+  return finder.found;
+}
+
+bool is_self_load(const Expr& e, const BufferStoreNode* store) {
+  const auto* load = e.as<BufferLoadNode>();
+  if (load == nullptr || !load->buffer.same_as(store->buffer) || load->indices.size() != store->indices.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < load->indices.size(); ++i) {
+    if (!structural_equal(load->indices[i], store->indices[i])) return false;
+  }
+  return true;
+}
+
+// The reducer of `block`, or a reason it has none.
+std::variant<Reducer, std::string> match_reducer(const BlockNode* block) {
+  const auto* store = block->body.as<BufferStoreNode>();
+  if (store == nullptr) return std::string("the update is not a single store");
+  const auto* init = block->init.as<BufferStoreNode>();
+  if (init == nullptr || !init->buffer.same_as(store->buffer) || init->indices.size() != store->indices.size()) {
+    return std::string("the init is not a single store to the updated buffer");
+  }
+  for (size_t i = 0; i < init->indices.size(); ++i) {
+    if (!structural_equal(init->indices[i], store->indices[i])) {
+      return std::string("the init stores at other indices than the update");
+    }
+  }
+  Reducer r;
+  r.store = store;
+  Expr a, b;
+  if (const auto* n = store->value.as<AddNode>()) r.combiner = Combiner::kAdd, a = n->a, b = n->b;
+  else if (const auto* n = store->value.as<MulNode>()) r.combiner = Combiner::kMul, a = n->a, b = n->b;
+  else if (const auto* n = store->value.as<MaxNode>()) r.combiner = Combiner::kMax, a = n->a, b = n->b;
+  else if (const auto* n = store->value.as<MinNode>()) r.combiner = Combiner::kMin, a = n->a, b = n->b;
+  else return std::string("the update is not C = C + x, C * x, max(C, x) or min(C, x)");
+  if (is_self_load(a, store)) r.rhs = b;
+  else if (is_self_load(b, store)) r.rhs = a;
+  else return std::string("neither operand of the update is the stored element");
+  if (loads_buffer(r.rhs, store->buffer)) return std::string("the combined value reads the reduced buffer again");
+  return r;
+}
+
+// `indices` with `index` inserted at `axis`.
+std::vector<Expr> insert_at(std::vector<Expr> indices, int64_t axis, Expr index) {
+  indices.insert(indices.begin() + axis, std::move(index));
+  return indices;
+}
+
+// Whether every conjunct of `predicate` that mentions a loop of `dropped` holds for all
+// values of the other loops when the dropped loops are at their start: a block guarded
+// by the remaining conjuncts then runs exactly where the first iteration of the dropped
+// loops did.
+bool dropped_guards_hold(const Expr& predicate, const std::vector<const ForNode*>& dropped, const Analyzer& analyzer) {
+  if (!predicate.defined()) return true;
+  if (const auto* a = predicate.as<AndNode>()) {
+    return dropped_guards_hold(a->a, dropped, analyzer) && dropped_guards_hold(a->b, dropped, analyzer);
+  }
+  std::vector<const VarNode*> vars;
+  std::unordered_map<const VarNode*, Expr> at_start;
+  for (const ForNode* l : dropped) {
+    vars.push_back(l->loop_var.get());
+    at_start[l->loop_var.get()] = l->min;
+  }
+  if (!detail::uses_any_var(predicate, vars)) return true;
+  return analyzer.can_prove(detail::substitute_vars(predicate, at_start));
+}
+
+// The conjuncts of `predicate` that mention none of `dropped`.
+Expr kept_conjuncts(const Expr& predicate, const std::vector<const VarNode*>& dropped) {
+  if (!predicate.defined()) return predicate;
+  if (const auto* a = predicate.as<AndNode>()) {
+    Expr lhs = kept_conjuncts(a->a, dropped);
+    Expr rhs = kept_conjuncts(a->b, dropped);
+    if (is_const_int(lhs, 1)) return rhs;
+    if (is_const_int(rhs, 1)) return lhs;
+    return lhs && rhs;
+  }
+  return detail::uses_any_var(predicate, dropped) ? make_bool(true) : predicate;
+}
+
+std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
+  if (detail::find_block_realize(func, base) == nullptr) return base;
+  for (int i = 1;; ++i) {
+    std::string name = fmt::format("{}_{}", base, i);
+    if (detail::find_block_realize(func, name) == nullptr) return name;
+  }
+}
+
+}  // namespace
+
+BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
+  constexpr InstructionKind kKind = InstructionKind::RFactor;
+  const ForNode* loop = resolve(loop_rv, kKind, "loop");
+  const std::string operand = fmt::format("loop {}", rv_name(loop_rv));
+  const ErrorLocus here{loop->loop_var.get(), {}};
+
+  std::optional<int64_t> extent = as_const_int(loop->extent);
+  if (loop->for_kind != ForKind::kSerial || !is_const_int(loop->min, 0) || !extent) {
+    throw error(kKind, 1, "UnsupportedLoop", operand,
+                fmt::format("the loop is {} over {} +: {}; rfactor needs a serial loop from 0 with a constant extent",
+                            for_kind_name(loop->for_kind), print_expr(loop->min), print_expr(loop->extent)),
+                here);
+  }
+  std::vector<const BlockRealizeNode*> children = detail::child_block_realizes(loop->body);
+  if (children.size() != 1) {
+    throw error(kKind, 2, "NotReductionBlock", operand,
+                fmt::format("{} blocks lie under the loop, rfactor needs exactly one", children.size()), here);
+  }
+  const BlockRealizeNode* realize = children[0];
+  const BlockNode* block = realize->block.get();
+  const ErrorLocus at_block{nullptr, block->name};
+  if (!block->init.defined()) {
+    throw error(kKind, 2, "NotReductionBlock", operand, fmt::format("block '{}' has no init", block->name), at_block);
+  }
+  for (const IterVar& iv : block->iter_vars) {
+    if (iv.kind != IterKind::kSpatial && iv.kind != IterKind::kReduce) {
+      throw error(kKind, 2, "NotReductionBlock", operand,
+                  fmt::format("iteration variable '{}' of block '{}' is {}", iv.var.name(), block->name,
+                              iter_kind_name(iv.kind)),
+                  at_block);
+    }
+  }
+  auto matched = match_reducer(block);
+  if (const auto* reason = std::get_if<std::string>(&matched)) {
+    throw error(kKind, 3, "UnrecognizedReducer", operand, fmt::format("block '{}': {}", block->name, *reason),
+                at_block);
+  }
+  const Reducer reducer = std::get<Reducer>(matched);
+
+  std::vector<const StmtNode*> path = detail::path_to(func_, block);
+  std::vector<const ForNode*> loops = detail::loops_above(path);
+  // Which iteration variables each loop feeds.
+  auto feeds = [&](const ForNode* l, IterKind kind) {
+    int n = 0;
+    for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+      if ((kind == block->iter_vars[i].kind) && detail::uses_any_var(realize->iter_values[i], {l->loop_var.get()})) ++n;
+    }
+    return n;
+  };
+  if (feeds(loop, IterKind::kReduce) != 1 || feeds(loop, IterKind::kSpatial) != 0) {
+    throw error(kKind, 4, "InvalidRFactorLoop", operand,
+                fmt::format("the loop feeds {} reduce and {} spatial iteration variables of block '{}'; rfactor needs "
+                            "exactly one reduce one",
+                            feeds(loop, IterKind::kReduce), feeds(loop, IterKind::kSpatial), block->name),
+                here);
+  }
+  std::vector<const VarNode*> loop_vars;
+  for (const ForNode* l : loops) loop_vars.push_back(l->loop_var.get());
+  std::vector<const ForNode*> reduce_loops;  // loops feeding reduce variables, outermost first
+  for (const ForNode* l : loops) {
+    if (feeds(l, IterKind::kReduce) == 0) continue;
+    if (feeds(l, IterKind::kSpatial) != 0 || detail::uses_any_var(l->min, loop_vars) ||
+        detail::uses_any_var(l->extent, loop_vars)) {
+      throw error(kKind, 4, "InvalidRFactorLoop", operand,
+                  fmt::format("loop '{}' feeds a reduce iteration variable and {}", l->loop_var.name(),
+                              feeds(l, IterKind::kSpatial) != 0 ? "a spatial one" : "has bounds that use other loops"),
+                  ErrorLocus{l->loop_var.get(), {}});
+    }
+    reduce_loops.push_back(l);
+  }
+  const ForNode* top = loops.front();
+  if (detail::child_block_realizes(Stmt(top)).size() != 1) {
+    throw error(kKind, 5, "NotSingleBlockNest", operand,
+                fmt::format("loop '{}', the outermost above block '{}', holds other blocks too", top->loop_var.name(),
+                            block->name),
+                ErrorLocus{top->loop_var.get(), {}});
+  }
+  {
+    std::vector<const ForNode*> others;  // reduce loops besides `loop`: a partial starts where they do
+    for (const ForNode* l : reduce_loops) {
+      if (l != loop) others.push_back(l);
+    }
+    if (!dropped_guards_hold(realize->predicate, others, detail::analyzer_for(path))) {
+      throw error(kKind, 4, "InvalidRFactorLoop", operand,
+                  fmt::format("the predicate {} of block '{}' may fail where the other reduce loops start, leaving a "
+                              "partial result never initialized",
+                              print_expr(realize->predicate), block->name),
+                  here);
+    }
+  }
+  const Buffer& buffer = reducer.store->buffer;
+  const int64_t ndim = buffer.ndim();
+  if (factor_axis < -(ndim + 1) || factor_axis > ndim) {
+    throw error(kKind, 6, "InvalidFactorAxis", "factor_axis",
+                fmt::format("factor_axis {} is not in [{}, {}] for buffer '{}' of rank {}", factor_axis, -(ndim + 1),
+                            ndim, buffer->name, ndim),
+                here);
+  }
+  const int64_t axis = factor_axis < 0 ? factor_axis + ndim + 1 : factor_axis;
+
+  // The intermediate buffer, allocated in the scope block.
+  const std::string rf_name = fresh_block_name(func_, block->name + "_rf");
+  std::vector<int64_t> shape = buffer->shape;
+  shape.insert(shape.begin() + axis, *extent);
+  Buffer rf_buffer = Buffer::make(rf_name, buffer->dtype, shape, buffer->scope);
+
+  // The rfactor block: spatial variables (copies), the rfactor loop's variable (spatial),
+  // one reduce variable per other loop feeding a reduction; the old reduce variables
+  // become their bindings over these.
+  std::vector<IterVar> rf_iters;
+  std::vector<Expr> rf_values;
+  std::unordered_map<const VarNode*, Expr> block_map;
+  std::unordered_map<const VarNode*, Expr> loop_to_iter;
+  Var rf_var("v" + loop->loop_var.name(), loop->loop_var.dtype());
+  rf_iters.push_back(IterVar{rf_var, Range{loop->min, loop->extent}, IterKind::kSpatial});
+  rf_values.push_back(loop->loop_var);
+  loop_to_iter[loop->loop_var.get()] = rf_var;
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    const IterVar& iv = block->iter_vars[i];
+    if (iv.kind != IterKind::kSpatial) continue;
+    Var v(iv.var.name(), iv.var.dtype());
+    rf_iters.push_back(IterVar{v, iv.dom, iv.kind});
+    rf_values.push_back(realize->iter_values[i]);
+    block_map[iv.var.get()] = v;
+  }
+  for (const ForNode* l : reduce_loops) {
+    if (l == loop) continue;
+    Var v("v" + l->loop_var.name(), l->loop_var.dtype());
+    rf_iters.push_back(IterVar{v, Range{l->min, l->extent}, IterKind::kReduce});
+    rf_values.push_back(l->loop_var);
+    loop_to_iter[l->loop_var.get()] = v;
+  }
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    const IterVar& iv = block->iter_vars[i];
+    if (iv.kind == IterKind::kReduce) {
+      block_map[iv.var.get()] = detail::substitute_vars(realize->iter_values[i], loop_to_iter);
+    }
+  }
+  std::vector<Expr> rf_indices;
+  for (const Expr& e : reducer.store->indices) rf_indices.push_back(detail::substitute_vars(e, block_map));
+  rf_indices = insert_at(rf_indices, axis, rf_var);
+  // With no other reduce loop each partial is one value: a plain store, no init.
+  Expr rhs = detail::substitute_vars(reducer.rhs, block_map);
+  const bool partial_reduces = rf_iters.back().kind == IterKind::kReduce;
+  Stmt rf_body = BufferStoreNode::make(
+      rf_buffer, partial_reduces ? combine(reducer.combiner, BufferLoadNode::make(rf_buffer, rf_indices), rhs) : rhs,
+      rf_indices);
+  Stmt rf_init =
+      partial_reduces ? BufferStoreNode::make(rf_buffer, identity(reducer.combiner, buffer->dtype), rf_indices) : Stmt();
+  BlockAccessRegions rf_access = detect_block_access_regions(rf_body, rf_init);
+  Block rf_block = BlockNode::make(rf_name, rf_iters, rf_access.reads, rf_access.writes, rf_body, rf_init, {},
+                                   block->annotations);
+  Stmt rf_nest = detail::replace_stmt(Stmt(top), realize,
+                                      BlockRealizeNode::make(rf_values, realize->predicate, rf_block));
+
+  // The write-back block: the old spatial variables and one reduce variable over the
+  // partials, under copies of the loops that feed them.
+  std::vector<IterVar> wb_iters;
+  std::vector<Expr> wb_values;
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    if (block->iter_vars[i].kind != IterKind::kSpatial) continue;
+    wb_iters.push_back(block->iter_vars[i]);
+    wb_values.push_back(realize->iter_values[i]);
+  }
+  Var wb_var("v" + loop->loop_var.name(), loop->loop_var.dtype());
+  wb_iters.push_back(IterVar{wb_var, Range{loop->min, loop->extent}, IterKind::kReduce});
+  wb_values.push_back(loop->loop_var);
+  std::vector<Expr> wb_rf_indices = insert_at(reducer.store->indices, axis, wb_var);
+  Stmt wb_body = BufferStoreNode::make(
+      buffer, combine(reducer.combiner, BufferLoadNode::make(buffer, reducer.store->indices),
+                      BufferLoadNode::make(rf_buffer, wb_rf_indices)),
+      reducer.store->indices);
+  BlockAccessRegions wb_access = detect_block_access_regions(wb_body, block->init);
+  Block wb_block = BlockNode::make(block->name, wb_iters, wb_access.reads, wb_access.writes, wb_body, block->init, {},
+                                   block->annotations);
+  std::vector<const ForNode*> kept;
+  std::vector<const VarNode*> dropped;
+  for (const ForNode* l : loops) {
+    bool used = l == loop;
+    for (const Expr& v : wb_values) used |= detail::uses_any_var(v, {l->loop_var.get()});
+    if (used) kept.push_back(l);
+    else dropped.push_back(l->loop_var.get());
+  }
+  Stmt wb_nest = BlockRealizeNode::make(wb_values, kept_conjuncts(realize->predicate, dropped), wb_block);
+  std::unordered_map<const VarNode*, Expr> loop_map;
+  for (size_t p = kept.size(); p-- > 0;) {
+    const ForNode* l = kept[p];
+    Var v(l->loop_var.name(), l->loop_var.dtype());
+    loop_map[l->loop_var.get()] = v;
+    wb_nest = ForNode::make(v, l->min, l->extent, l->for_kind, wb_nest, l->thread_tag);
+  }
+  wb_nest = detail::substitute_vars(wb_nest, loop_map);
+
+  const BlockNode* scope = detail::scope_block(detail::path_to(func_, top));
+  Stmt scope_body = detail::replace_stmt(scope->body, top, SeqStmtNode::make({rf_nest, wb_nest}));
+  std::vector<Buffer> allocs = scope->alloc_buffers;
+  allocs.push_back(rf_buffer);
+  Block new_scope = BlockNode::make(scope->name, scope->iter_vars, scope->reads, scope->writes, scope_body,
+                                    scope->init, allocs, scope->annotations);
+  PrimFunc func = detail::replace_in_func(func_, scope, new_scope);
+
+  BlockRV out = new_block_rv(rf_name);
+  Instruction inst;
+  inst.kind = kKind;
+  inst.inputs.emplace_back(loop_rv);
+  inst.attrs.emplace_back(factor_axis);
+  inst.outputs.push_back(out);
+  commit(std::move(func), std::move(inst));
+  return out;
+}
+
+namespace detail {
+
+std::vector<RandomVar> apply_rfactor(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
+                                     const std::optional<Arg>&) {
+  constexpr InstructionKind kKind = InstructionKind::RFactor;
+  expect_count(kKind, "inputs", inputs, 1);
+  expect_count(kKind, "attrs", attrs, 1);
+  return {sch.rfactor(loop_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]))};
+}
+
+}  // namespace detail
+}  // namespace dragon::schedule
