@@ -75,5 +75,37 @@ TEST(Cli, RunIsDeterministicAndSeedSensitive) {
   EXPECT_NE(fingerprint(a.output), fingerprint(c.output));
 }
 
+TEST(Cli, ScriptsApplyAndRunAgainstTheUnscheduledFunction) {
+  std::string split = write_temp_file(
+      "split.json",
+      R"([[["GetBlock",[],["C","main"],["b0"]],["GetLoops",["b0"],[],["l1","l2","l3"]],)"
+      R"(["Split",["l1","None",4],[true,false],["l4","l5"]],["Reorder",["l5","l4"],[],[]]],[]])");
+  CliResult applied = run_dragon("apply matmul:m=8,n=8,k=8 " + split);
+  ASSERT_EQ(applied.status, 0) << applied.output;
+  EXPECT_NE(applied.output.find("vi0: S 8 = i0_0 * 4 + i0_1"), std::string::npos) << applied.output;
+  CliResult run = run_dragon("run matmul:m=8,n=8,k=8 --script " + split);
+  ASSERT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("outputs match the unscheduled function"), std::string::npos) << run.output;
+}
+
+TEST(Cli, BadScriptsAreUserErrorsNamingTheInstruction) {
+  std::string missing_block = write_temp_file("missing_block.json", R"([[["GetBlock",[],["Q","main"],["b0"]]],[]])");
+  CliResult failed = run_dragon("run matmul:m=8,n=8,k=8 --script " + missing_block);
+  EXPECT_EQ(failed.status, 1);
+  EXPECT_NE(failed.output.find("instruction 0 failed: GetBlock"), std::string::npos) << failed.output;
+  std::string short_split = write_temp_file(
+      "short_split.json",
+      R"([[["GetBlock",[],["C","main"],["b0"]],["GetLoops",["b0"],[],["l1","l2","l3"]],)"
+      R"(["Split",["l1",2,3],[true,false],["l4","l5"]]],[]])");
+  CliResult split = run_dragon("apply matmul:m=8,n=8,k=8 " + short_split);
+  EXPECT_EQ(split.status, 1);
+  EXPECT_NE(split.output.find("instruction 2 failed: Split"), std::string::npos) << split.output;
+  std::string truncated = write_temp_file("truncated.json", R"([[["GetBlock",[],["C","main"],["b0"]])");
+  CliResult malformed = run_dragon("apply matmul:m=8,n=8,k=8 " + truncated);
+  EXPECT_EQ(malformed.status, 1);
+  EXPECT_NE(malformed.output.find(truncated + ": "), std::string::npos) << malformed.output;
+  EXPECT_EQ(run_dragon("apply matmul:m=8,n=8,k=8 /nonexistent/script.json").status, 1);
+}
+
 }  // namespace
 }  // namespace dragon::testing

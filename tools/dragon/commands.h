@@ -11,6 +11,7 @@ namespace dragon::cli {
 // Runs a parsed subcommand; returns the process exit status.
 using Command = std::function<int()>;
 
+Command add_apply_command(CLI::App& app);
 Command add_ops_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_run_command(CLI::App& app);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_ops_command);
   add(dragon::cli::add_show_command);
   add(dragon::cli::add_run_command);
+  add(dragon::cli::add_apply_command);
   add(dragon::cli::add_profile_command);
 
   try {
