@@ -359,4 +359,31 @@ std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
   return name;
 }
 
+bool dropped_guards_hold(const Expr& predicate, const std::vector<const ForNode*>& dropped, const Analyzer& analyzer) {
+  if (!predicate.defined()) return true;
+  if (const auto* a = predicate.as<AndNode>()) {
+    return dropped_guards_hold(a->a, dropped, analyzer) && dropped_guards_hold(a->b, dropped, analyzer);
+  }
+  std::vector<const VarNode*> vars;
+  std::unordered_map<const VarNode*, Expr> at_start;
+  for (const ForNode* l : dropped) {
+    vars.push_back(l->loop_var.get());
+    at_start[l->loop_var.get()] = l->min;
+  }
+  if (!uses_any_var(predicate, vars)) return true;
+  return analyzer.can_prove(substitute_vars(predicate, at_start));
+}
+
+Expr kept_conjuncts(const Expr& predicate, const std::vector<const VarNode*>& dropped) {
+  if (!predicate.defined()) return predicate;
+  if (const auto* a = predicate.as<AndNode>()) {
+    Expr lhs = kept_conjuncts(a->a, dropped);
+    Expr rhs = kept_conjuncts(a->b, dropped);
+    if (is_const_int(lhs, 1)) return rhs;
+    if (is_const_int(rhs, 1)) return lhs;
+    return lhs && rhs;
+  }
+  return uses_any_var(predicate, dropped) ? make_bool(true) : predicate;
+}
+
 }  // namespace dragon::schedule::detail

@@ -55,5 +55,14 @@ ir::Stmt replace_buffers(const ir::Stmt& s, const std::unordered_map<const ir::B
 std::vector<const ir::BlockRealizeNode*> all_block_realizes(const ir::PrimFunc& func);
 // `base`, or `base_1`, `base_2`, ...: the first name no block and no buffer of `func` has.
 std::string fresh_block_name(const ir::PrimFunc& func, const std::string& base);
+// Whether every conjunct of `predicate` that mentions a loop of `dropped` holds for all
+// values of the other loops when the dropped loops are at their start: a block guarded by
+// the remaining conjuncts then runs exactly where the first iteration of the dropped loops
+// did (decompose_reduction, rfactor).
+bool dropped_guards_hold(const ir::Expr& predicate, const std::vector<const ir::ForNode*>& dropped,
+                         const ir::Analyzer& analyzer);
+// The conjuncts of `predicate` that mention none of `dropped` (TVM's RemakePredicate: a
+// conjunct over discarded reduce loops guards the update only).
+ir::Expr kept_conjuncts(const ir::Expr& predicate, const std::vector<const ir::VarNode*>& dropped);
 
 }  // namespace dragon::schedule::detail

@@ -16,14 +16,6 @@ using namespace dragon::ir;
 
 namespace {
 
-std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
-  if (detail::find_block_realize(func, base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string name = fmt::format("{}_{}", base, i);
-    if (detail::find_block_realize(func, name) == nullptr) return name;
-  }
-}
-
 // Whether `e` is quasi-affine in loop variables: sums, differences and constant
 // multiples of them and constants, floordiv/floormod by positive constants, casts.
 bool is_quasi_affine(const Expr& e) {
@@ -216,7 +208,7 @@ BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
     const ForNode* l = inner_loops[p];
     body = ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, body, l->thread_tag, l->annotations);
   }
-  const std::string name = fresh_block_name(func_, block->name + "_o");
+  const std::string name = detail::fresh_block_name(func_, block->name + "_o");
   Block outer = BlockNode::make(name, outer_iters, reads, writes, body);
   Stmt outer_realize = BlockRealizeNode::make(outer_values, outer_pred, outer);
 

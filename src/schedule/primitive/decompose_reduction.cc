@@ -17,48 +17,6 @@ using namespace dragon::ir;
 
 namespace {
 
-// `base` if no block has that name in `func`, else base_1, base_2, ...
-std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
-  if (detail::find_block_realize(func, base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string name = fmt::format("{}_{}", base, i);
-    if (detail::find_block_realize(func, name) == nullptr) return name;
-  }
-}
-
-// Whether every conjunct of `predicate` that mentions a loop of `dropped` holds for all
-// values of the other loops when the dropped loops are at their start: a block guarded
-// by the remaining conjuncts then runs exactly where the first iteration of the dropped
-// loops did.
-bool dropped_guards_hold(const Expr& predicate, const std::vector<const ForNode*>& dropped, const Analyzer& analyzer) {
-  if (!predicate.defined()) return true;
-  if (const auto* a = predicate.as<AndNode>()) {
-    return dropped_guards_hold(a->a, dropped, analyzer) && dropped_guards_hold(a->b, dropped, analyzer);
-  }
-  std::vector<const VarNode*> vars;
-  std::unordered_map<const VarNode*, Expr> at_start;
-  for (const ForNode* l : dropped) {
-    vars.push_back(l->loop_var.get());
-    at_start[l->loop_var.get()] = l->min;
-  }
-  if (!detail::uses_any_var(predicate, vars)) return true;
-  return analyzer.can_prove(detail::substitute_vars(predicate, at_start));
-}
-
-// The conjuncts of `predicate` that mention none of `dropped` (TVM's RemakePredicate: a
-// conjunct over the discarded reduce loops guards the update only).
-Expr kept_conjuncts(const Expr& predicate, const std::vector<const VarNode*>& dropped) {
-  if (!predicate.defined()) return predicate;
-  if (const auto* a = predicate.as<AndNode>()) {
-    Expr lhs = kept_conjuncts(a->a, dropped);
-    Expr rhs = kept_conjuncts(a->b, dropped);
-    if (is_const_int(lhs, 1)) return rhs;
-    if (is_const_int(rhs, 1)) return lhs;
-    return lhs && rhs;
-  }
-  return detail::uses_any_var(predicate, dropped) ? make_bool(true) : predicate;
-}
-
 // The init block's nest, preconditions already checked: the spatial iteration variables
 // (fresh copies) bound as in `realize`, under copies of the loops from `loops[top]` down
 // that feed them.
@@ -89,7 +47,7 @@ Stmt make_init_nest(const BlockRealizeNode* realize, const std::vector<const For
     if (used) chosen.push_back(loops[p]);
     else dropped.push_back(loops[p]->loop_var.get());
   }
-  Expr predicate = kept_conjuncts(realize->predicate, dropped);
+  Expr predicate = detail::kept_conjuncts(realize->predicate, dropped);
   Stmt body = BlockRealizeNode::make(values, predicate, init_block);
   std::unordered_map<const VarNode*, Expr> loop_map;
   for (const ForNode* l : chosen) {
@@ -174,7 +132,7 @@ BlockRV Schedule::decompose_reduction(BlockRV block_rv, LoopRV loop_rv) {
     }
     if (!used) dropped.push_back(loops[p]);
   }
-  if (!dropped_guards_hold(realize->predicate, dropped, detail::analyzer_for(path))) {
+  if (!detail::dropped_guards_hold(realize->predicate, dropped, detail::analyzer_for(path))) {
     throw error(kKind, 4, "UnsupportedPredicate", block_operand,
                 fmt::format("the predicate {} of block '{}' may fail where the reduction starts, so the init block "
                             "would run for elements the init did not",
@@ -182,7 +140,7 @@ BlockRV Schedule::decompose_reduction(BlockRV block_rv, LoopRV loop_rv) {
                 at_block);
   }
 
-  const std::string init_name = fresh_block_name(func_, block->name + "_init");
+  const std::string init_name = detail::fresh_block_name(func_, block->name + "_init");
   Stmt init_nest = make_init_nest(realize, loops, top, init_name);
   Stmt updated = detail::replace_stmt(Stmt(loop), block, make_update(block));
   PrimFunc func = detail::replace_in_func(func_, loop, SeqStmtNode::make({init_nest, updated}));

@@ -116,46 +116,6 @@ std::vector<Expr> insert_at(std::vector<Expr> indices, int64_t axis, Expr index)
   return indices;
 }
 
-// Whether every conjunct of `predicate` that mentions a loop of `dropped` holds for all
-// values of the other loops when the dropped loops are at their start: a block guarded
-// by the remaining conjuncts then runs exactly where the first iteration of the dropped
-// loops did.
-bool dropped_guards_hold(const Expr& predicate, const std::vector<const ForNode*>& dropped, const Analyzer& analyzer) {
-  if (!predicate.defined()) return true;
-  if (const auto* a = predicate.as<AndNode>()) {
-    return dropped_guards_hold(a->a, dropped, analyzer) && dropped_guards_hold(a->b, dropped, analyzer);
-  }
-  std::vector<const VarNode*> vars;
-  std::unordered_map<const VarNode*, Expr> at_start;
-  for (const ForNode* l : dropped) {
-    vars.push_back(l->loop_var.get());
-    at_start[l->loop_var.get()] = l->min;
-  }
-  if (!detail::uses_any_var(predicate, vars)) return true;
-  return analyzer.can_prove(detail::substitute_vars(predicate, at_start));
-}
-
-// The conjuncts of `predicate` that mention none of `dropped`.
-Expr kept_conjuncts(const Expr& predicate, const std::vector<const VarNode*>& dropped) {
-  if (!predicate.defined()) return predicate;
-  if (const auto* a = predicate.as<AndNode>()) {
-    Expr lhs = kept_conjuncts(a->a, dropped);
-    Expr rhs = kept_conjuncts(a->b, dropped);
-    if (is_const_int(lhs, 1)) return rhs;
-    if (is_const_int(rhs, 1)) return lhs;
-    return lhs && rhs;
-  }
-  return detail::uses_any_var(predicate, dropped) ? make_bool(true) : predicate;
-}
-
-std::string fresh_block_name(const PrimFunc& func, const std::string& base) {
-  if (detail::find_block_realize(func, base) == nullptr) return base;
-  for (int i = 1;; ++i) {
-    std::string name = fmt::format("{}_{}", base, i);
-    if (detail::find_block_realize(func, name) == nullptr) return name;
-  }
-}
-
 }  // namespace
 
 BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
@@ -240,7 +200,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
     for (const ForNode* l : reduce_loops) {
       if (l != loop) others.push_back(l);
     }
-    if (!dropped_guards_hold(realize->predicate, others, detail::analyzer_for(path))) {
+    if (!detail::dropped_guards_hold(realize->predicate, others, detail::analyzer_for(path))) {
       throw error(kKind, 4, "InvalidRFactorLoop", operand,
                   fmt::format("the predicate {} of block '{}' may fail where the other reduce loops start, leaving a "
                               "partial result never initialized",
@@ -259,7 +219,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
   const int64_t axis = factor_axis < 0 ? factor_axis + ndim + 1 : factor_axis;
 
   // The intermediate buffer, allocated in the scope block.
-  const std::string rf_name = fresh_block_name(func_, block->name + "_rf");
+  const std::string rf_name = detail::fresh_block_name(func_, block->name + "_rf");
   std::vector<int64_t> shape = buffer->shape;
   shape.insert(shape.begin() + axis, *extent);
   Buffer rf_buffer = Buffer::make(rf_name, buffer->dtype, shape, buffer->scope);
@@ -341,7 +301,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
     if (used) kept.push_back(l);
     else dropped.push_back(l->loop_var.get());
   }
-  Stmt wb_nest = BlockRealizeNode::make(wb_values, kept_conjuncts(realize->predicate, dropped), wb_block);
+  Stmt wb_nest = BlockRealizeNode::make(wb_values, detail::kept_conjuncts(realize->predicate, dropped), wb_block);
   std::unordered_map<const VarNode*, Expr> loop_map;
   for (size_t p = kept.size(); p-- > 0;) {
     const ForNode* l = kept[p];
