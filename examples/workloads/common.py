@@ -1,8 +1,13 @@
 """Shared timing loop for the profiling workloads: warm-up, then timed iterations inside
 an NVTX range named "measure", reporting the median time per iteration.
 
+WORKLOAD_TORCH_PROFILER=1 runs the timed iterations under torch.profiler recording CUDA
+activity only (Kineto, another CUPTI tracer): the yardstick for dragon profile's overhead.
+
 Randomly initialised models only; nothing is downloaded."""
 import argparse
+import contextlib
+import os
 import statistics
 import time
 
@@ -26,13 +31,18 @@ def run(name, step, args):
         step()
     torch.cuda.synchronize()
     times = []
-    torch.cuda.nvtx.range_push("measure")
-    for _ in range(args.iters):
-        start = time.perf_counter()
-        step()
-        torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    torch.cuda.nvtx.range_pop()
+    tracer = contextlib.nullcontext()
+    if os.environ.get("WORKLOAD_TORCH_PROFILER") == "1":
+        from torch.profiler import ProfilerActivity, profile
+        tracer = profile(activities=[ProfilerActivity.CUDA])
+    with tracer:
+        torch.cuda.nvtx.range_push("measure")
+        for _ in range(args.iters):
+            start = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        torch.cuda.nvtx.range_pop()
     median_ms = 1e3 * statistics.median(times)
     print(f"workload {name} iters {args.iters} median_ms {median_ms:.4f} "
           f"min_ms {1e3 * min(times):.4f} gpu {torch.cuda.get_device_name()}", flush=True)

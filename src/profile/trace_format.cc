@@ -3,10 +3,44 @@
 #include <cstdio>
 
 #include "dragon/profile/trace_format.h"
+#include "dragon/support/error.h"
 
 namespace dragon::profile {
 
 std::string trace_file_name(long pid) { return "trace-" + std::to_string(pid) + ".jsonl"; }
+
+std::string activity_selection_error(std::string_view list, ActivitySelection* selection) {
+  if (list.empty()) return "no activity selected: choose from kernel, memcpy, memset, nvtx";
+  ActivitySelection chosen{false, false, false, false};
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find(',', begin);
+    if (end == std::string_view::npos) end = list.size();
+    std::string_view name = list.substr(begin, end - begin);
+    if (name == "kernel") {
+      chosen.kernel = true;
+    } else if (name == "memcpy") {
+      chosen.memcpy = true;
+    } else if (name == "memset") {
+      chosen.memset = true;
+    } else if (name == "nvtx") {
+      chosen.nvtx = true;
+    } else {
+      return "unknown activity '" + std::string(name) + "' in '" + std::string(list) +
+             "': choose from kernel, memcpy, memset, nvtx, separated by commas";
+    }
+    begin = end + 1;
+  }
+  *selection = chosen;
+  return {};
+}
+
+ActivitySelection parse_activity_selection(std::string_view list) {
+  ActivitySelection selection;
+  std::string error = activity_selection_error(list, &selection);
+  if (!error.empty()) throw UserError(error);
+  return selection;
+}
 
 std::string json_escape(std::string_view text) {
   std::string out;

@@ -35,6 +35,12 @@ TEST(ProfileCli, UnknownCommandIsAUserError) {
   EXPECT_NE(r.output.find("command not found: no-such-program-xyz"), std::string::npos) << r.output;
 }
 
+TEST(ProfileCli, UnknownActivityIsAUserError) {
+  CliResult r = run_dragon("profile --activities kernel,bogus --out " + ::testing::TempDir() + "p3 -- true");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("unknown activity 'bogus'"), std::string::npos) << r.output;
+}
+
 TEST(ProfileCli, NoGpuIsAClearUserError) {
   if (!profile::why_no_cuda_gpu().has_value()) GTEST_SKIP() << "this machine has a GPU";
   CliResult r = run_dragon("profile --out " + ::testing::TempDir() + "p2 -- true");

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "commands.h"
@@ -22,6 +23,7 @@ struct ProfileOptions {
   std::string nvtx_range;
   std::string rules;
   std::string injection;
+  std::string activities;
   std::vector<std::string> speedups;
   int top = 15;
   std::vector<std::string> command;
@@ -51,6 +53,8 @@ bool holds_traces(const std::string& dir) {
 // Runs the command under the injection library; returns its exit status.
 int record(const ProfileOptions& o) {
   if (o.command.empty()) throw UserError("give the command to profile after --, e.g. dragon profile -- python3 train.py");
+  profile::ActivitySelection activities;
+  if (!o.activities.empty()) activities = profile::parse_activity_selection(o.activities);
   if (!find_executable(o.command[0])) throw UserError("command not found: " + o.command[0]);
   if (auto why = profile::why_no_cuda_gpu()) throw UserError("dragon profile needs a CUDA GPU: " + *why);
   std::string injection = o.injection.empty() ? executable_dir() + "/libdragon_profile.so" : o.injection;
@@ -63,8 +67,15 @@ int record(const ProfileOptions& o) {
   }
   std::filesystem::create_directories(o.out);
   std::string out_dir = std::filesystem::absolute(o.out).string();
-  ProcessResult run = run_process(o.command, {{"CUDA_INJECTION64_PATH", std::filesystem::absolute(injection).string()},
-                                             {"DRAGON_PROFILE_DIR", out_dir}});
+  std::vector<std::pair<std::string, std::string>> environment = {
+      {"CUDA_INJECTION64_PATH", std::filesystem::absolute(injection).string()}, {"DRAGON_PROFILE_DIR", out_dir}};
+  if (!o.activities.empty()) environment.emplace_back("DRAGON_PROFILE_ACTIVITIES", o.activities);
+  // Our own NVTX injection (the same library) from the first NVTX call on, also before
+  // CUDA starts; a program's own NVTX tool, if it names one, keeps priority.
+  if (activities.nvtx && std::getenv("NVTX_INJECTION64_PATH") == nullptr) {
+    environment.emplace_back("NVTX_INJECTION64_PATH", std::filesystem::absolute(injection).string());
+  }
+  ProcessResult run = run_process(o.command, environment);
   if (!run.started) throw UserError(run.start_error);
   std::fprintf(stderr, "dragon profile: %s ran %.3f s, %s\n", o.command[0].c_str(), run.wall_seconds,
                run.signal ? ("killed by signal " + std::to_string(run.signal)).c_str()
@@ -111,6 +122,8 @@ Command add_profile_command(CLI::App& app) {
   sub->add_option("--nvtx-range", o->nvtx_range, "Analyse only inside NVTX ranges with this name");
   sub->add_option("--rules", o->rules, "Kernel category rules (default data/profile/kernel_categories.tsv)");
   sub->add_option("--injection", o->injection, "Path of libdragon_profile.so (default: next to dragon)");
+  sub->add_option("--activities", o->activities,
+                  "What to record, a comma list of kernel, memcpy, memset, nvtx (default: all)");
   sub->add_option("--speedup", o->speedups,
                   "CATEGORY=SPEEDUP[@WIN_FRACTION], repeatable: project the end-to-end effect (Amdahl)");
   sub->add_option("--top", o->top, "Number of top kernels to list")->capture_default_str()->check(CLI::PositiveNumber);

@@ -17,6 +17,21 @@
 
 namespace dragon::profile {
 
+// What the injection library records, chosen with DRAGON_PROFILE_ACTIVITIES (a comma
+// list of these names; all when unset): kernels, copies, memsets and NVTX ranges.
+struct ActivitySelection {
+  bool kernel = true;
+  bool memcpy = true;
+  bool memset = true;
+  bool nvtx = true;
+};
+// Parses "kernel,memcpy"; an empty list or an unknown name is a UserError naming the
+// valid ones. Does not throw into the injection library: see activity_selection_error.
+ActivitySelection parse_activity_selection(std::string_view list);
+// The same check without exceptions: the error text, or empty when `list` is valid
+// (then *selection is filled).
+std::string activity_selection_error(std::string_view list, ActivitySelection* selection);
+
 // Trace files of a run: DIR/trace-<pid>.jsonl.
 std::string trace_file_name(long pid);
 

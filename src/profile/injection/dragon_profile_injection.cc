@@ -1,7 +1,7 @@
 // libdragon_profile.so: loaded by the CUDA driver into any process that has
-// CUDA_INJECTION64_PATH pointing at it. Records kernels, copies, memsets and NVTX ranges
-// with CUPTI's activity API and writes DRAGON_PROFILE_DIR/trace-<pid>.jsonl at exit.
-// It only records; the analysis happens in `dragon profile`.
+// CUDA_INJECTION64_PATH pointing at it. Records kernels, copies and memsets with CUPTI's
+// activity API (NVTX ranges: nvtx_ranges.cc) into DRAGON_PROFILE_DIR/trace-<pid>.jsonl,
+// flushed at exit. It only records; the analysis happens in `dragon profile`.
 #include <cupti.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -13,26 +13,43 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dragon/profile/trace_format.h"
+#include "injection_state.h"
+
+namespace dragon::profile::injection {
+
+State& state() {
+  static State* s = new State();
+  return *s;
+}
+
+void write_range(const std::string& name, uint64_t start_ns, uint64_t end_ns) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.out == nullptr) return;
+  std::fprintf(s.out, "{\"t\":\"range\",\"n\":\"%s\",\"s\":%" PRIu64 ",\"e\":%" PRIu64 "}\n",
+               json_escape(name).c_str(), start_ns, end_ns);
+}
+
+void route_nvtx_here() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;  // someone else's NVTX tool
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&state), &info) != 0 && info.dli_fname != nullptr) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
+}
+
+}  // namespace dragon::profile::injection
 
 namespace {
 
+using dragon::profile::injection::State;
+using dragon::profile::injection::state;
+
 constexpr size_t kBufferSize = 8 << 20;
 constexpr size_t kAlignment = 8;
-
-struct State {
-  std::mutex mutex;
-  FILE* out = nullptr;
-  uint64_t dropped = 0;
-  // NVTX push/pop and start/end ranges arrive as two marker records sharing an id.
-  std::unordered_map<uint32_t, std::pair<std::string, uint64_t>> open_ranges;
-};
-
-State& state() {
-  static State* s = new State();  // never destroyed: CUPTI may call back during exit
-  return *s;
-}
 
 std::string process_name() {
   FILE* f = std::fopen("/proc/self/cmdline", "rb");
@@ -86,21 +103,6 @@ void write_record(State& s, const CUpti_Activity* record) {
                    static_cast<uint64_t>(m->bytes));
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MARKER: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
-      if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
-        s.open_ranges[m->id] = {m->name ? m->name : "", m->timestamp};
-      } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-        auto it = s.open_ranges.find(m->id);
-        if (it != s.open_ranges.end()) {
-          std::fprintf(s.out, "{\"t\":\"range\",\"n\":\"%s\",\"s\":%" PRIu64 ",\"e\":%" PRIu64 "}\n",
-                       dragon::profile::json_escape(it->second.first).c_str(), it->second.second,
-                       static_cast<uint64_t>(m->timestamp));
-          s.open_ranges.erase(it);
-        }
-      }
-      break;
-    }
     default:
       break;
   }
@@ -128,11 +130,12 @@ void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, con
 
 void write_error(State& s, const std::string& message) {
   std::fprintf(stderr, "dragon profile: %s\n", message.c_str());
+  std::lock_guard<std::mutex> lock(s.mutex);
   if (s.out) std::fprintf(s.out, "{\"t\":\"error\",\"msg\":\"%s\"}\n", dragon::profile::json_escape(message).c_str());
 }
 
 void finish() {
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (state().cupti_started) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.out == nullptr) return;
@@ -143,35 +146,39 @@ void finish() {
   s.out = nullptr;
 }
 
-// Routes NVTX calls to CUPTI so ranges become marker records; NVTX reads this variable
-// at its first call, which in the programs we profile comes after CUDA starts.
-void route_nvtx_to_cupti() {
-  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname != nullptr) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}  // namespace
+
+namespace dragon::profile::injection {
+
+bool open_trace() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.opened) return s.out != nullptr;
+  s.opened = true;
+  const char* dir = std::getenv("DRAGON_PROFILE_DIR");
+  std::string path = std::string(dir && *dir ? dir : ".") + "/" + trace_file_name(getpid());
+  s.out = std::fopen(path.c_str(), "w");
+  if (s.out == nullptr) {
+    std::fprintf(stderr, "dragon profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return false;
   }
+  uint64_t start = 0;
+  cuptiGetTimestamp(&start);
+  std::fprintf(s.out, "{\"t\":\"process\",\"pid\":%d,\"cmd\":\"%s\",\"start\":%" PRIu64 "}\n", getpid(),
+               json_escape(process_name()).c_str(), start);
+  std::atexit(finish);
+  return true;
 }
 
-}  // namespace
+}  // namespace dragon::profile::injection
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   static bool initialized = false;
   if (initialized) return 1;
   initialized = true;
   State& s = state();
-  const char* dir = std::getenv("DRAGON_PROFILE_DIR");
-  std::string path = std::string(dir && *dir ? dir : ".") + "/" + dragon::profile::trace_file_name(getpid());
-  s.out = std::fopen(path.c_str(), "w");
-  if (s.out == nullptr) {
-    std::fprintf(stderr, "dragon profile: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-    return 0;
-  }
-  uint64_t start = 0;
-  cuptiGetTimestamp(&start);
-  std::fprintf(s.out, "{\"t\":\"process\",\"pid\":%d,\"cmd\":\"%s\",\"start\":%" PRIu64 "}\n", getpid(),
-               dragon::profile::json_escape(process_name()).c_str(), start);
-  route_nvtx_to_cupti();
+  if (!dragon::profile::injection::open_trace()) return 0;
+  s.cupti_started = true;
 
   // A subscriber of our own both detects a profiler already attached (CUPTI allows one)
   // and makes a later one fail loudly instead of silently stealing our records.
@@ -180,8 +187,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   // CUPTI's default device buffer and semaphore pool sizes: a run with 32 MiB buffers and a
   // 2^18 semaphore pool was not faster on launch-bound programs (bench/results/profile-h200.md).
   if (result == CUPTI_SUCCESS) result = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MARKER};
+  // DRAGON_PROFILE_ACTIVITIES narrows what is recorded (`dragon profile --activities`),
+  // which is how the cost of each activity kind was measured.
+  dragon::profile::ActivitySelection selection;
+  if (const char* list = std::getenv("DRAGON_PROFILE_ACTIVITIES"); list != nullptr) {
+    std::string error = dragon::profile::activity_selection_error(list, &selection);
+    if (!error.empty()) {
+      write_error(s, "DRAGON_PROFILE_ACTIVITIES: " + error);
+      return 0;
+    }
+  }
+  std::vector<CUpti_ActivityKind> kinds;
+  if (selection.kernel) kinds.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (selection.memcpy) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMCPY);
+  if (selection.memset) kinds.push_back(CUPTI_ACTIVITY_KIND_MEMSET);
+  // NVTX ranges come from our own NVTX injection (nvtx_ranges.cc), not CUPTI's markers.
+  if (selection.nvtx) dragon::profile::injection::route_nvtx_here();
   for (CUpti_ActivityKind kind : kinds) {
     if (result != CUPTI_SUCCESS) break;
     result = cuptiActivityEnable(kind);
@@ -198,7 +219,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     write_error(s, message);
     return 0;
   }
-  std::fflush(s.out);
-  std::atexit(finish);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.out) std::fflush(s.out);
   return 1;
 }

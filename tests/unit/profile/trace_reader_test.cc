@@ -60,5 +60,24 @@ TEST(TraceReader, EscapesRoundTrip) {
   EXPECT_THROW(read_trace_dir("/nonexistent/folder"), UserError);
 }
 
+TEST(ActivitySelection, ParsesCommaLists) {
+  ActivitySelection only_kernels = parse_activity_selection("kernel");
+  EXPECT_TRUE(only_kernels.kernel);
+  EXPECT_FALSE(only_kernels.memcpy);
+  EXPECT_FALSE(only_kernels.memset);
+  EXPECT_FALSE(only_kernels.nvtx);
+  ActivitySelection all = parse_activity_selection("nvtx,memset,memcpy,kernel");
+  EXPECT_TRUE(all.kernel && all.memcpy && all.memset && all.nvtx);
+}
+
+TEST(ActivitySelection, RejectsUnknownAndEmptyNames) {
+  ActivitySelection untouched;
+  EXPECT_NE(activity_selection_error("kernel,launches", &untouched).find("unknown activity 'launches'"),
+            std::string::npos);
+  EXPECT_TRUE(untouched.memcpy);  // left as it was on error
+  EXPECT_NE(activity_selection_error("kernel,", &untouched).find("unknown activity ''"), std::string::npos);
+  EXPECT_THROW(parse_activity_selection(""), UserError);
+}
+
 }  // namespace
 }  // namespace dragon::profile
