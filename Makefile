@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 DEMO_SPEC ?= matmul:m=128,n=128,k=128
 
-.PHONY: all setup configure build demo test clean
+.PHONY: all setup configure build demo test fuzz clean
 
 all: build
 
@@ -27,6 +27,11 @@ demo: setup
 test: setup
 	@$(MAKE) --no-print-directory build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
+	@scripts/fuzz.sh
+
+# The libFuzzer targets alone (clang, build-fuzz/), FUZZ_SECONDS each (default 60).
+fuzz: setup
+	@scripts/fuzz.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -3,12 +3,14 @@
 # Quiet when everything is present; run as root or with sudo available.
 set -euo pipefail
 
-# Core build and test dependencies. Optional parts (CUDA, libtorch) are detected
-# by CMake at configure time and are not installed here.
+# Core build and test dependencies (clang and its runtime for the libFuzzer targets).
+# Optional parts (CUDA, libtorch) are detected by CMake at configure time and are not
+# installed here.
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -65,6 +65,14 @@ class FloatPredicate final : public ExprCode {
   ExprPtr a_;
 };
 
+// An effect intrinsic with nothing to do under sequential semantics: sync_threads() is a
+// barrier, and one thread at a time never races. Evaluates to 0, which nobody reads.
+class NoEffect final : public ExprCode {
+ public:
+  explicit NoEffect(ir::DataType dtype) : ExprCode(dtype) {}
+  int64_t eval_int(Frame&) const override { return 0; }
+};
+
 bool is_nan(double x) { return std::isnan(x); }
 bool is_inf(double x) { return std::isinf(x); }
 
@@ -107,6 +115,7 @@ ExprPtr make_float_call(ir::DataType dtype, Args&&... args) {
 ExprPtr compile_call(ir::Intrinsic op, ir::DataType dtype, std::vector<ExprPtr> args) {
   DRAGON_CHECK(static_cast<int>(args.size()) == ir::intrinsic_arity(op), "{} takes {} arguments, got {}",
                ir::intrinsic_name(op), ir::intrinsic_arity(op), args.size());
+  if (ir::intrinsic_is_effect(op)) return std::make_unique<NoEffect>(dtype);
   if (op == ir::Intrinsic::IsNan || op == ir::Intrinsic::IsInf) {
     DRAGON_CHECK(args[0]->dtype().is_float(), "{} of a {} value", ir::intrinsic_name(op),
                  ir::to_string(args[0]->dtype()));

@@ -9,19 +9,21 @@
 namespace dragon::ir {
 namespace {
 
-enum class IntrinsicKind { kFloat, kPred, kAny };
+enum class IntrinsicKind { kFloat, kPred, kAny, kEffect };
 
 IntrinsicKind intrinsic_kind(Intrinsic op) {
   switch (op) {
 #define FLOAT IntrinsicKind::kFloat
 #define PRED IntrinsicKind::kPred
 #define ANY IntrinsicKind::kAny
+#define EFFECT IntrinsicKind::kEffect
 #define DRAGON_INTRINSIC(Name, spelling, arity, kind) \
   case Intrinsic::Name: return kind;
 #include "dragon/ir/intrinsics.def"
 #undef FLOAT
 #undef PRED
 #undef ANY
+#undef EFFECT
   }
   DRAGON_UNREACHABLE("intrinsic {}", static_cast<int>(op));
 }
@@ -112,6 +114,8 @@ Expr CastNode::make(DataType dtype, Expr value) {
 Expr CallNode::make(Intrinsic op, std::vector<Expr> args) {
   DRAGON_CHECK(static_cast<int>(args.size()) == intrinsic_arity(op), "{} takes {} arguments, got {}",
                intrinsic_name(op), intrinsic_arity(op), args.size());
+  // No value: typed i32 only so that every Expr has a type; nothing reads it.
+  if (intrinsic_kind(op) == IntrinsicKind::kEffect) return Expr(new CallNode(DataType::i32(), op, {}));
   for (const Expr& arg : args) {
     DRAGON_CHECK(arg.defined(), "{} of an undefined argument", intrinsic_name(op));
     DRAGON_CHECK(arg.dtype() == args[0].dtype(), "{} arguments of different types", intrinsic_name(op));
@@ -129,6 +133,7 @@ Expr CallNode::make(Intrinsic op, std::vector<Expr> args) {
     case IntrinsicKind::kAny:
       DRAGON_CHECK(type.is_float() || type.is_int(), "{} of {}", intrinsic_name(op), to_string(type));
       break;
+    case IntrinsicKind::kEffect: break;  // returned above
   }
   return Expr(new CallNode(result, op, std::move(args)));
 }

@@ -36,4 +36,13 @@ int intrinsic_arity(Intrinsic op) {
   DRAGON_UNREACHABLE("intrinsic {}", static_cast<int>(op));
 }
 
+bool intrinsic_is_effect(Intrinsic op) {
+  switch (op) {
+#define DRAGON_INTRINSIC(Name, spelling, arity, kind) \
+  case Intrinsic::Name: return std::string_view(#kind) == "EFFECT";
+#include "dragon/ir/intrinsics.def"
+  }
+  DRAGON_UNREACHABLE("intrinsic {}", static_cast<int>(op));
+}
+
 }  // namespace dragon::ir

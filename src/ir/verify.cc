@@ -28,6 +28,16 @@ bool contains(const std::vector<BufferRegion>& regions, const BufferNode* buffer
   return std::any_of(regions.begin(), regions.end(), [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
 }
 
+// Whether any block is left in `body` (none once lowered).
+bool contains_block(const Stmt& body) {
+  struct Finder : StmtVisitor {
+    bool found = false;
+    void visit_(const BlockRealizeNode*) override { found = true; }
+  } finder;
+  finder.visit(body);
+  return finder.found;
+}
+
 // Direct accesses of one block: its body and init, not counting nested blocks (whose
 // accesses are their own) nor buffers allocated inside it.
 struct BlockFrame {
@@ -63,6 +73,11 @@ class Verifier : public StmtFunctor<void> {
     if (frames_.empty()) return;
     auto& list = store ? frames_.back().stored : frames_.back().loaded;
     if (std::find(list.begin(), list.end(), buffer) == list.end()) list.push_back(buffer);
+  }
+
+  void misplaced_effect(const CallNode* call) {
+    report("{}() has no value and may only be evaluated as a statement, but is used in {}",
+           intrinsic_name(call->op), site_);
   }
 
  protected:
@@ -183,7 +198,12 @@ class Verifier : public StmtFunctor<void> {
     if (inserted) buffers_.erase(op->buffer.get());
   }
 
-  void visit_(const EvaluateNode* op) override { check_expr(op->value, site_); }
+  void visit_(const EvaluateNode* op) override {
+    // An effect intrinsic (sync_threads) is allowed here, as the whole value, and only here.
+    const auto* call = op->value.as<CallNode>();
+    if (call != nullptr && intrinsic_is_effect(call->op)) return;
+    check_expr(op->value, site_);
+  }
 
  private:
   template <typename... Args>
@@ -217,6 +237,8 @@ class Verifier : public StmtFunctor<void> {
 
   void check_root() {
     const auto* realize = func_->body.as<BlockRealizeNode>();
+    // A lowered function has no block at all and any statement as its body (lower.h).
+    if (realize == nullptr && !contains_block(func_->body)) return;
     if (realize == nullptr || realize->block->name != "root") {
       report("the body is not the realization of a block named 'root'");
       return;
@@ -295,6 +317,10 @@ class ExprChecker : public ExprVisitor {
 
  protected:
   void visit_(const VarNode* op) override { verifier_.use_var(op); }
+  void visit_(const CallNode* op) override {
+    if (intrinsic_is_effect(op->op)) verifier_.misplaced_effect(op);
+    ExprVisitor::visit_(op);
+  }
   void visit_(const BufferLoadNode* op) override {
     verifier_.use_buffer(op->buffer.get(), /*store=*/false);
     ExprVisitor::visit_(op);

@@ -75,7 +75,11 @@ ir::PrimFunc build_add_layer_norm(const OpArgs& args) {
   args.require(eps >= 0, "eps", fmt::format("must be >= 0, got {}", eps));
 
   FunctionBuilder fb("add_layer_norm");
-  auto [h, acc] = residual_sum(fb, rows, dim, dtype);
+  // Plain variables, not a structured binding: lambdas below capture them (clang 14,
+  // which builds the fuzzers, cannot capture bindings).
+  ResidualSum residual = residual_sum(fb, rows, dim, dtype);
+  Tensor h = residual.sum;
+  DataType acc = residual.acc;
   Tensor weight = fb.input("weight", dtype, {dim});
   Tensor bias = fb.input("bias", dtype, {dim});
   Tensor total = fb.reduce("row_sum", {rows}, {dim}, acc, Reducer::sum(),
@@ -106,7 +110,11 @@ ir::PrimFunc build_add_rms_norm(const OpArgs& args) {
   args.require(eps >= 0, "eps", fmt::format("must be >= 0, got {}", eps));
 
   FunctionBuilder fb("add_rms_norm");
-  auto [h, acc] = residual_sum(fb, rows, dim, dtype);
+  // Plain variables, not a structured binding: lambdas below capture them (clang 14,
+  // which builds the fuzzers, cannot capture bindings).
+  ResidualSum residual = residual_sum(fb, rows, dim, dtype);
+  Tensor h = residual.sum;
+  DataType acc = residual.acc;
   Tensor weight = fb.input("weight", dtype, {dim});
   Tensor squares =
       fb.reduce("row_square_sum", {rows}, {dim}, acc, Reducer::sum(), [&](const IndexVars& i, const IndexVars& r) {

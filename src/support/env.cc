@@ -23,4 +23,20 @@ std::optional<bool> env_verify_ir() {
   return value;
 }
 
+std::optional<std::string> env_cache_dir() {
+  static const std::optional<std::string> value = [] {
+    const char* v = std::getenv("DRAGON_CACHE_DIR");
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  }();
+  return value;
+}
+
+std::optional<std::string> env_home() {
+  static const std::optional<std::string> value = [] {
+    const char* v = std::getenv("HOME");
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  }();
+  return value;
+}
+
 }  // namespace dragon

@@ -11,9 +11,9 @@ namespace dragon::cli {
 Command add_apply_command(CLI::App& app) {
   auto source = std::make_shared<FunctionSource>();
   auto script = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand("apply", "Apply a schedule script (TVM-layout JSON trace) and print the IR");
+  CLI::App* sub = app.add_subcommand("apply", "Apply a schedule script (compact script or TVM-layout JSON trace) and print the IR");
   source->add_options(sub);
-  sub->add_option("script", *script, "The script file (a trace in TVM's JSON layout)")->required();
+  sub->add_option("script", *script, "The script file (a compact script or a trace in TVM's JSON layout)")->required();
   return [source, script] {
     ir::PrimFunc scheduled = apply_script_file(source->load(), *script);
     std::fputs(ir::print_function(scheduled).c_str(), stdout);

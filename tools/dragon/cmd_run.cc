@@ -3,6 +3,7 @@
 // scheduled function too and check it against the unscheduled one.
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,8 @@
 #include "dragon/interp/interpreter.h"
 #include "dragon/interp/tensor_compare.h"
 #include "dragon/interp/tensor_summary.h"
+#include "dragon/lower/target.h"
+#include "dragon/runtime/build.h"
 #include "dragon/support/error.h"
 #include "function_source.h"
 #include "script_source.h"
@@ -24,6 +27,7 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string distribution = "normal";
   bool json = false;
+  std::string target;  // "cpu" or "cuda": also run generated code; empty: interpreter only
 };
 
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
@@ -34,6 +38,44 @@ std::string hex(uint64_t value) {
   char text[24];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
   return text;
+}
+
+// --target: the function compiled for `target` runs on `inputs`; its outputs must match
+// the interpreter's (`expected`) within a few times the reordering tolerance (the C and
+// CUDA math libraries differ from the interpreter's double-then-round by an ulp or so).
+struct TargetRun {
+  double build_ms = 0, run_ms = 0;
+  bool from_cache = false;
+  std::string mismatch;
+};
+
+TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name, std::vector<interp::HostTensor> inputs,
+                        const std::vector<interp::HostTensor>& expected) {
+  lower::Target target = target_name == "cuda" ? lower::Target::cuda_h200() : lower::Target::cpu();
+  TargetRun result;
+  auto start = std::chrono::steady_clock::now();
+  auto exe = runtime::build(func, target);
+  if (!exe.ok()) throw UserError("--target " + target_name + ": " + exe.error().describe());
+  result.build_ms = milliseconds_since(start);
+  result.from_cache = exe.value()->from_cache();
+  start = std::chrono::steady_clock::now();
+  runtime::Status status = exe.value()->run(inputs);
+  if (!status.ok()) throw UserError("--target " + target_name + ": " + status.error().describe());
+  result.run_ms = milliseconds_since(start);
+  for (size_t i = 0; i < func->params.size(); ++i) {
+    if (func->params[i].role == ir::ParamRole::kInput) continue;
+    interp::TensorComparison c =
+        interp::compare_tensors(expected[i], inputs[i], 4 * interp::reordering_tolerance(inputs[i].dtype()));
+    if (!c.ok) result.mismatch += "\n" + func->params[i].buffer->name + ": " + interp::describe(c, expected[i], inputs[i]);
+  }
+  return result;
+}
+
+void check_target_run(const RunOptions& options, const std::optional<TargetRun>& target_run) {
+  if (target_run && !target_run->mismatch.empty()) {
+    throw UserError("--target " + options.target + ": the generated code differs from the interpreter:" +
+                    target_run->mismatch);
+  }
 }
 
 int run(const RunOptions& options) {
@@ -48,6 +90,7 @@ int run(const RunOptions& options) {
   std::vector<interp::HostTensor> args = interp::make_arguments(func, options.seed, *distribution);
   // The unscheduled function on the same inputs is the reference for a scheduled one.
   std::vector<interp::HostTensor> reference_args = args;
+  std::vector<interp::HostTensor> target_inputs = args;
 
   auto start = std::chrono::steady_clock::now();
   interp::CompiledFunction compiled = interp::CompiledFunction::compile(func);
@@ -55,6 +98,8 @@ int run(const RunOptions& options) {
   start = std::chrono::steady_clock::now();
   compiled.run(args);
   double run_ms = milliseconds_since(start);
+  std::optional<TargetRun> target_run;
+  if (!options.target.empty()) target_run = run_on_target(func, options.target, target_inputs, args);
 
   std::string mismatch;
   if (!options.script.empty()) {
@@ -93,8 +138,16 @@ int run(const RunOptions& options) {
                           {"outputs", outputs},
                           {"compile_ms", compile_ms},
                           {"run_ms", run_ms}};
+    if (target_run) {
+      out["target"] = {{"name", options.target},
+                       {"build_ms", target_run->build_ms},
+                       {"run_ms", target_run->run_ms},
+                       {"from_cache", target_run->from_cache},
+                       {"matches_interpreter", target_run->mismatch.empty()}};
+    }
     std::printf("%s\n", out.dump(2).c_str());
     if (!mismatch.empty()) throw UserError("the scheduled function differs from the unscheduled one:" + mismatch);
+    check_target_run(options, target_run);
     return 0;
   }
   std::printf("%s\n", label.c_str());
@@ -107,10 +160,16 @@ int run(const RunOptions& options) {
                 static_cast<long long>(o["nan_count"].get<int64_t>()), o["fingerprint"].get<std::string>().c_str());
   }
   std::printf("interpreter: %.3f ms (compile %.3f ms)\n", run_ms, compile_ms);
+  if (target_run) {
+    std::printf("%s: %.3f ms (build %.3f ms%s)%s\n", options.target.c_str(), target_run->run_ms, target_run->build_ms,
+                target_run->from_cache ? ", cached" : "",
+                target_run->mismatch.empty() ? "; outputs match the interpreter" : "");
+  }
   if (!options.script.empty()) {
     if (!mismatch.empty()) throw UserError("the scheduled function differs from the unscheduled one:" + mismatch);
     std::printf("script %s: outputs match the unscheduled function\n", options.script.c_str());
   }
+  check_target_run(options, target_run);
   return 0;
 }
 
@@ -121,11 +180,15 @@ Command add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "Run an op spec or IR file on the reference interpreter");
   options->source.add_options(sub);
   sub->add_option("--script", options->script,
-                  "Apply this schedule script (TVM-layout JSON trace) and check against the unscheduled function");
+                  "Apply this schedule script (compact or TVM-layout JSON) and check against the unscheduled function");
   sub->add_option("--seed", options->seed, "Seed of the deterministic inputs")->capture_default_str();
   sub->add_option("--dist", options->distribution, "Input distribution: normal, uniform, rand, offset, edge")
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print JSON");
+  sub->add_option("--target", options->target,
+                  "Also lower, compile and run generated code for cpu or cuda on the same inputs, checked against "
+                  "the interpreter")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   return [options] { return run(*options); };
 }
 

@@ -16,5 +16,6 @@ Command add_ops_command(CLI::App& app);
 Command add_show_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
+Command add_script_command(CLI::App& app);
 
 }  // namespace dragon::cli

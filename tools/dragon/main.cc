@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_run_command);
   add(dragon::cli::add_apply_command);
   add(dragon::cli::add_profile_command);
+  add(dragon::cli::add_script_command);
 
   try {
     app.parse(argc, argv);

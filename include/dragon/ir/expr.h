@@ -125,6 +125,8 @@ enum class Intrinsic : uint8_t {
 };
 std::string_view intrinsic_name(Intrinsic op);
 int intrinsic_arity(Intrinsic op);
+// True for intrinsics with no value, evaluated for their effect (sync_threads).
+bool intrinsic_is_effect(Intrinsic op);
 
 struct CallNode : ExprNodeBase<CallNode, NodeKind::Call> {
   CallNode(DataType dtype, Intrinsic op, std::vector<Expr> args)

@@ -85,6 +85,17 @@ class Schedule {
   //   2) a decision, if given, is an index into candidates (InvalidDecision).
   ExprRV sample_categorical(std::vector<int64_t> candidates, std::vector<double> probs,
                             std::optional<int64_t> decision = std::nullopt);
+  // Where to compute `block`, drawn uniformly (TVM's SampleComputeLocation) among: the
+  // inline mark (-2, when compute_inline would succeed), the root mark (-1: stay where it
+  // is), and the loops of its first consumer (at their position i in get_loops of that
+  // consumer) down to the innermost loop holding every consumer, where compute_at would
+  // succeed, skipping unit loops and stopping at a data-parallel loop below a reduce one
+  // or at a reduce loop below the last data-parallel one. The decision is that index; a
+  // given one that is no longer a candidate becomes the nearest candidate below it (root
+  // when none). compute_at and reverse_compute_at take the marks (root: no change,
+  // inline: compute_inline / reverse_compute_inline); other primitives refuse them
+  // (precondition 0). No precondition beyond the block resolving.
+  LoopRV sample_compute_location(BlockRV block, std::optional<int64_t> decision = std::nullopt);
 
   // ---- Loops -------------------------------------------------------------------------
   // Splits `loop` into len(factors) nested loops, outermost first; the old variable
@@ -148,7 +159,9 @@ class Schedule {
   // spatial ones covering the region of its output that the blocks under `loop` read in
   // one iteration (indices relaxed over the loops below `loop`), reduce ones their whole
   // domain; a predicate keeps it inside that region and its domain when the covered extent
-  // is only bounded. Unit loops are dropped unless preserve_unit_loops.
+  // is only bounded. A shared (warp) copy also covers what the other threads (lanes) of the
+  // block read: threadIdx and vthread (threadIdx.x) loops above `loop` are relaxed too.
+  // Unit loops are dropped unless preserve_unit_loops.
   // Requires:
   //   1) the block is not the root and `loop` is in its scope (NotInSameScope)
   //   2) the loop is not an ancestor of the block (LoopIsAncestor)
@@ -307,6 +320,42 @@ class Schedule {
   //      (InvalidFactorAxis).
   BlockRV rfactor(LoopRV loop, int64_t factor_axis = 0);
 
+  // ---- Layout ------------------------------------------------------------------------
+  // Asks lowering to pad buffer `writes[buffer_index]` of the block so that the stride of
+  // dimension `axis` (negative counts from the end) satisfies stride % factor == offset
+  // (shared-memory bank conflicts). Shapes do not change: the block gets the annotation
+  // "buffer_dim_align" (ir/buffer_dim_align.h), a string of entries
+  // "<buffer>:<axis>:<factor>:<offset>" joined by ";", sorted by buffer name then axis,
+  // axis normalized to [0, rank); a later storage_align of the same (buffer, axis) on the
+  // block replaces its entry. flatten_buffers honours the entries of every block for the
+  // buffer of that name, computing strides with ir::aligned_strides; entries are read
+  // against the buffer's shape at lowering (a later transform_layout changes the axes).
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) axis is in [-rank, rank) (AxisOutOfRange)
+  //   3) factor > 0 (InvalidFactor)
+  //   4) 0 <= offset < factor (InvalidOffset)
+  //   5) the buffer is allocated in a block, not a parameter (ParameterBuffer).
+  void storage_align(BlockRV block, int64_t buffer_index, int64_t axis, int64_t factor, int64_t offset);
+  // Which list of a block's accesses buffer_index refers to (TVM's values).
+  enum class BufferIndexType : uint8_t { kRead = 0, kWrite = 1 };
+  // Replaces buffer `reads[buffer_index]` or `writes[buffer_index]` of the block by a
+  // buffer of the same name, dtype and scope whose shape is the image of the old shape
+  // under `index_map` (schedule/index_map.h: each new extent is the largest image + 1):
+  // every access B[idx] of the function (loads, stores, access regions, the allocation)
+  // becomes B[index_map(idx)], simplified. Recorded as TVM v0.18 does:
+  // TransformLayout(block, "lambda ..." | buffer_index, 0 read / 1 write, None, false).
+  // Requires:
+  //   1) the index is one of the block's reads or writes (IndexOutOfRange)
+  //   2) the buffer is allocated in a block, not a parameter (ParameterBuffer)
+  //   3) the map has one parameter per dimension of the buffer (MapArityMismatch)
+  //   4) the buffer has at most 2^20 elements, the limit of the checks below
+  //      (DomainTooLarge)
+  //   5) no index of the buffer maps to a negative index (NegativeIndex)
+  //   6) no two indices of the buffer map to the same index (NotInjective).
+  void transform_layout(BlockRV block, int64_t buffer_index, BufferIndexType buffer_index_type,
+                        const class IndexMap& index_map);
+
   // ---- Blocks ------------------------------------------------------------------------
   // Wraps the loops under `loop` (included) and the block they hold into an outer block
   // (named <block>_o, fresh) whose iteration variables count tiles: each binding of the
@@ -327,6 +376,33 @@ class Schedule {
   //   4) no conjunct of the block's predicate uses loops both above and from `loop` down
   //      (UnsupportedPredicate).
   BlockRV blockize(LoopRV loop, bool preserve_unit_iters = true);
+  // Marks a tile as computed by the tensor intrinsic `intrin_name` (tensor_intrin.h):
+  // a loop is blockized first (as blockize(loop, preserve_unit_iters)); a block must be an
+  // outer block already. Its single inner block must compute what the intrinsic's
+  // description computes, in tile coordinates (each binding and index = an offset from the
+  // outer variables + the description's position in the tile). The outer block gets the
+  // annotation tensor_intrin = <name>; no statement changes, so the interpreter still runs
+  // the tile as written. Records one Tensorize instruction and returns nothing (as TVM).
+  // Requires:
+  //   1) the intrinsic is registered (UnknownIntrinsic)
+  //   2-5) for a loop, blockize's preconditions 1-4, under blockize's error names
+  //   6) the block is not the root, has no init, and holds a chain of loops with constant
+  //      bounds and no thread binding down to one block (NotOuterBlock)
+  //   7) it has no tensor_intrin annotation yet (AlreadyTensorized)
+  //   8) the inner block has no predicate; each binding is an offset from outer variables
+  //      plus a mixed-radix number of inner loops, each loop of extent > 1 feeding one
+  //      binding; the variables moving in the tile have the intrinsic's kinds and extents,
+  //      in order (TileMismatch)
+  //   9) its loads and stores, in order, pair one to one with the intrinsic's buffers
+  //      (BufferMismatch)
+  //   10) each paired buffer has the intrinsic operand's dtype (DtypeMismatch)
+  //   11) and one of the operand's scopes (ScopeMismatch)
+  //   12) init and body have the intrinsic's statements, operators, casts and constants
+  //      (PatternMismatch)
+  //   13) each access, minus its offset, is the intrinsic's index in tile coordinates
+  //      (unit stride, same layout; dimensions fixed in the tile are left out), and all
+  //      accesses to one buffer share one offset (LayoutMismatch).
+  void tensorize(BlockOrLoop target, std::string intrin_name, bool preserve_unit_iters = true);
 
   // Marks the start of postprocessing in the trace; changes no IR.
   void enter_postproc();

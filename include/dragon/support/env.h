@@ -9,5 +9,8 @@ namespace dragon {
 
 // DRAGON_VERIFY_IR: "1" turns IR verification on, "0" off; unset: on in debug builds.
 std::optional<bool> env_verify_ir();
+// DRAGON_CACHE_DIR: where compiled kernels are cached (runtime/compile_cache.h); HOME.
+std::optional<std::string> env_cache_dir();
+std::optional<std::string> env_home();
 
 }  // namespace dragon

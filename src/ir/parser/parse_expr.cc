@@ -32,18 +32,20 @@ struct IntrinsicInfo {
   Intrinsic op;
   std::string_view spelling;
   int arity;
-  char kind;  // 'F' float -> float, 'P' float -> bool, 'A' int or float -> same
+  char kind;  // 'F' float -> float, 'P' float -> bool, 'A' int or float -> same, 'E' effect
 };
 
 constexpr IntrinsicInfo kIntrinsics[] = {
 #define FLOAT 'F'
 #define PRED 'P'
 #define ANY 'A'
+#define EFFECT 'E'
 #define DRAGON_INTRINSIC(Name, spelling, arity, kind) {Intrinsic::Name, spelling, arity, kind},
 #include "dragon/ir/intrinsics.def"
 #undef FLOAT
 #undef PRED
 #undef ANY
+#undef EFFECT
 };
 
 // Splits "1e-05f16" into its digits "1e-05" and suffix "f16".
@@ -280,6 +282,7 @@ Expr Parser::parse_call(const Token& name) {
   for (const IntrinsicInfo& info : kIntrinsics) {
     if (info.spelling != f) continue;
     arity(static_cast<size_t>(info.arity));
+    if (info.kind == 'E') return CallNode::make(info.op, {});
     same_types(0);
     DataType type = args[0].dtype();
     bool ok = info.kind == 'A' ? (type.is_int() || type.is_float()) : type.is_float();

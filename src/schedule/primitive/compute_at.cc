@@ -1,10 +1,12 @@
 // compute_at and reverse_compute_at: move a producer (consumer) block under a loop of its
 // consumers (producers) and regenerate its loops to cover, per iteration of that loop, the
-// region the blocks below it read (write); the region analysis is in region_cover.h.
+// region the blocks below it read (write); the region analysis is in region_cover.h. Also
+// the root and inline marks of SampleComputeLocation. Not the sampling itself (sampling.cc).
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -21,6 +23,7 @@ using namespace dragon::ir;
 
 using detail::Access;
 using detail::Interval;
+using detail::RelaxMap;
 
 namespace {
 
@@ -193,33 +196,111 @@ bool contains(const std::vector<const BlockRealizeNode*>& list, const BlockReali
   return std::find(list.begin(), list.end(), r) != list.end();
 }
 
+// Preconditions 1 and 2 of compute_at and reverse_compute_at: where the block and the
+// loop are, or which precondition fails and why.
+struct Placement {
+  std::vector<const StmtNode*> block_path;
+  std::vector<const StmtNode*> loop_path;
+  const BlockNode* scope = nullptr;
+  const BlockRealizeNode* realize = nullptr;
+};
+struct PlacementFailure {
+  int precondition;
+  std::string error_name;
+  std::string reason;
+};
+
+std::variant<Placement, PlacementFailure> place(const PrimFunc& func, const BlockNode* block, const ForNode* loop) {
+  Placement p{detail::path_to(func, block), detail::path_to(func, loop), nullptr, nullptr};
+  // 1) same scope.
+  p.scope = detail::scope_block(p.block_path);
+  if (p.scope == nullptr || detail::scope_block(p.loop_path) != p.scope) {
+    return PlacementFailure{1, "NotInSameScope",
+                            p.scope == nullptr
+                                ? std::string("the block is the root block")
+                                : fmt::format("the loop is not in the scope of block '{}'", p.scope->name)};
+  }
+  // 2) the loop is not an ancestor of the block.
+  if (std::find(p.block_path.begin(), p.block_path.end(), static_cast<const StmtNode*>(loop)) != p.block_path.end()) {
+    return PlacementFailure{2, "LoopIsAncestor", fmt::format("the loop already contains block '{}'", block->name)};
+  }
+  p.realize = static_cast<const BlockRealizeNode*>(p.block_path[p.block_path.size() - 2]);
+  return p;
+}
+
+// The root (-1) or inline (-2) mark a LoopRV stands for when SampleComputeLocation made
+// it: a loop entry without a loop variable whose value is the mark (see sampling.cc).
+template <typename SymbolTable>
+std::optional<int64_t> location_mark(const SymbolTable& symbols, LoopRV rv) {
+  if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols.size())) return std::nullopt;
+  const auto& e = symbols[rv.id];
+  if (e.type != RVType::kLoop || e.loop_var.defined()) return std::nullopt;
+  return e.value;
+}
+
+// The loops at or above the target loop (outermost first) over which a buffer of
+// `storage_scope` must be relaxed besides the loops below: one copy in shared memory
+// serves every thread (threadIdx.*) and virtual thread (vthread.*) of a thread block,
+// one in warp memory every lane (threadIdx.x); local and global copies serve the
+// iteration that computes them only. (TVM: CanRelaxStorageUnderThread; it never relaxes
+// blockIdx, not even for global.)
+RelaxMap thread_relaxation(const std::string& storage_scope, const std::vector<const ForNode*>& loops,
+                           const Analyzer& analyzer) {
+  const bool shared = storage_scope == "shared" || storage_scope == "shared.dyn";
+  const bool warp = storage_scope == "warp";
+  RelaxMap relaxed;
+  for (const ForNode* f : loops) {
+    if (f->for_kind != ForKind::kThreadBinding) continue;
+    const std::string& tag = f->thread_tag;
+    bool relax_it = (shared && (tag.rfind("threadIdx.", 0) == 0 || tag.rfind("vthread", 0) == 0)) ||
+                    (warp && tag == "threadIdx.x");
+    if (!relax_it) continue;
+    auto lo = detail::relax(analyzer.simplify(f->min), relaxed);
+    auto hi = detail::relax(analyzer.simplify(f->min + f->extent - 1), relaxed);
+    if (lo && hi) relaxed[f->loop_var.get()] = Interval{lo->first, hi->second};
+  }
+  return relaxed;
+}
+
 }  // namespace
 
 void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
   constexpr InstructionKind kKind = InstructionKind::ComputeAt;
   const BlockNode* block = resolve(block_rv, kKind, "block");
+  Instruction inst;
+  inst.kind = kKind;
+  inst.inputs.emplace_back(block_rv);
+  inst.inputs.emplace_back(loop_rv);
+  inst.attrs.emplace_back(preserve_unit_loops);
+  inst.attrs.emplace_back(index);
+  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
+    // SampleComputeLocation's marks, as TVM: root leaves the block where it is; inline is
+    // compute_inline (its preconditions and errors), recorded as this ComputeAt.
+    if (*mark == -1) {
+      record(std::move(inst));
+    } else {
+      Schedule inlined = copy();
+      inlined.compute_inline(block_rv);
+      commit(inlined.func_, std::move(inst));
+    }
+    return;
+  }
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
   const ErrorLocus at_block{nullptr, block->name};
   const ErrorLocus at_loop{loop->loop_var.get(), {}};
 
-  // 1) same scope.
-  const auto block_path = detail::path_to(func_, block);
-  const auto loop_path = detail::path_to(func_, loop);
-  const BlockNode* scope = detail::scope_block(block_path);
-  if (scope == nullptr || detail::scope_block(loop_path) != scope) {
-    throw error(kKind, 1, "NotInSameScope", loop_operand,
-                scope == nullptr ? "the block is the root block"
-                                 : fmt::format("the loop is not in the scope of block '{}'", scope->name),
-                at_loop);
+  // 1) same scope; 2) the loop is not an ancestor of the block.
+  auto placed = place(func_, block, loop);
+  if (const auto* failure = std::get_if<PlacementFailure>(&placed)) {
+    throw error(kKind, failure->precondition, failure->error_name, loop_operand, failure->reason, at_loop);
   }
-  // 2) the loop is not an ancestor of the block.
-  if (std::find(block_path.begin(), block_path.end(), static_cast<const StmtNode*>(loop)) != block_path.end()) {
-    throw error(kKind, 2, "LoopIsAncestor", loop_operand,
-                fmt::format("the loop already contains block '{}'", block->name), at_loop);
-  }
-  const auto* realize = static_cast<const BlockRealizeNode*>(block_path[block_path.size() - 2]);
+  const Placement& placement = std::get<Placement>(placed);
+  const std::vector<const StmtNode*>& block_path = placement.block_path;
+  const std::vector<const StmtNode*>& loop_path = placement.loop_path;
+  const BlockNode* scope = placement.scope;
+  const BlockRealizeNode* realize = placement.realize;
   // 3) complete (spatial) or a reduction with an init, writing one buffer at its
   // spatial iteration variables.
   auto incomplete = [&](const std::string& why) {
@@ -303,51 +384,71 @@ void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_l
                 fmt::format("the block can go at positions 0 to {} of the loop's body (or -1, -2)", first_consumer),
                 at_loop);
   }
-  // 8) the consumed region has affine, bounded bounds.
+  // 8) the consumed region has affine, bounded bounds; a shared (warp) copy also covers
+  // what the other threads of the block (warp) read: relaxed over the thread-bound loops
+  // at or above `loop` too.
   Analyzer analyzer = detail::analyzer_for(loop_path);
   analyzer.bind(loop->loop_var, Range{loop->min, loop->extent});
   std::string why;
   auto region = detail::accessed_region(loop, out, Access::kRead, analyzer, why);
+  std::vector<const ForNode*> outer = detail::loops_above(loop_path);
+  outer.push_back(loop);
+  const RelaxMap threads = thread_relaxation(out->scope, outer, analyzer);
+  for (size_t d = 0; region && !threads.empty() && d < region->size(); ++d) {
+    auto lo = detail::relax((*region)[d].first, threads);
+    auto hi = detail::relax((*region)[d].second, threads);
+    if (!lo || !hi) {
+      why = fmt::format("the region of {} is not affine in the thread-bound loops", out->name);
+      region.reset();
+    } else {
+      (*region)[d] = Interval{analyzer.simplify(lo->first), analyzer.simplify(hi->second)};
+    }
+  }
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
   if (!extents) throw error(kKind, 8, "NonAffineRegion", loop_operand, why, at_loop);
 
   LoopNames names(site->first);
   names.visit(func_->body);
   Stmt nest = regenerate(realize, *dim_of, *region, *extents, analyzer, preserve_unit_loops, names.names);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
   commit(move_nest(func_, site->first, site->second, loop, position, nest), std::move(inst));
 }
 
 void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
   constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
   const BlockNode* block = resolve(block_rv, kKind, "block");
+  Instruction inst;
+  inst.kind = kKind;
+  inst.inputs.emplace_back(block_rv);
+  inst.inputs.emplace_back(loop_rv);
+  inst.attrs.emplace_back(preserve_unit_loops);
+  inst.attrs.emplace_back(index);
+  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
+    // As compute_at's marks, with reverse_compute_inline for inline.
+    if (*mark == -1) {
+      record(std::move(inst));
+    } else {
+      Schedule inlined = copy();
+      inlined.reverse_compute_inline(block_rv);
+      commit(inlined.func_, std::move(inst));
+    }
+    return;
+  }
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
   const ErrorLocus at_block{nullptr, block->name};
   const ErrorLocus at_loop{loop->loop_var.get(), {}};
 
-  // 1) same scope.
-  const auto block_path = detail::path_to(func_, block);
-  const auto loop_path = detail::path_to(func_, loop);
-  const BlockNode* scope = detail::scope_block(block_path);
-  if (scope == nullptr || detail::scope_block(loop_path) != scope) {
-    throw error(kKind, 1, "NotInSameScope", loop_operand,
-                scope == nullptr ? "the block is the root block"
-                                 : fmt::format("the loop is not in the scope of block '{}'", scope->name),
-                at_loop);
+  // 1) same scope; 2) the loop is not an ancestor of the block.
+  auto placed = place(func_, block, loop);
+  if (const auto* failure = std::get_if<PlacementFailure>(&placed)) {
+    throw error(kKind, failure->precondition, failure->error_name, loop_operand, failure->reason, at_loop);
   }
-  // 2) the loop is not an ancestor of the block.
-  if (std::find(block_path.begin(), block_path.end(), static_cast<const StmtNode*>(loop)) != block_path.end()) {
-    throw error(kKind, 2, "LoopIsAncestor", loop_operand,
-                fmt::format("the loop already contains block '{}'", block->name), at_loop);
-  }
-  const auto* realize = static_cast<const BlockRealizeNode*>(block_path[block_path.size() - 2]);
+  const Placement& placement = std::get<Placement>(placed);
+  const std::vector<const StmtNode*>& block_path = placement.block_path;
+  const std::vector<const StmtNode*>& loop_path = placement.loop_path;
+  const BlockNode* scope = placement.scope;
+  const BlockRealizeNode* realize = placement.realize;
   // 3) complete: spatial only, one output, nothing else writes it.
   auto incomplete = [&](const std::string& why) {
     return error(kKind, 3, "NotCompleteBlock", block_operand, why, at_block);
@@ -460,7 +561,11 @@ void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserv
       }
     }
   }
-  // 8) the produced region has affine, bounded bounds.
+  // 8) the produced region has affine, bounded bounds. Unlike compute_at, no relaxation
+  // over thread-bound loops whatever the scope of the buffer read (TVM relaxes storage
+  // scopes for compute_at only): a consumer of shared data moved under threadIdx must
+  // read only what its own thread produced, or it would run before the other threads
+  // have written the rest.
   Analyzer analyzer = detail::analyzer_for(loop_path);
   analyzer.bind(loop->loop_var, Range{loop->min, loop->extent});
   std::string why;
@@ -472,12 +577,6 @@ void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserv
   names.visit(func_->body);
   Stmt nest = regenerate(realize, *point_dims(block, *produced), *region, *extents, analyzer, preserve_unit_loops,
                          names.names);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
   commit(move_nest(func_, site->first, site->second, loop, position, nest), std::move(inst));
 }
 

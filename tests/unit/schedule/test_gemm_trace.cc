@@ -29,9 +29,9 @@ using testing::workload;
 //   (preserve_unit_iters, disable_predication);
 // - tiles: i = 2*1*8*2*2, j = 4*2*4*1*2, k = 8*2*4 (S0..S4, R0..R2), so blockIdx.x = 8,
 //   vthread.x = 2, threadIdx.x = 32; cooperative fetch 2 (A) and 4 (B), unroll 64;
-// - ComputeAt here covers the region one iteration of the thread-bound loops reads (it
-//   does not relax thread-bound loops for shared scope as TVM does), so each thread
-//   copies its own tile of A and B; the replayed function is still exact on one thread.
+// - ComputeAt of a shared copy covers what every thread of the block reads (thread-bound
+//   loops above the target loop are relaxed, as TVM does), so the cooperative fetch
+//   copies the thread block's tile of A and B.
 constexpr const char* kGemmTraceJson =
     R"([[["GetBlock",[],["C","main"],["b0"]],)"
     R"(["GetBlock",[],["root","main"],["b1"]],)"

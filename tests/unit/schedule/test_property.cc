@@ -1,20 +1,23 @@
-// Property test: random valid traces of the loop primitives (splits with random and
-// non-divisible factors, fuses of adjacent loops, reorders, annotations, loop kinds,
-// binds, unit loops, sampled tiles) over every registered op kind at its default shape.
-// Each scheduled function must compute what the unscheduled one does on the
-// interpreter, and its trace must replay to a structurally equal function.
+// Property test: random valid traces (random_trace.h: loop primitives, block primitives
+// such as caches, compute locations, inlining, rfactor and blockize, CPU-style and
+// GPU-style steps) over every registered op kind at its default shape. Each scheduled
+// function must compute what the unscheduled one does on the interpreter, and its trace
+// must replay to a structurally equal function, JSON round trip included.
 // At least 2,000 random traces in all, the reference run once per op kind.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ir/structural_equal.h"
 #include "dragon/ops/op_registry.h"
+#include "random_trace.h"
 #include "schedule_test_util.h"
 
 namespace dragon::schedule {
@@ -22,99 +25,6 @@ namespace {
 
 using testing::replays_exactly;
 using testing::same_outputs;
-
-struct RandomTrace {
-  Schedule sch;
-  bool reordered = false;  // a reorder may change the order of reductions (rounding)
-  int applied = 0;
-};
-
-// One random primitive on a random block of `sch`; ScheduleErrors are expected (random
-// choices are often invalid) and must leave the schedule exactly as it was.
-void random_step(RandomTrace& t, RandomEngine& rng) {
-  Schedule& sch = t.sch;
-  std::vector<BlockRV> blocks = sch.get_child_blocks(sch.get_block("root"));
-  if (blocks.empty()) return;
-  BlockRV block = blocks[rng.uniform_int(0, static_cast<int64_t>(blocks.size()))];
-  std::vector<LoopRV> loops = sch.get_loops(block);
-  if (loops.empty()) {
-    sch.add_unit_loop(block);
-    ++t.applied;
-    return;
-  }
-  const int64_t n = static_cast<int64_t>(loops.size());
-  LoopRV loop = loops[rng.uniform_int(0, n)];
-  const ir::PrimFunc before = sch.func();
-  const size_t trace_size = sch.trace().size();
-  try {
-    switch (rng.uniform_int(0, 10)) {
-      case 0:
-      case 1: {  // split by random factors, perhaps non-divisible, one maybe inferred
-        int64_t extent = *ir::as_const_int(sch.get(loop)->extent);
-        int parts = static_cast<int>(rng.uniform_int(2, 4));
-        int64_t inferred = rng.uniform_int(-1, parts);
-        std::vector<SplitFactor> factors;
-        for (int i = 0; i < parts; ++i) {
-          if (i == inferred) factors.push_back(None{});
-          else factors.push_back(rng.uniform_int(1, std::max<int64_t>(2, std::min<int64_t>(extent, 9)) + 1));
-        }
-        sch.split(loop, factors, rng.uniform_int(0, 2) == 1);
-        break;
-      }
-      case 2: {  // split by a sampled perfect tile
-        std::vector<ExprRV> tile = sch.sample_perfect_tile(loop, static_cast<int>(rng.uniform_int(2, 4)), 8);
-        sch.split(loop, std::vector<SplitFactor>(tile.begin(), tile.end()));
-        break;
-      }
-      case 3:
-      case 4: {  // fuse two or three adjacent loops
-        if (n < 2) break;
-        int64_t first = rng.uniform_int(0, n - 1);
-        int64_t count = std::min<int64_t>(n - first, rng.uniform_int(2, 4));
-        sch.fuse(std::vector<LoopRV>(loops.begin() + first, loops.begin() + first + count));
-        break;
-      }
-      case 5:
-      case 6: {  // reorder a random window
-        if (n < 2) break;
-        int64_t first = rng.uniform_int(0, n - 1);
-        int64_t last = rng.uniform_int(first + 1, n);
-        std::vector<LoopRV> window(loops.begin() + first, loops.begin() + last + 1);
-        for (size_t i = window.size(); i-- > 1;) std::swap(window[i], window[rng.uniform_int(0, i + 1)]);
-        sch.reorder(window);
-        t.reordered = true;
-        break;
-      }
-      case 7: {  // annotations, plain and sampled
-        if (rng.uniform_int(0, 2) == 0) {
-          ExprRV v = sch.sample_categorical({0, 16, 64}, {0.3, 0.3, 0.4});
-          sch.annotate(block, "meta_schedule.unroll_explicit", v);
-        } else {
-          sch.annotate(loop, "pragma_auto_unroll_max_step", rng.uniform_int(0, 64));
-        }
-        break;
-      }
-      case 8: {  // loop kinds
-        static const char* kTags[] = {"blockIdx.x", "threadIdx.x", "vthread.y", "threadIdx.z"};
-        switch (rng.uniform_int(0, 4)) {
-          case 0: sch.parallel(loop); break;
-          case 1: sch.vectorize(loop); break;
-          case 2: sch.unroll(loop); break;
-          default: sch.bind(loop, kTags[rng.uniform_int(0, 4)]); break;
-        }
-        break;
-      }
-      default:
-        sch.add_unit_loop(rng.uniform_int(0, 2) == 0 ? BlockOrLoop(block) : BlockOrLoop(loop));
-        break;
-    }
-    ++t.applied;
-  } catch (const ScheduleError& e) {
-    // Failed primitives change nothing; the sample before a failed split stays recorded.
-    EXPECT_TRUE(sch.func().same_as(before)) << e.what();
-    EXPECT_LE(sch.trace().size(), trace_size + 1) << e.what();
-  }
-}
 
 // One fixed recipe on every block of named workloads: split the innermost loop by 3
 // (rarely divisible, so predicated), fuse the two outermost loops, then parallelize the
@@ -191,29 +101,94 @@ Reference make_reference(const ir::PrimFunc& func, uint64_t seed) {
   return ::testing::AssertionSuccess();
 }
 
-TEST(Property, RandomLoopTracesPreserveSemanticsAndReplay) {
+TEST(Property, RandomTracesPreserveSemanticsAndReplay) {
   const int kMinTraces = 2000;
   const int kStepsPerTrace = 10;
   const std::vector<ops::OpKind>& kinds = ops::OpRegistry::global().kinds();
   const int traces_per_op = (kMinTraces + static_cast<int>(kinds.size()) - 1) / static_cast<int>(kinds.size());
-  int total_applied = 0, checked = 0;
+  const testing::TargetStyle kStyles[] = {testing::TargetStyle::kCpu, testing::TargetStyle::kGpu,
+                                          testing::TargetStyle::kAny};
+  testing::RandomTraceStats all;
+  int checked = 0;
   for (const ops::OpKind& op : kinds) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(op.name).func;
     const Reference ref = make_reference(func, 11 + op.name.size());
     for (int trace = 0; trace < traces_per_op; ++trace) {
-      RandomEngine rng(1000 * trace + static_cast<int64_t>(op.name.size()) * 7 + op.name[0]);
-      RandomTrace t{Schedule(func, rng.fork_seed())};
-      for (int step = 0; step < kStepsPerTrace; ++step) random_step(t, rng);
-      total_applied += t.applied;
-      SCOPED_TRACE(op.name + " trace " + std::to_string(trace) + ":\n" + t.sch.trace().to_string());
-      EXPECT_TRUE(matches_reference(func, ref, t.sch.func(), /*exact=*/!t.reordered));
-      EXPECT_TRUE(replays_exactly(t.sch));
+      testing::RandomTraceOptions options;
+      options.steps = kStepsPerTrace;
+      options.style = kStyles[trace % 3];
+      testing::RandomTraceStats stats;
+      const uint64_t seed = 1000 * trace + op.name.size() * 7 + static_cast<uint64_t>(op.name[0]);
+      Schedule sch = testing::random_schedule(func, seed, options, &stats);
+      SCOPED_TRACE(op.name + " trace " + std::to_string(trace) + ":\n" + sch.trace().to_string());
+      for (const std::string& b : stats.broken) ADD_FAILURE() << b;
+      EXPECT_TRUE(matches_reference(func, ref, sch.func(), /*exact=*/!stats.reassociated));
+      EXPECT_TRUE(replays_exactly(sch));
+      all.attempted += stats.attempted;
+      all.applied += stats.applied;
+      all.undone += stats.undone;
+      for (const auto& [name, count] : stats.applied_by_step) all.applied_by_step[name] += count;
       ++checked;
     }
   }
   EXPECT_GE(checked, kMinTraces);
-  // The generator must actually exercise the primitives, not fail every step.
-  EXPECT_GT(total_applied, checked * kStepsPerTrace / 3);
+  // The generator must exercise every primitive, not fail every step.
+  EXPECT_GT(all.applied, all.attempted / 4);
+  std::string counts = "undone=" + std::to_string(all.undone) + " applied=" + std::to_string(all.applied) +
+                       " attempted=" + std::to_string(all.attempted) + " ";
+  for (const auto& [name, count] : all.applied_by_step) counts += name + "=" + std::to_string(count) + " ";
+  RecordProperty("applied_by_step", counts);  // in --gtest_output=xml
+  SCOPED_TRACE(counts);
+  for (const char* step : {"split", "split_sampled", "fuse", "reorder", "annotate", "parallel", "vectorize", "unroll",
+                           "bind", "add_unit_loop", "gpu_bind", "cache_read", "cache_write", "set_scope",
+                           "compute_at", "reverse_compute_at", "compute_inline", "reverse_compute_inline",
+                           "decompose_reduction", "rfactor", "blockize", "sample_compute_location",
+                           "sampled_compute_at", "cooperative_fetch"}) {
+    // reverse_compute_inline is rarely legal (a complete single producer): ~20 in this run.
+    EXPECT_GE(all.applied_by_step[step], std::string(step) == "reverse_compute_inline" ? 10 : 20) << step;
+  }
+}
+
+
+// The generator's contract for its other users (lowering, codegen tests): same seed, same
+// schedule; the style and step options decide which instructions can appear.
+TEST(RandomTrace, DeterministicAndOptionsHonoured) {
+  auto kinds_in = [](const Schedule& sch) {
+    std::set<InstructionKind> kinds;
+    for (const Instruction& inst : sch.trace().instructions()) kinds.insert(inst.kind);
+    return kinds;
+  };
+  for (const char* spec : {"matmul:m=12,n=8,k=6", "softmax:shape=4x16", "conv2d"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    Schedule a = testing::random_schedule(func, 42);
+    Schedule b = testing::random_schedule(func, 42);
+    EXPECT_EQ(a.trace().to_string(), b.trace().to_string());
+    EXPECT_TRUE(ir::structural_equal(a.func(), b.func()));
+    for (uint64_t seed = 0; seed < 12; ++seed) {
+      testing::RandomTraceOptions cpu;
+      cpu.style = testing::TargetStyle::kCpu;
+      std::set<InstructionKind> k = kinds_in(testing::random_schedule(func, seed, cpu));
+      EXPECT_FALSE(k.count(InstructionKind::Bind));
+      testing::RandomTraceOptions gpu;
+      gpu.style = testing::TargetStyle::kGpu;
+      k = kinds_in(testing::random_schedule(func, seed, gpu));
+      EXPECT_FALSE(k.count(InstructionKind::Parallel) || k.count(InstructionKind::Vectorize));
+      testing::RandomTraceOptions blocks_only = cpu;
+      blocks_only.loop_steps = false;
+      blocks_only.reassociation = false;
+      testing::RandomTraceStats stats;
+      Schedule sch = testing::random_schedule(func, seed, blocks_only, &stats);
+      k = kinds_in(sch);
+      for (InstructionKind loop_kind : {InstructionKind::Split, InstructionKind::Fuse, InstructionKind::Reorder,
+                                        InstructionKind::RFactor, InstructionKind::Parallel}) {
+        EXPECT_FALSE(k.count(loop_kind)) << instruction_kind_name(loop_kind);
+      }
+      EXPECT_FALSE(stats.reassociated);
+      EXPECT_TRUE(stats.broken.empty());
+      EXPECT_TRUE(same_outputs(func, sch.func(), 3, /*exact=*/true));
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+// The CUDA emitter: one `extern "C" __global__` kernel per kernel of the flat form
+// (lower.h: a SeqStmt of kernels and global workspaces), each with __launch_bounds__ and
+// the launch configuration read off its thread-bound loops. Prints only: NVRTC and the
+// driver are runtime/'s job.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+
+namespace dragon::codegen {
+
+// What one kernel parameter is bound to at launch.
+struct KernelArg {
+  enum class Kind : uint8_t { kParam, kWorkspace };
+  Kind kind = Kind::kParam;
+  int index = 0;  // into PrimFunc params, or CudaSource::workspaces
+  friend bool operator==(const KernelArg&, const KernelArg&) = default;
+};
+
+struct KernelLaunch {
+  std::string name;
+  std::array<int64_t, 3> grid{1, 1, 1};   // blockIdx.x, .y, .z extents
+  std::array<int64_t, 3> block{1, 1, 1};  // threadIdx.x, .y, .z extents
+  int64_t dynamic_shared_bytes = 0;       // every shared buffer lives in dynamic shared memory
+  std::vector<KernelArg> args;
+  int64_t threads_per_block() const { return block[0] * block[1] * block[2]; }
+};
+
+// A global buffer the host allocates for the whole function (an intermediate between kernels).
+struct Workspace {
+  std::string name;
+  int64_t bytes = 0;
+};
+
+struct CudaSource {
+  std::string code;
+  std::vector<KernelLaunch> kernels;  // in launch order
+  std::vector<Workspace> workspaces;
+};
+
+// Throws InternalError for IR that is not in the flat form, and UserError for a kernel the
+// emitter cannot launch (a launch extent that is not a constant).
+CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target);
+
+}  // namespace dragon::codegen

@@ -1,0 +1,99 @@
+// The lowering passes, one free function and one file each (src/lower/<name>.cc, GPU-only
+// ones under src/lower/gpu/). lower.cc calls them in order; tests call them one by one.
+// Each takes a well-formed function and returns one (the same node when nothing changed)
+// that computes the same values: tests run both on the interpreter where it can.
+#pragma once
+
+#include <string_view>
+
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+
+namespace dragon::lower {
+
+// ---- On block IR -----------------------------------------------------------------------
+// GPU: a reduction whose reduce loop is bound to threadIdx.* becomes per-thread partial
+// results in a shared or local buffer combined across threads (src/lower/gpu/): blocks
+// <b>_partial_init / <b>_in_thread (each thread folds its share, the other reduce loops,
+// also those left above the thread loop, into <b>_partial, local [1]), <b>_to_shared
+// (publishes it in <b>_red, shared [outer thread extents..., T]), <b>_tree_<s> for
+// s = T/2 rounded up to a power of two down to 1 (thread t < s folds in slot t + s) and
+// the write-back block <b> (thread 0 stores init op slot 0). Plain shared memory, no
+// warp shuffles; insert_thread_syncs adds the barriers. The update must be C = C op x
+// (+, *, max, min) with a load-free init; anything else is a UserError.
+ir::PrimFunc lower_cross_thread_reduction(const ir::PrimFunc& func, const Target& target);
+// A block's init becomes a store guarded by "every reduce iteration variable is at its
+// domain's min", placed before the update in the body.
+ir::PrimFunc lower_reduction_init(const ir::PrimFunc& func);
+// Moves each intermediate buffer's allocation from the root block down to the lowest
+// statement that holds all its uses (so shared and local caches live per thread block).
+ir::PrimFunc plan_buffer_allocation(const ir::PrimFunc& func);
+// Removes blocks: iteration variables replaced by their bindings, predicates become
+// IfThenElse, alloc_buffers become Allocate, annotations to keep ride on a unit loop.
+// Runs after lower_reduction_init. storage_align's "buffer_dim_align" block annotations
+// move, merged, to the function attribute of that name (for flatten_buffers).
+ir::PrimFunc lower_blocks(const ir::PrimFunc& func);
+
+// ---- On block-free IR ------------------------------------------------------------------
+// Shrinks each Allocate'd buffer to the region its uses touch while the loops around the
+// Allocate are fixed (a cache over a tile holds the tile, not the whole tensor),
+// reindexing accesses. Block-free so every index is already in terms of loops.
+ir::PrimFunc compact_buffers(const ir::PrimFunc& func);
+// CPU: loops bound to threads (blockIdx, threadIdx, vthread) become serial loops.
+ir::PrimFunc serialize_thread_loops(const ir::PrimFunc& func);
+// Loops under a `pragma_auto_unroll_max_step` annotation whose total extent is within the
+// step become unrolled; explicit unrolls stay.
+ir::PrimFunc unroll_loops(const ir::PrimFunc& func);
+// Every buffer becomes one-dimensional, row-major, strides padded as the function's
+// "buffer_dim_align" attribute asks (consumed here); indices are flattened (simplify_func
+// simplifies them).
+ir::PrimFunc flatten_buffers(const ir::PrimFunc& func);
+// Simplifies every expression and drops statements that do nothing (empty loops,
+// if(false), loops of extent 0), between passes.
+ir::PrimFunc simplify_func(const ir::PrimFunc& func);
+
+// ---- GPU (src/lower/gpu/) --------------------------------------------------------------
+// The annotation inject_virtual_threads leaves on the loops a vthread.* loop became (its
+// value is the tag), so verify_gpu_code still counts virtual threads after injection.
+inline constexpr std::string_view kVirtualThreadAnnotation = "virtual_thread";
+// vthread.* loops become unrolled loops pushed down to the statements that use them (through
+// threadIdx/blockIdx, serial and unrolled loops, sequences, allocations and conditions
+// that do not depend on them), so the virtual threads' instances interleave inside each
+// thread; a statement that does not use the virtual thread and only copies (stores values
+// not read from the buffer it writes) runs once. A buffer allocated under the vthread loop
+// and written by a statement that depends on it gets one copy per virtual thread (its
+// extent multiplied, index v * size + i). Block-free IR.
+ir::PrimFunc inject_virtual_threads(const ir::PrimFunc& func);
+// Merges all loops bound to the same tag into one launch variable per tag (the kernel
+// form of lower.h), with guards where a loop's extent is below the launch extent. A
+// kernel is each top-level statement holding blockIdx/threadIdx loops; a top-level nest
+// without one is a UserError (bind it, e.g. with search::auto_bind). The launch loops are
+// named after the tag (blockIdx_x, threadIdx_y), i32, blockIdx.z/y/x outermost then
+// threadIdx.z/y/x; serial loops of extent 1 above the first launch loop move inside. A
+// loop bound to a tag inside another bound to it (a cooperative copy under the compute's
+// threadIdx.x) is the same hardware index; a UserError when the inner nest uses the outer
+// variable. A global buffer allocated inside a kernel moves out of it with one copy per
+// instance of the launch loops around it; a shared or local one around several kernels
+// is a UserError, as is a per-thread buffer written under threadIdx loops and read
+// outside them. Code outside every threadIdx loop that stores to shared or global memory
+// runs on thread 0 only (guard threadIdx.* == 0): once per block, as sequentially.
+ir::PrimFunc unify_thread_bindings(const ir::PrimFunc& func, const Target& target);
+// Hoists shared and local allocations to the top of their kernel (right under the
+// innermost launch loop; shared first, then per-thread scopes, in order of appearance),
+// renaming a buffer whose name another one of the kernel already uses (name_1, ...).
+ir::PrimFunc plan_gpu_allocations(const ir::PrimFunc& func);
+// Inserts Evaluate(sync_threads()) where a shared (or global) buffer written by some
+// threads is then read by others (and before it is overwritten while others may still
+// read it, also across iterations of a loop); none elsewhere. Two accesses are one thread's own element
+// only when their indices are the same expression of current loop values that mentions
+// every threadIdx variable (of extent > 1); two writes alone need no barrier (as TVM).
+// A barrier goes before the outermost statement that conflicts, only where control flow
+// is uniform across the block (never under a condition or loop bound that depends on
+// threadIdx or on loaded data). Runs on the kernel form.
+ir::PrimFunc insert_thread_syncs(const ir::PrimFunc& func);
+// MetaSchedule's VerifyGPUCode: threads per block, shared memory per block, virtual
+// threads, vector width. Throws UserError naming the limit, the value and the kernel
+// ("kernel <i> of function '<name>'", i counting kernels from 0 in program order).
+void verify_gpu_code(const ir::PrimFunc& func, const Target& target);
+
+}  // namespace dragon::lower

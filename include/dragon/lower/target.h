@@ -1,0 +1,33 @@
+// Target: what lowering and code generation produce code for, with the limits that GPU
+// verification checks. Not a device handle: nothing here talks to a driver.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dragon::lower {
+
+struct Target {
+  enum class Kind : uint8_t { kCpu, kCuda };
+  Kind kind = Kind::kCpu;
+  // CUDA only: NVRTC's --gpu-architecture ("sm_90a" on the H200) and the per-block
+  // limits VerifyGPUCode checks (MetaSchedule's verify_gpu_code).
+  std::string arch;
+  int64_t max_threads_per_block = 0;
+  int64_t max_shared_memory_per_block = 0;  // bytes, with opt-in
+  int64_t max_vthreads = 0;
+  int64_t max_vector_bytes = 0;
+  int64_t warp_size = 0;
+
+  // The host CPU (OpenMP threads, simd loops).
+  static Target cpu();
+  // An H200 (sm_90a): 1024 threads, 227 KB shared memory per block with opt-in
+  // (232448 bytes), 8 virtual threads, 16-byte vectors, 32-lane warps.
+  static Target cuda_h200();
+
+  bool is_gpu() const { return kind == Kind::kCuda; }
+  // "cpu" or "cuda -arch=sm_90a".
+  std::string to_string() const;
+};
+
+}  // namespace dragon::lower

@@ -1,0 +1,105 @@
+// The registry of named tensor intrinsics that Schedule::tensorize matches blocks against:
+// each is a small description PrimFunc (what one warp-wide instruction computes on a
+// tile) plus the storage scopes its operands may live in. Not an implementation: nothing
+// here emits code; the CUDA emitter owns that.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dragon/ir/function.h"
+
+namespace dragon::schedule {
+
+// The annotation tensorize puts on the outer block of a matched tile; its value is the
+// intrinsic's name.
+inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
+
+// ---- The contract of a tensorized block ---------------------------------------------
+// Tensorize never rewrites the computation. An outer block annotated
+// tensor_intrin = <name> still holds its loops and its inner block, whose body computes
+// exactly what the intrinsic's description computes on one tile; the interpreter runs it
+// as written, so it stays the reference. The CUDA emitter replaces the whole outer block
+// by the intrinsic, executed by the 32 lanes of one warp together (all lanes must reach
+// it: the outer block may not sit under a threadIdx.x loop that splits a warp).
+//
+// Tile coordinates: the inner block's iteration variables that vary inside the tile
+// (tile extent > 1) are, in order, the description's iteration variables; each index of
+// an access is (tile offset) + (the description's index in tile coordinates), where the
+// offset depends only on the outer block's variables. Dimensions whose index does not
+// vary in the tile (a batch) are fixed by the offset. So every operand is a dense,
+// unit-stride tile of its buffer in the description's layout, starting at the offset the
+// outer block's read/write regions give.
+//
+// Fragment buffers (scope "warp") hold a tile logically, indexed like the description
+// ([row, col] of the operand's layout); physically each lane keeps the elements PTX's
+// mma.m16n8k16 layout assigns it. With g = lane / 4 and t = lane % 4:
+//   A (16x16, m x k, f16/bf16), 8 elements per lane:
+//     a0,a1: (g,     2t + {0,1})    a2,a3: (g + 8, 2t + {0,1})
+//     a4,a5: (g, 2t + 8 + {0,1})    a6,a7: (g + 8, 2t + 8 + {0,1})
+//   B (16x8, k x n, f16/bf16), 4 elements per lane:
+//     b0,b1: (2t + {0,1}, g)        b2,b3: (2t + 8 + {0,1}, g)
+//     (a B fragment in [n, k] layout holds the same elements at (g, 2t + ...))
+//   C (16x8, m x n, f32), 4 elements per lane:
+//     c0,c1: (g, 2t + {0,1})        c2,c3: (g + 8, 2t + {0,1})
+// The emitter therefore needs every access to a fragment buffer to be inside a tensorized
+// block (a plain block would see the lane layout, not the logical tile); tensorize does
+// not check that, the emitter must refuse functions that break it.
+//
+// Numerics: the mma's k-sum of one tile runs in f32 in an order the hardware chooses, so
+// GPU results equal the interpreter's within an f32 reassociation tolerance, not bit for
+// bit; the interpreter's sequential order stays the reference.
+//
+// ---- The registered intrinsics (sm_80+; names are ours) -----------------------------
+//   mma_m16n8k16_f16f16f32          C[16,8] += f32(A[16,16]) * f32(B[16,8])   mma.sync.aligned
+//   mma_m16n8k16_f16f16f32_trans_b  C[16,8] += f32(A[16,16]) * f32(B[8,16]^T)   .m16n8k16.row.col
+//   mma_m16n8k16_bf16bf16f32        the same with bf16 A and B                  .f32.{f16,bf16}
+//   mma_m16n8k16_bf16bf16f32_trans_b                                            .{f16,bf16}.f32
+//       A, B, C in "warp"; body C[i, j] = C[i, j] + f32(A[i, k]) * f32(B[k, j]) over
+//       i: S 16, j: S 8, k: R 16 (B[j, k] for _trans_b); no init (decompose the
+//       reduction first and tensorize its init with the fill).
+//   mma_fill_m16n8_f32              C[16,8] = 0 in "warp" (i: S 16, j: S 8): the
+//       accumulator's initialization, four register moves per lane.
+//   mma_store_m16n8_f32             D[16,8] = C[16,8]: the accumulator tile from "warp" to
+//       f32 "shared", "shared.dyn" or "global" (i: S 16, j: S 8), two 8-byte stores per lane.
+//   mma_ldmatrix_a_m16k16_{f16,bf16}  A_warp[16,16] = A[16,16] from "shared"/"shared.dyn"
+//       (i: S 16, k: S 16): ldmatrix.sync.aligned.m8n8.x4.shared.b16.
+//   mma_ldmatrix_b_k16n8_{f16,bf16}   B_warp[16,8] = B[16,8], B stored [k, n]
+//       (k: S 16, j: S 8): ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16.
+//   mma_ldmatrix_b_trans_n8k16_{f16,bf16}  B_warp[8,16] = B[8,16], B stored [n, k]
+//       (j: S 8, k: S 16): ldmatrix.sync.aligned.m8n8.x2.shared.b16 (no .trans).
+// Shared-memory tiles read by ldmatrix need 16-byte aligned rows; that is the emitter's
+// (and storage_align's) concern, not the matcher's.
+
+struct TensorIntrin {
+  std::string name;
+  // What the instruction computes, as a PrimFunc whose root block holds a chain of loops
+  // down to one block bound to exactly those loops (iteration domains from 0).
+  ir::PrimFunc desc;
+  // For each parameter of `desc`, in order: the storage scopes the matched buffer may
+  // have ("warp", "shared", ...).
+  std::vector<std::vector<std::string>> scopes;
+  // One line: the instruction the emitter is expected to produce.
+  std::string summary;
+
+  // The block of `desc` the matched inner block is compared with.
+  const ir::BlockRealizeNode* desc_realize() const;
+};
+
+// The intrinsic named `name`, or nullptr.
+const TensorIntrin* find_tensor_intrin(std::string_view name);
+// Every registered name, sorted.
+std::vector<std::string> tensor_intrin_names();
+// Adds an intrinsic (tests and later targets); the built-in mma family is registered on
+// first use. Throws UserError when the name is taken or the description is not a root
+// block over a loop chain down to one block bound to those loops, or the scopes do not
+// list one non-empty set per parameter.
+void register_tensor_intrin(TensorIntrin intrin);
+
+namespace detail {
+// The built-in mma.m16n8k16 family (tensor_intrin_mma.cc).
+std::vector<TensorIntrin> builtin_mma_intrins();
+}  // namespace detail
+
+}  // namespace dragon::schedule

@@ -1,0 +1,38 @@
+// AutoBind: MetaSchedule's default GPU thread binding for block nests a schedule left
+// unbound (the AutoBind rule / RewriteUnboundBlock postprocessor), applied through the
+// Schedule API so every step is recorded in the trace. Not a search strategy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dragon/schedule/schedule.h"
+
+namespace dragon::search {
+
+struct AutoBindOptions {
+  // Threads per block when not sampled: min(fused extent, this).
+  int64_t max_threads_per_block = 256;
+  // Above max_threadblocks * threads, the fused loop is split [serial, blocks, threads],
+  // reordered to (blocks, threads, serial): each thread loops over the rest.
+  int64_t max_threadblocks = 256;
+  // When not empty, the thread count is sampled uniformly (sample_categorical) among the
+  // candidates that are <= min(fused extent, max_threads_per_block) (MetaSchedule's rule:
+  // 32, 64, ..., 1024); the smallest candidate when none fits.
+  std::vector<int64_t> thread_extent_candidates;
+};
+
+// Binds `block`'s loop nest unless a loop above it is bound to blockIdx/threadIdx
+// already (then it returns false): the outer loops that are serial, unannotated,
+// data parallel (feeding only spatial variables) and each the only child of the one
+// above are fused (a unit loop is added when there is none), split by the thread count
+// and bound to blockIdx.x / threadIdx.x; reduction loops stay inside each thread. A nest
+// whose threadIdx is bound but blockIdx not gets its outer loops fused and bound to
+// blockIdx.x.
+bool auto_bind_block(schedule::Schedule& sch, schedule::BlockRV block, const AutoBindOptions& options = {});
+
+// auto_bind_block on every block directly under the root block, in program order; the
+// number of nests bound. Afterwards every block runs under blockIdx/threadIdx loops.
+int auto_bind(schedule::Schedule& sch, const AutoBindOptions& options = {});
+
+}  // namespace dragon::search

@@ -1,0 +1,247 @@
+// The CUDA emitter (cuda_codegen.h): kernels of the flat form, their parameters and launch
+// configuration, thread variables, guards, shared memory (all of it dynamic, so a block
+// may opt in to more than 48 KB) and barriers.
+#include "dragon/codegen/cuda_codegen.h"
+
+#include <algorithm>
+#include <set>
+
+#include "cuda_emitter.h"
+#include "cuda_prelude.h"
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+#include "dragon/support/error.h"
+
+namespace dragon::codegen {
+namespace {
+
+constexpr int64_t kSharedAlignment = 16;
+
+bool is_shared(const std::string& scope) { return scope == "shared" || scope == "shared.dyn"; }
+
+// Which dimension of the launch a thread tag names: ("blockIdx", 0) for "blockIdx.x".
+std::pair<std::string, int> split_tag(const std::string& tag) {
+  auto dot = tag.find('.');
+  DRAGON_CHECK(dot != std::string::npos && dot + 2 == tag.size(), "bad thread tag '{}'", tag);
+  return {tag.substr(0, dot), tag[dot + 1] - 'x'};
+}
+
+// What a kernel uses: thread tags with their largest extent, buffers, shared allocations.
+class KernelScan final : public ir::StmtExprVisitor {
+ public:
+  std::map<std::string, int64_t> extents;
+  std::set<const ir::BufferNode*> buffers;
+  std::vector<const ir::BufferNode*> shared;
+
+ protected:
+  using ir::StmtExprVisitor::visit_;
+  void visit_(const ir::ForNode* op) override {
+    if (op->for_kind == ir::ForKind::kThreadBinding && op->thread_tag.rfind("vthread", 0) != 0) {
+      auto extent = ir::as_const_int(op->extent);
+      if (!extent) {
+        throw UserError(fmt::format("CUDA codegen: the loop bound to {} has extent {}, not a constant",
+                                    op->thread_tag, ir::print_expr(op->extent)));
+      }
+      int64_t& e = extents[op->thread_tag];
+      e = std::max(e, *extent);
+    }
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::AllocateNode* op) override {
+    if (is_shared(op->buffer->scope)) shared.push_back(op->buffer.get());
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::BufferStoreNode* op) override {
+    buffers.insert(op->buffer.get());
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::BufferLoadNode* op) override {
+    buffers.insert(op->buffer.get());
+    ir::StmtExprVisitor::visit_(op);
+  }
+};
+
+}  // namespace
+
+std::string CudaEmitter::half_to_float(const std::string& value, ir::DataType from) const {
+  return fmt::format("{}({})", from == ir::DataType::f16() ? "__half2float" : "__bfloat162float", value);
+}
+
+std::string CudaEmitter::float_to_half(const std::string& value, ir::DataType from, ir::DataType to) const {
+  bool f16 = to == ir::DataType::f16();
+  if (from == ir::DataType::f64()) return fmt::format("{}({})", f16 ? "__double2half" : "__double2bfloat16", value);
+  return fmt::format("{}({})", f16 ? "__float2half_rn" : "__float2bfloat16_rn", value);
+}
+
+std::string CudaEmitter::math_call(ir::Intrinsic op, ir::DataType dtype, const std::vector<std::string>& args) const {
+  if (op == ir::Intrinsic::Rsqrt) return fmt::format("rsqrt{}({})", dtype == ir::DataType::f32() ? "f" : "", args[0]);
+  return CPrinter::math_call(op, dtype, args);
+}
+
+void CudaEmitter::print_effect(const ir::CallNode* call) {
+  switch (call->op) {
+    case ir::Intrinsic::SyncThreads: line("__syncthreads();"); return;
+    default: CPrinter::print_effect(call);
+  }
+}
+
+void CudaEmitter::print_for(const ir::ForNode* op) {
+  if (auto it = op->annotations.find("tensor_intrin"); it != op->annotations.end()) {
+    const auto* name = std::get_if<std::string>(&it->second);
+    DRAGON_CHECK(name != nullptr, "tensor_intrin annotation is not a string");
+    if (print_tensor_intrin(op, *name)) return;
+    line(fmt::format("// tensor_intrin {}: no tensor-core printer yet, scalar code", *name));
+  }
+  switch (op->for_kind) {
+    case ir::ForKind::kThreadBinding:
+      if (op->thread_tag.rfind("vthread", 0) != 0) {
+        print_thread_binding(op);
+        return;
+      }
+      break;  // virtual threads left by lowering run as a serial loop
+    case ir::ForKind::kVectorized:
+      bind_loop(op);
+      if (try_print_vector_loop(op)) return;
+      line("#pragma unroll");
+      print_loop_header(op);
+      print_stmt(op->body);
+      close();
+      return;
+    case ir::ForKind::kUnrolled:
+      bind_loop(op);
+      line(unroll_pragma(op));
+      print_loop_header(op);
+      print_stmt(op->body);
+      close();
+      return;
+    case ir::ForKind::kSerial:
+    case ir::ForKind::kParallel: break;  // a parallel loop inside a kernel is a serial loop
+  }
+  CPrinter::print_for(op);
+}
+
+std::string CudaEmitter::unroll_pragma(const ir::ForNode* op) const {
+  // Fully unrolling a long loop (or a nest of them) multiplies NVRTC's time and the code's
+  // size for no gain; past the limit the compiler unrolls by a fixed factor.
+  constexpr int64_t kMaxFullUnroll = 256;
+  auto extent = ir::as_const_int(op->extent);
+  if (extent && *extent <= kMaxFullUnroll) return "#pragma unroll";
+  return "#pragma unroll 16";
+}
+
+void CudaEmitter::print_thread_binding(const ir::ForNode* op) {
+  auto [kind, dim] = split_tag(op->thread_tag);
+  int64_t launch = launch_extent_.at(op->thread_tag);
+  int64_t extent = *ir::as_const_int(op->extent);
+  bind_loop(op);
+  std::string v = var_name(op->loop_var);
+  std::string type = type_name(op->loop_var.dtype());
+  std::string value = fmt::format("({}){}.{}", type, kind, "xyz"[dim]);
+  if (!ir::is_const_int(op->min, 0)) value = fmt::format("({} + {})", print_expr(op->min), value);
+  line(fmt::format("const {} {} = {};", type, v, value));
+  if (extent < launch) {
+    open(fmt::format("if ({}.{} < {})", kind, "xyz"[dim], extent));
+    print_stmt(op->body);
+    close();
+    return;
+  }
+  print_stmt(op->body);
+}
+
+void CudaEmitter::print_allocate(const ir::AllocateNode* op) {
+  const ir::Buffer& buffer = op->buffer;
+  std::string type = type_name(buffer->dtype);
+  std::string name = buffer_name(buffer);
+  int64_t count = std::max<int64_t>(buffer->num_elements(), 1);
+  if (is_shared(buffer->scope)) {
+    line(fmt::format("{}* {} = ({}*)(dragon_shared + {});", type, name, type, shared_offset_.at(buffer.get())));
+  } else if (buffer->scope == "global") {
+    throw InternalError(fmt::format("global buffer {} allocated inside a kernel (lower.h puts them around kernels)",
+                                    buffer->name));
+  } else {
+    line(fmt::format("__align__(16) {} {}[{}];  // {}", type, name, count, buffer->scope));
+  }
+  print_stmt(op->body);
+}
+
+void CudaEmitter::collect_kernels(const ir::Stmt& s) {
+  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
+    for (const ir::Stmt& item : seq->seq) collect_kernels(item);
+  } else if (const auto* alloc = s.as<ir::AllocateNode>(); alloc && alloc->buffer->scope == "global") {
+    workspaces_.push_back(alloc->buffer);
+    collect_kernels(alloc->body);
+  } else if (const auto* loop = s.as<ir::ForNode>(); loop && loop->for_kind == ir::ForKind::kThreadBinding) {
+    kernel_roots_.push_back(s);
+  } else {
+    throw UserError(fmt::format(
+        "CUDA codegen: function {} has code outside any kernel (every statement must be under a loop bound "
+        "to blockIdx/threadIdx, lower.h):\n{}",
+        (*func_)->name, ir::print_stmt(s)));
+  }
+}
+
+void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
+  KernelScan scan;
+  scan.visit(root);
+  launch_extent_ = scan.extents;
+  KernelLaunch launch;
+  launch.name = names_.fresh(fmt::format("{}_kernel{}", (*func_)->name, index));
+  for (const auto& [tag, extent] : scan.extents) {
+    auto [kind, dim] = split_tag(tag);
+    DRAGON_CHECK(dim >= 0 && dim < 3 && (kind == "blockIdx" || kind == "threadIdx"), "bad thread tag '{}'", tag);
+    (kind == "blockIdx" ? launch.grid : launch.block)[dim] = extent;
+  }
+  shared_offset_.clear();
+  int64_t shared_bytes = 0;
+  for (const ir::BufferNode* buffer : scan.shared) {
+    shared_bytes = (shared_bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+    shared_offset_[buffer] = shared_bytes;
+    shared_bytes += buffer->num_elements() * buffer->dtype.bytes();
+  }
+  launch.dynamic_shared_bytes = shared_bytes;
+
+  std::vector<std::string> params;
+  const auto& func_params = (*func_)->params;
+  for (size_t i = 0; i < func_params.size(); ++i) {
+    const ir::Buffer& buffer = func_params[i].buffer;
+    if (scan.buffers.count(buffer.get()) == 0) continue;
+    bool read_only = func_params[i].role == ir::ParamRole::kInput;
+    params.push_back(fmt::format("{}{}* {} {}", read_only ? "const " : "", type_name(buffer->dtype),
+                                 restrict_qualifier(), buffer_name(buffer)));
+    launch.args.push_back({KernelArg::Kind::kParam, static_cast<int>(i)});
+  }
+  for (size_t i = 0; i < workspaces_.size(); ++i) {
+    if (scan.buffers.count(workspaces_[i].get()) == 0) continue;
+    params.push_back(fmt::format("{}* {} {}", type_name(workspaces_[i]->dtype), restrict_qualifier(),
+                                 buffer_name(workspaces_[i])));
+    launch.args.push_back({KernelArg::Kind::kWorkspace, static_cast<int>(i)});
+  }
+
+  out_ << "\n";
+  open(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", launch.threads_per_block(),
+                   launch.name, fmt::join(params, ", ")));
+  if (shared_bytes > 0) line("extern __shared__ __align__(16) unsigned char dragon_shared[];");
+  print_stmt(root);
+  close();
+  result_.kernels.push_back(std::move(launch));
+}
+
+CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& target) {
+  func_ = &func;
+  collect_kernels(func->body);
+  for (const ir::Buffer& buffer : workspaces_) {
+    result_.workspaces.push_back({buffer_name(buffer), buffer->num_elements() * buffer->dtype.bytes()});
+  }
+  out_ << cuda_prelude();
+  out_ << "// " << func->name << " for " << (target.arch.empty() ? "cuda" : target.arch) << "\n";
+  for (size_t i = 0; i < kernel_roots_.size(); ++i) emit_kernel(kernel_roots_[i], static_cast<int>(i));
+  result_.code = out_.str();
+  return std::move(result_);
+}
+
+CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target) {
+  CudaEmitter emitter;
+  return emitter.emit(flat, target);
+}
+
+}  // namespace dragon::codegen

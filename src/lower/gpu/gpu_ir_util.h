@@ -1,0 +1,41 @@
+// Helpers the GPU passes share (private to src/lower/gpu/): thread tags, storage scopes,
+// variable substitution, and finding the kernels of a function. Not a pass.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "dragon/ir/function.h"
+
+namespace dragon::lower::gpu {
+
+bool is_block_tag(std::string_view tag);    // blockIdx.*
+bool is_thread_tag(std::string_view tag);   // threadIdx.*
+bool is_vthread_tag(std::string_view tag);  // vthread.*
+// shared and shared.dyn: one copy per thread block.
+bool is_shared_scope(std::string_view scope);
+// local, warp and tensor-core fragments: one copy per thread.
+bool is_per_thread_scope(std::string_view scope);
+
+// A For bound to a tag matching `pred`, or nullptr.
+const ir::ForNode* as_bound_loop(const ir::Stmt& s, bool (*pred)(std::string_view));
+
+using VarMap = std::unordered_map<const ir::VarNode*, ir::Expr>;
+ir::Expr substitute(const ir::Expr& e, const VarMap& map);
+ir::Stmt substitute(const ir::Stmt& s, const VarMap& map);
+
+// Whether `e` / `s` mentions a variable for which `pred` holds (bounds, indices, values).
+bool uses_var(const ir::Expr& e, const std::function<bool(const ir::VarNode*)>& pred);
+bool uses_var(const ir::Stmt& s, const std::function<bool(const ir::VarNode*)>& pred);
+
+// Whether a loop bound to blockIdx.* or threadIdx.* lies in `s`.
+bool contains_launch_loop(const ir::Stmt& s);
+
+// The kernels of a function: the statements that hold launch loops, found by looking
+// through the root block, sequences and allocations at the top of the body (in program
+// order). Statements without launch loops found there go to `unbound` when given.
+std::vector<ir::Stmt> find_kernels(const ir::Stmt& body, std::vector<ir::Stmt>* unbound = nullptr);
+
+}  // namespace dragon::lower::gpu

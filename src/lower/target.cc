@@ -1,0 +1,25 @@
+// Target constructors and their spelling. Only limits and names: no driver queries.
+#include "dragon/lower/target.h"
+
+namespace dragon::lower {
+
+Target Target::cpu() { return Target{}; }
+
+Target Target::cuda_h200() {
+  Target t;
+  t.kind = Kind::kCuda;
+  t.arch = "sm_90a";
+  t.max_threads_per_block = 1024;
+  t.max_shared_memory_per_block = 232448;  // 227 KB with the opt-in attribute
+  t.max_vthreads = 8;
+  t.max_vector_bytes = 16;
+  t.warp_size = 32;
+  return t;
+}
+
+std::string Target::to_string() const {
+  if (kind == Kind::kCpu) return "cpu";
+  return "cuda -arch=" + arch;
+}
+
+}  // namespace dragon::lower

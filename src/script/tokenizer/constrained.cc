@@ -1,0 +1,413 @@
+// ConstrainedDecoder (constrained.h): the replayed state per complete line (cached and
+// reused while prefixes extend), a character cursor over the partial line that follows
+// the canonical grammar word by word, and a walk of the vocabulary trie that keeps the
+// tokens whose every character the cursor accepts. The semantic judgement of words is
+// line_oracle.cc's.
+#include "dragon/script/constrained.h"
+
+#include <algorithm>
+
+#include "dragon/schedule/schedule.h"
+#include "dragon/support/error.h"
+#include "line_oracle.h"
+#include "script_words.h"
+
+namespace dragon::script {
+
+using decoding::LineOracle;
+using decoding::Options;
+using decoding::Position;
+using decoding::ReplayState;
+
+namespace {
+
+// A committed position of a line, with its options and its children by word, so a
+// walk over many tokens reads each word's consequences once.
+struct Node {
+  Position pos;
+  const Options* options = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<Node>> children;  // null: not readable
+  bool child_known(const std::string& w) const { return children.count(w) > 0; }
+};
+
+// Everything known about one line's start: the state before it and its positions.
+struct LineContext {
+  std::shared_ptr<ReplayState> state;
+  std::unique_ptr<LineOracle> oracle;
+  Node root;
+  size_t text_end = 0;  // where this line starts in the script text
+};
+
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// The lexical prefix of a canonical float (std::to_chars's shortest form): no leading
+// zeros, a scientific exponent signed; whether the finished text is the shortest one is
+// only known at the end (README.md, approximation 2).
+bool float_prefix_viable(std::string_view w, bool nonnegative) {
+  if (w.size() > 24) return false;  // the longest shortest spelling: -1.2345678901234567e-308
+  size_t i = 0;
+  if (i < w.size() && w[i] == '-') {
+    if (nonnegative) return false;
+    ++i;
+  }
+  // At most 17 significant digits (a double's shortest spelling needs no more).
+  size_t significant = 0;
+  auto digit = [&](char c) {
+    if (c != '0' || significant > 0) ++significant;
+  };
+  const size_t int_start = i;
+  while (i < w.size() && w[i] >= '0' && w[i] <= '9') digit(w[i++]);
+  const size_t int_digits = i - int_start;
+  if (int_digits > 1 && w[int_start] == '0') return false;
+  if (i == w.size()) return significant <= 17;
+  if (int_digits == 0) return false;
+  if (w[i] == '.') {
+    ++i;
+    while (i < w.size() && w[i] >= '0' && w[i] <= '9') digit(w[i++]);
+    if (significant > 17) return false;
+    if (i == w.size()) return true;
+  }
+  if (significant > 17) return false;
+  // Scientific: one nonzero digit before the point, a signed exponent of 2 or 3 digits.
+  if (w[i] != 'e' || int_digits != 1 || w[int_start] == '0') return false;
+  ++i;
+  if (i == w.size()) return true;
+  if (w[i] != '+' && w[i] != '-') return false;
+  ++i;
+  const size_t exp_start = i;
+  while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
+  return i == w.size() && i - exp_start <= 3;
+}
+
+// Probabilities are offered in a sub-language whose every prefix completes to a
+// shortest spelling: one integer digit, a point, at most 15 significant digits, and for
+// "0." at most two zeros before the first nonzero digit (0.0001 would be 1e-04).
+// Weights of 10 or more and exponents are not offered (README.md, approximation 2).
+bool probability_prefix_viable(std::string_view w) {
+  if (w.empty()) return true;
+  if (w[0] < '0' || w[0] > '9') return false;
+  if (w.size() == 1) return true;
+  if (w[1] != '.') return false;
+  size_t significant = w[0] != '0', leading_zeros = 0;
+  for (size_t i = 2; i < w.size(); ++i) {
+    if (w[i] < '0' || w[i] > '9') return false;
+    if (w[i] != '0' || significant > 0) ++significant;
+    else ++leading_zeros;
+  }
+  if (w[0] == '0' && leading_zeros > 2 && !(w.size() == 3)) return false;
+  // 15 significant digits ending in 0 can only end as "d.0".
+  if (significant > 15 || (significant == 15 && w.back() == '0')) return false;
+  return true;
+}
+
+bool quoted_closed(std::string_view w) {
+  if (w.size() < 2 || w[0] != '"' || w.back() != '"') return false;
+  size_t backslashes = 0;
+  for (size_t i = w.size() - 1; i-- > 1 && w[i] == '\\';) ++backslashes;
+  return backslashes % 2 == 0;
+}
+
+}  // namespace
+
+struct ConstrainedDecoder::Impl {
+  const Tokenizer& tokenizer;
+  ir::PrimFunc workload;
+  decoding::OracleCounters counters;
+  int64_t lines_applied = 0;
+  // contexts[i] is the state before line i of `complete_text`; the last one is where
+  // the partial line starts.
+  std::vector<std::unique_ptr<LineContext>> contexts;
+  std::string complete_text;
+
+  Impl(const Tokenizer& t, ir::PrimFunc f) : tokenizer(t), workload(std::move(f)) {
+    auto st = std::make_shared<ReplayState>(schedule::Schedule(workload));
+    contexts.push_back(make_context(std::move(st), 0));
+  }
+
+  std::unique_ptr<LineContext> make_context(std::shared_ptr<ReplayState> st, size_t text_end) {
+    auto ctx = std::make_unique<LineContext>();
+    ctx->state = std::move(st);
+    ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters);
+    ctx->text_end = text_end;
+    return ctx;
+  }
+
+  const Options& options(LineContext& ctx, Node& node) {
+    if (node.options == nullptr) node.options = &ctx.oracle->options(node.pos);
+    return *node.options;
+  }
+
+  // The position after `word` at `node`, if the word is admitted there.
+  Node* child(LineContext& ctx, Node& node, const std::string& word) {
+    auto it = node.children.find(word);
+    if (it != node.children.end()) return it->second.get();
+    std::unique_ptr<Node> next;
+    const Options& o = options(ctx, node);
+    const bool listed = std::binary_search(o.words.begin(), o.words.end(), word);
+    bool admitted = listed;
+    if (!admitted && o.any_int) {
+      auto v = decoding::parse_canonical_int(word);
+      admitted = v && o.int_lo <= *v && *v <= o.int_hi;
+    }
+    if (!admitted && o.any_float) admitted = decoding::parse_canonical_float(word).has_value();
+    if (!admitted && o.any_string) {
+      admitted = decoding::parse_string_word(word, o.string_names, o.string_enum).has_value();
+    }
+    if (admitted) {
+      auto pos = ctx.oracle->advance(node.pos, word);
+      // Listed words were checked one by one; a word of an unbounded class is checked now.
+      if (pos && (listed || ctx.oracle->feasible(*pos))) {
+        next = std::make_unique<Node>();
+        next->pos = std::move(*pos);
+      }
+    }
+    Node* raw = next.get();
+    node.children.emplace(word, std::move(next));
+    return raw;
+  }
+
+  static bool word_viable(const Options& o, std::string_view w) {
+    auto it = std::lower_bound(o.words.begin(), o.words.end(), w);
+    if (it != o.words.end() && it->compare(0, w.size(), w) == 0) return true;
+    if (o.any_int && decoding::int_prefix_viable(w, o.int_lo, o.int_hi)) return true;
+    if (o.any_float && (o.float_nonnegative ? probability_prefix_viable(w) : float_prefix_viable(w, false))) return true;
+    if (o.any_string) {
+      if (w[0] == '"') return quoted_closed(w) || decoding::quoted_prefix_viable(w);
+      if (decoding::bare_prefix_viable(w)) return true;
+    }
+    return false;
+  }
+
+  static bool continuable(const Options& o) {
+    for (const std::string& w : o.words) {
+      if (w != "]") return true;
+    }
+    return o.any_int || o.any_float || o.any_string;
+  }
+
+  // The character-level state of a partial line.
+  struct Cursor {
+    LineContext* ctx = nullptr;
+    Node* node = nullptr;
+    std::string word;
+    // kItemStart: at a line's start or after a space; kAfterOpen: right after '['.
+    enum Phase : uint8_t { kItemStart, kAfterOpen, kInWord, kAfterClose, kLineEnd } phase = kItemStart;
+  };
+
+  // Feeds one character; false when no valid script continues with it.
+  bool step(Cursor& c, char ch) {
+    LineContext& ctx = *c.ctx;
+    switch (c.phase) {
+      case Cursor::kItemStart:
+      case Cursor::kAfterOpen: {
+        const Options& o = options(ctx, *c.node);
+        // '[' opens a list after a space; ']' closes an empty one right after '['.
+        if ((ch == '[' && c.phase == Cursor::kItemStart) || (ch == ']' && c.phase == Cursor::kAfterOpen)) {
+          Node* next = child(ctx, *c.node, std::string(1, ch));
+          if (next == nullptr) return false;
+          c.node = next;
+          c.phase = ch == '[' ? Cursor::kAfterOpen : Cursor::kAfterClose;
+          return true;
+        }
+        if (ch == ' ' || ch == '\n' || ch == ']') return false;
+        c.word.assign(1, ch);
+        c.phase = Cursor::kInWord;
+        return word_viable(o, c.word);
+      }
+      case Cursor::kInWord: {
+        const bool in_string = c.word[0] == '"' && !quoted_closed(c.word);
+        if (!in_string && (ch == ' ' || ch == '\n' || ch == ']')) {
+          Node* next = child(ctx, *c.node, c.word);
+          if (next == nullptr) return false;
+          c.node = next;
+          c.word.clear();
+          return after_item(c, ch);
+        }
+        c.word.push_back(ch);
+        return word_viable(options(ctx, *c.node), c.word);
+      }
+      case Cursor::kAfterClose:
+        return after_item(c, ch);
+      case Cursor::kLineEnd: {
+        // A line starts with a mnemonic: nothing else needs the next line's state.
+        if (!is_lower(ch)) return false;
+        LineContext* next = next_line(c);
+        if (next == nullptr) return false;
+        c = Cursor{next, &next->root, {}, Cursor::kItemStart};
+        return step(c, ch);
+      }
+    }
+    return false;
+  }
+
+  // Whether every completion of a feasible position writes another item: its next slot
+  // is required. Then a space is allowed without analysing the position yet (the walk
+  // tries many words a model will not write; their positions are analysed on demand).
+  static bool must_continue(const Position& pos) {
+    if (pos.kind == nullptr || pos.decision || pos.list_open || !pos.elems.empty()) return false;
+    if (pos.slot >= pos.kind->slots.size()) return false;
+    const SlotSchema& slot = pos.kind->slots[pos.slot];
+    return slot.default_kind == DefaultKind::kRequired && slot.shape != SlotShape::kRest;
+  }
+
+  // After a committed word or a closing bracket: a separator, a bracket or the line end.
+  bool after_item(Cursor& c, char ch) {
+    LineContext& ctx = *c.ctx;
+    if (ch == ' ' && must_continue(c.node->pos)) {
+      c.phase = Cursor::kItemStart;
+      return true;
+    }
+    const Options& o = options(ctx, *c.node);
+    if (ch == ' ') {
+      c.phase = Cursor::kItemStart;
+      return continuable(o);
+    }
+    if (ch == '\n') {
+      c.phase = Cursor::kLineEnd;
+      return o.end_line;
+    }
+    if (ch == ']' && c.phase != Cursor::kAfterClose && c.node->pos.list_open) {
+      Node* next = child(ctx, *c.node, "]");
+      if (next == nullptr) return false;
+      c.node = next;
+      c.phase = Cursor::kAfterClose;
+      return true;
+    }
+    return false;
+  }
+
+  // The context after the line the cursor just ended (walks that cross a newline).
+  std::unordered_map<const Node*, std::unique_ptr<LineContext>> lookahead;
+  LineContext* next_line(const Cursor& c) {
+    auto it = lookahead.find(c.node);
+    if (it != lookahead.end()) return it->second.get();
+    std::shared_ptr<ReplayState> st;
+    std::unique_ptr<LineContext> ctx;
+    if (c.ctx->oracle->line_valid(c.node->pos, &st)) ctx = make_context(std::move(st), 0);
+    LineContext* raw = ctx.get();
+    lookahead.emplace(c.node, std::move(ctx));
+    return raw;
+  }
+
+  // Which kinds have applicable operands depends only on the IR and on the blocks and
+  // loops that random variables name. When a line changed neither (a lookup or a sample
+  // naming objects already named), the next line start's mnemonics are the same.
+  void reuse_line_start(LineContext& before, LineContext& after) {
+    const schedule::Schedule& a = before.state->sch;
+    const schedule::Schedule& b = after.state->sch;
+    if (!a.func().same_as(b.func())) return;
+    std::vector<const void*> named;
+    for (const schedule::RandomVar& rv : before.state->vars[0]) {
+      if (a.is_valid(rv)) named.push_back(a.get(schedule::BlockRV{rv.id}));
+    }
+    for (const schedule::RandomVar& rv : before.state->vars[1]) {
+      if (a.is_valid(rv)) named.push_back(a.get(schedule::LoopRV{rv.id}));
+    }
+    for (size_t t = 0; t < 2; ++t) {
+      const auto& vars = after.state->vars[t];
+      for (size_t i = before.state->vars[t].size(); i < vars.size(); ++i) {
+        if (!b.is_valid(vars[i])) return;  // a location mark: compute_at may now apply
+        const void* node = t == 0 ? static_cast<const void*>(b.get(schedule::BlockRV{vars[i].id}))
+                                  : static_cast<const void*>(b.get(schedule::LoopRV{vars[i].id}));
+        if (std::find(named.begin(), named.end(), node) == named.end()) return;
+      }
+    }
+    after.root.options = &options(before, before.root);
+  }
+
+  // Brings `contexts` to the complete lines of `text`; returns the cursor at the start of
+  // the partial line after feeding it, or nullopt when the prefix is not viable.
+  std::optional<Cursor> sync(std::string_view text) {
+    const size_t complete = text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1;
+    // Keep the contexts whose lines are a prefix of the new text.
+    size_t keep = 1;
+    while (keep < contexts.size() && contexts[keep]->text_end <= complete &&
+           text.compare(0, contexts[keep]->text_end, complete_text, 0, contexts[keep]->text_end) == 0) {
+      ++keep;
+    }
+    if (keep < contexts.size()) {
+      contexts.resize(keep);
+      lookahead.clear();
+    }
+    complete_text.assign(text.substr(0, contexts.back()->text_end));
+    // Replay the new complete lines one by one.
+    while (contexts.back()->text_end < complete) {
+      LineContext& ctx = *contexts.back();
+      const size_t start = ctx.text_end;
+      const size_t end = text.find('\n', start);
+      Cursor c{&ctx, &ctx.root, {}, Cursor::kItemStart};
+      for (size_t i = start; i < end; ++i) {
+        if (!step(c, text[i])) return std::nullopt;
+      }
+      // The newline: the line must be valid; then its state becomes the next context.
+      if (!step(c, '\n')) return std::nullopt;
+      std::shared_ptr<ReplayState> st;
+      if (!ctx.oracle->line_valid(c.node->pos, &st)) return std::nullopt;
+      ++lines_applied;
+      contexts.push_back(make_context(std::move(st), end + 1));
+      reuse_line_start(ctx, *contexts.back());
+      complete_text.assign(text.substr(0, end + 1));
+      lookahead.clear();
+    }
+    LineContext& ctx = *contexts.back();
+    Cursor c{&ctx, &ctx.root, {}, Cursor::kItemStart};
+    for (size_t i = complete; i < text.size(); ++i) {
+      if (!step(c, text[i])) return std::nullopt;
+    }
+    return c;
+  }
+
+  void walk(int32_t trie_node, const Cursor& cursor, std::vector<TokenId>& out) {
+    const auto& trie = tokenizer.trie();
+    for (const auto& [byte, child_node] : trie[trie_node].children) {
+      Cursor c = cursor;
+      if (!step(c, static_cast<char>(byte))) continue;
+      if (trie[child_node].token >= 0) out.push_back(trie[child_node].token);
+      walk(child_node, c, out);
+    }
+  }
+
+  std::vector<TokenId> allowed(std::string_view text) {
+    std::optional<Cursor> cursor = sync(text);
+    std::vector<TokenId> out;
+    if (!cursor) return out;
+    walk(0, *cursor, out);
+    if (cursor->phase == Cursor::kItemStart && cursor->node == &cursor->ctx->root) {
+      out.push_back(tokenizer.special(SpecialToken::kEos));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+ConstrainedDecoder::ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc workload)
+    : impl_(std::make_unique<Impl>(tokenizer, std::move(workload))) {}
+
+ConstrainedDecoder::~ConstrainedDecoder() = default;
+
+std::vector<TokenId> ConstrainedDecoder::allowed_tokens(std::span<const TokenId> script_prefix) {
+  std::string text;
+  try {
+    text = impl_->tokenizer.decode(script_prefix);
+  } catch (const UserError&) {
+    return {};  // a special token inside the script: nothing can follow
+  }
+  return impl_->allowed(text);
+}
+
+std::vector<TokenId> ConstrainedDecoder::allowed_tokens_after(std::string_view script_text) {
+  return impl_->allowed(script_text);
+}
+
+bool ConstrainedDecoder::is_viable(std::string_view script_text) { return impl_->sync(script_text).has_value(); }
+
+bool ConstrainedDecoder::is_complete(std::string_view script_text) {
+  auto cursor = impl_->sync(script_text);
+  return cursor && cursor->phase == Impl::Cursor::kItemStart && cursor->node == &cursor->ctx->root;
+}
+
+ConstrainedDecoder::Stats ConstrainedDecoder::stats() const {
+  return Stats{impl_->lines_applied, impl_->counters.positions, impl_->counters.trials};
+}
+
+}  // namespace dragon::script

@@ -1,0 +1,711 @@
+// The semantic half of constrained decoding (line_oracle.h): reading committed words
+// into slot values, and deciding which completions of a partial line apply, by trying
+// them on a scratch copy of the replayed schedule. The completions tried per slot are
+// chosen so that if any completion applies, one of them does (the argument for each
+// kind is in src/script/tokenizer/README.md).
+#include "line_oracle.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "instruction_apply.h"
+#include "script_words.h"
+
+namespace dragon::script::decoding {
+
+using schedule::Arg;
+using schedule::InstructionKind;
+using schedule::RandomVar;
+using schedule::RVType;
+
+namespace {
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+// Stands for "whatever the lookup returns" in a completion's count slot; never written.
+constexpr int64_t kAnyCount = -1;
+// The most tiles SamplePerfectTile is offered (an approximation: replay takes any n).
+constexpr int64_t kMaxTiles = 16;
+
+class BlockNames : public ir::StmtVisitor {
+ public:
+  std::vector<std::string> names;
+  void visit_(const ir::BlockNode* op) override {
+    names.push_back(op->name);
+    ir::StmtVisitor::visit_(op);
+  }
+};
+
+bool has_default(const SlotSchema& s) { return s.default_kind != DefaultKind::kRequired; }
+
+Arg uniform_probs(size_t n) {
+  Arg::List list;
+  for (size_t i = 0; i < n; ++i) list.push_back(Arg(1.0 / static_cast<double>(n)));
+  return Arg(std::move(list));
+}
+
+size_t list_size(const Arg& a) {
+  const auto* list = a.as<Arg::List>();
+  return list ? list->size() : 0;
+}
+
+// The default of slot `index` given the values before it.
+Arg default_of(const KindSchema& kind, size_t index, const std::vector<Arg>& values) {
+  const SlotSchema& s = kind.slots[index];
+  switch (s.default_kind) {
+    case DefaultKind::kValue: return s.default_value;
+    case DefaultKind::kEmpty: return Arg(Arg::List{});
+    case DefaultKind::kUniformProbs: return uniform_probs(index > 0 ? list_size(values[index - 1]) : 0);
+    case DefaultKind::kRequired: break;
+  }
+  DRAGON_UNREACHABLE("slot {} of {} has no default", s.name, kind.mnemonic);
+}
+
+// A line that stops after `values` is canonical when the last slot written (empty rests
+// write nothing) does not equal its default: the encoder omits trailing defaults.
+bool canonical_stop(const KindSchema& kind, const std::vector<Arg>& values) {
+  for (size_t s = values.size(); s < kind.slots.size(); ++s) {
+    if (!has_default(kind.slots[s])) return false;
+  }
+  size_t j = values.size();
+  while (j > 0 && kind.slots[j - 1].shape == SlotShape::kRest && list_size(values[j - 1]) == 0) --j;
+  if (j == 0) return true;
+  const SlotSchema& last = kind.slots[j - 1];
+  return !has_default(last) || !(values[j - 1] == default_of(kind, j - 1, values));
+}
+
+std::string rv_word(RVType type, size_t index) { return std::string(1, schedule::rv_prefix(type)) + std::to_string(index); }
+
+}  // namespace
+
+LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters)
+    : state_(std::move(state)), counters_(counters), scratch_(state_->sch.copy()) {
+  BlockNames visitor;
+  visitor.visit(state_->sch.func()->body);
+  block_names_ = std::move(visitor.names);
+}
+
+// ---- Reading words ------------------------------------------------------------------
+
+namespace {
+
+std::optional<Arg> read_rv(const ReplayState& st, std::string_view word, bool block, bool loop, bool expr) {
+  auto rv = parse_rv_name(word);
+  if (!rv) return std::nullopt;
+  auto [type, index] = *rv;
+  if ((type == RVType::kBlock && !block) || (type == RVType::kLoop && !loop) || (type == RVType::kExpr && !expr))
+    return std::nullopt;
+  const auto& vars = st.vars[static_cast<size_t>(type)];
+  if (index < 0 || static_cast<size_t>(index) >= vars.size()) return std::nullopt;
+  return Arg(vars[index]);
+}
+
+std::optional<Arg> read_value(const ReplayState& st, const SlotSchema& slot, std::string_view word) {
+  using T = ValueType;
+  switch (slot.type) {
+    case T::kBlock: return read_rv(st, word, true, false, false);
+    case T::kLoop: return read_rv(st, word, false, true, false);
+    case T::kExpr: return read_rv(st, word, false, false, true);
+    case T::kBlockOrLoop: return read_rv(st, word, true, true, false);
+    case T::kInt:
+    case T::kCount: {
+      auto v = parse_canonical_int(word);
+      if (!v || (slot.type == T::kCount && *v < 0)) return std::nullopt;
+      return Arg(*v);
+    }
+    case T::kFloat: {
+      if (auto i = parse_canonical_int(word)) return Arg(*i);
+      if (auto d = parse_canonical_float(word)) return Arg(*d);
+      return std::nullopt;
+    }
+    case T::kBool:
+      if (word == "true") return Arg(true);
+      if (word == "false") return Arg(false);
+      return std::nullopt;
+    case T::kString:
+    case T::kEnum: {
+      auto s = parse_string_word(word, slot.names, slot.type == T::kEnum);
+      if (!s) return std::nullopt;
+      return Arg(std::move(*s));
+    }
+    case T::kSplitFactor:
+      if (word == "None") return Arg(schedule::None{});
+      if (auto i = parse_canonical_int(word)) return Arg(*i);
+      return read_rv(st, word, false, false, true);
+    case T::kAnnValue:
+      if (word == "true") return Arg(true);
+      if (word == "false") return Arg(false);
+      if (auto i = parse_canonical_int(word)) return Arg(*i);
+      if (auto d = parse_canonical_float(word)) return Arg(*d);
+      if (auto rv = read_rv(st, word, false, false, true)) return rv;
+      if (auto s = parse_string_word(word, {}, false)) return Arg(std::move(*s));
+      return std::nullopt;
+    case T::kOptionalNumber:
+      if (word == "None") return Arg(schedule::None{});
+      if (auto i = parse_canonical_int(word)) return Arg(*i);
+      if (auto d = parse_canonical_float(word)) return Arg(*d);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Closes the rest slot in progress, if any.
+void finish_rest(const KindSchema& kind, Position& p) {
+  if (p.slot < kind.slots.size() && kind.slots[p.slot].shape == SlotShape::kRest) {
+    p.values.push_back(Arg(std::move(p.elems)));
+    p.elems.clear();
+    ++p.slot;
+  }
+}
+
+}  // namespace
+
+std::optional<Position> LineOracle::advance(const Position& pos, std::string_view word) const {
+  Position p = pos;
+  if (p.text.empty()) {
+    p.text = std::string(word);
+  } else if (word == "]" || p.text.back() == '[') {
+    p.text += word;
+  } else {
+    p.text += ' ';
+    p.text += word;
+  }
+  if (p.kind == nullptr) {
+    p.kind = find_mnemonic(word);
+    if (p.kind == nullptr) return std::nullopt;
+    return p;
+  }
+  const KindSchema& kind = *p.kind;
+  if (p.decision) {
+    auto v = parse_canonical_int(word);
+    if (!v) return std::nullopt;
+    p.decision_values.push_back(*v);
+    return p;
+  }
+  if (p.list_open) {
+    if (word == "]") {
+      p.values.push_back(Arg(std::move(p.elems)));
+      p.elems.clear();
+      p.list_open = false;
+      ++p.slot;
+      return p;
+    }
+    auto v = read_value(*state_, kind.slots[p.slot], word);
+    if (!v) return std::nullopt;
+    p.elems.push_back(std::move(*v));
+    return p;
+  }
+  if (word == "=") {
+    if (kind.decision == DecisionShape::kNone) return std::nullopt;
+    if (p.slot < kind.slots.size() && kind.slots[p.slot].shape == SlotShape::kRest && !p.elems.empty())
+      finish_rest(kind, p);
+    // The decision follows the written slots; the omitted ones must be trailing defaults.
+    if (!canonical_stop(kind, p.values)) return std::nullopt;
+    p.decision = true;
+    return p;
+  }
+  while (p.slot < kind.slots.size()) {
+    const SlotSchema& slot = kind.slots[p.slot];
+    if (slot.shape == SlotShape::kRest) {
+      if (word != "[") {
+        if (auto v = read_value(*state_, slot, word)) {
+          p.elems.push_back(std::move(*v));
+          return p;
+        }
+      }
+      finish_rest(kind, p);  // the word belongs to a later slot
+      continue;
+    }
+    if (slot.shape == SlotShape::kList) {
+      if (word != "[") return std::nullopt;
+      p.list_open = true;
+      return p;
+    }
+    auto v = read_value(*state_, slot, word);
+    if (!v) return std::nullopt;
+    p.values.push_back(std::move(*v));
+    ++p.slot;
+    return p;
+  }
+  return std::nullopt;
+}
+
+// ---- Trying a line --------------------------------------------------------------------
+
+bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<int64_t>>& decision,
+                          std::shared_ptr<ReplayState>* next) {
+  const KindSchema& kind = *pos.kind;
+  // Every slot's value, omitted ones at their defaults.
+  std::vector<Arg> values = pos.values;
+  while (values.size() < kind.slots.size()) values.push_back(default_of(kind, values.size(), values));
+  std::vector<Arg> inputs, attrs;
+  auto put = [](std::vector<Arg>& into, size_t index, Arg value) {
+    if (into.size() <= index) into.resize(index + 1);
+    into[index] = std::move(value);
+  };
+  std::optional<int64_t> count;
+  for (size_t s = 0; s < kind.slots.size(); ++s) {
+    const SlotSchema& slot = kind.slots[s];
+    switch (slot.source) {
+      case SlotSource::kInput: put(inputs, slot.index, values[s]); break;
+      case SlotSource::kAttr: put(attrs, slot.index, values[s]); break;
+      case SlotSource::kInputsFrom:
+        if (inputs.size() < static_cast<size_t>(slot.index)) inputs.resize(slot.index);
+        for (const Arg& a : *values[s].as<Arg::List>()) inputs.push_back(a);
+        break;
+      case SlotSource::kOutputCount: count = *values[s].as<int64_t>(); break;
+    }
+  }
+  std::optional<Arg> decision_arg;
+  if (decision) {
+    decision_arg = kind.decision == DecisionShape::kIntList ? Arg::int_list(*decision) : Arg((*decision).at(0));
+  }
+  ++counters_->trials;
+  const size_t before = scratch_.trace().size();
+  std::vector<RandomVar> outputs;
+  bool ok = true;
+  try {
+    outputs = schedule::detail::apply_function(kind.kind)(scratch_, inputs, attrs, decision_arg);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (ok && count && *count != kAnyCount && static_cast<size_t>(*count) != outputs.size()) ok = false;
+  // A decision replay would change is not the script's: the script must say what runs.
+  if (ok && decision_arg && scratch_.trace().decision(scratch_.trace().size() - 1) != decision_arg) ok = false;
+  if (ok && next != nullptr) {
+    auto st = std::make_shared<ReplayState>(std::move(scratch_));
+    for (size_t t = 0; t < 3; ++t) st->vars[t] = state_->vars[t];
+    st->loop_is_location = state_->loop_is_location;
+    for (const RandomVar& rv : outputs) {
+      st->vars[static_cast<size_t>(rv.type)].push_back(rv);
+      if (rv.type == RVType::kLoop)
+        st->loop_is_location.push_back(kind.kind == InstructionKind::SampleComputeLocation);
+    }
+    st->decoder = state_->decoder;
+    try {
+      st->decoder.feed(pos.text);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (ok) *next = std::move(st);
+    scratch_ = state_->sch.copy();
+    return ok;
+  }
+  if (ok || scratch_.trace().size() != before) scratch_ = state_->sch.copy();
+  return ok;
+}
+
+namespace {
+
+// The decision a completion writes after `prefix`, if one can still be valid; for
+// SampleComputeLocation the root (-1), always a legal location.
+std::optional<std::vector<int64_t>> complete_decision(const ReplayState& st, const KindSchema& kind,
+                                                      const std::vector<Arg>& values,
+                                                      const std::vector<int64_t>& prefix) {
+  switch (kind.kind) {
+    case InstructionKind::SamplePerfectTile: {
+      const int64_t n = *values.at(1).as<int64_t>();
+      if (n < 1 || n > kMaxTiles || static_cast<int64_t>(prefix.size()) > n) return std::nullopt;
+      int64_t extent = 0;
+      try {
+        auto e = ir::as_const_int(st.sch.get(schedule::LoopRV{values.at(0).as<RandomVar>()->id})->extent);
+        if (!e) return std::nullopt;
+        extent = *e;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+      int64_t rest = extent;
+      for (int64_t f : prefix) {
+        if (f < 1 || rest % f != 0) return std::nullopt;
+        rest /= f;
+      }
+      std::vector<int64_t> out = prefix;
+      if (static_cast<int64_t>(out.size()) == n) {
+        if (rest != 1) return std::nullopt;
+        return out;
+      }
+      while (static_cast<int64_t>(out.size()) < n - 1) out.push_back(1);
+      out.push_back(rest);
+      return out;
+    }
+    case InstructionKind::SampleCategorical:
+      if (prefix.size() > 1) return std::nullopt;
+      return prefix.empty() ? std::vector<int64_t>{0} : prefix;
+    default:
+      if (prefix.size() > 1) return std::nullopt;
+      return prefix.empty() ? std::vector<int64_t>{-1} : prefix;
+  }
+}
+
+}  // namespace
+
+// ---- Pools of values ------------------------------------------------------------------
+
+std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position& pos, const SlotSchema& slot) const {
+  std::vector<std::pair<Arg, std::string>> out;
+  const ReplayState& st = *state_;
+  // Invalidated variables fail every primitive (precondition 0), except location marks
+  // in compute_at's loop slot.
+  auto add_rvs = [&](RVType type, bool marks_too) {
+    const auto& vars = st.vars[static_cast<size_t>(type)];
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const bool mark = marks_too && type == RVType::kLoop && st.loop_is_location[i];
+      if (type == RVType::kExpr || mark || st.sch.is_valid(vars[i])) out.emplace_back(Arg(vars[i]), rv_word(type, i));
+    }
+  };
+  // A buffer index past the block's reads or writes fails (IndexOutOfRange).
+  auto buffer_count = [&](bool reads) -> int64_t {
+    try {
+      const auto* block = st.sch.get(schedule::BlockRV{pos.values.at(0).as<RandomVar>()->id});
+      return static_cast<int64_t>(reads ? block->reads.size() : block->writes.size());
+    } catch (const std::exception&) {
+      return 0;
+    }
+  };
+  auto add_ints = [&](int64_t lo, int64_t hi) {
+    for (int64_t v = lo; v <= hi; ++v) out.emplace_back(Arg(v), std::to_string(v));
+  };
+  const InstructionKind kind = pos.kind->kind;
+  const bool location = kind == InstructionKind::ComputeAt || kind == InstructionKind::ReverseComputeAt;
+  switch (slot.type) {
+    case ValueType::kBlock: add_rvs(RVType::kBlock, false); break;
+    case ValueType::kLoop: add_rvs(RVType::kLoop, location); break;
+    case ValueType::kExpr: add_rvs(RVType::kExpr, false); break;
+    case ValueType::kBlockOrLoop:
+      add_rvs(RVType::kBlock, false);
+      add_rvs(RVType::kLoop, false);
+      break;
+    case ValueType::kBool:
+      out.emplace_back(Arg(true), "true");
+      out.emplace_back(Arg(false), "false");
+      break;
+    case ValueType::kEnum:
+      for (const ShortName& n : slot.names) out.emplace_back(Arg(std::string(n.full)), std::string(n.code));
+      break;
+    case ValueType::kString:
+      if (slot.name == "name") {
+        for (const std::string& name : block_names_) out.emplace_back(Arg(name), spell_string(name, {}));
+      } else if (slot.name == "ann_key" && kind == InstructionKind::Unannotate) {
+        // The keys the target has now.
+        const RandomVar target = *pos.values.at(0).as<RandomVar>();
+        const ir::Annotations* annotations = nullptr;
+        try {
+          if (target.type == RVType::kBlock) annotations = &st.sch.get(schedule::BlockRV{target.id})->annotations;
+          else annotations = &st.sch.get(schedule::LoopRV{target.id})->annotations;
+        } catch (const std::exception&) {
+        }
+        if (annotations) {
+          for (const auto& [key, value] : *annotations) out.emplace_back(Arg(key), spell_string(key, slot.names));
+        }
+      }
+      break;
+    case ValueType::kInt:
+      if (slot.name == "index") add_ints(-2, 32);
+      else if (slot.name == "factor_axis") add_ints(-9, 8);
+      else if (slot.name == "max_innermost_factor") out.emplace_back(Arg(int64_t{-1}), "-1");
+      else if (slot.name == "n") add_ints(1, kMaxTiles);
+      else if (pos.kind->kind == InstructionKind::SampleCategorical) {
+      }  // candidates: unbounded
+      else if (slot.name == "read_buffer_index") add_ints(0, buffer_count(true) - 1);
+      else if (slot.name == "write_buffer_index" || slot.name == "buffer_index") add_ints(0, buffer_count(false) - 1);
+      else add_ints(0, 16);
+      break;
+    case ValueType::kCount: break;  // the lookup's own count: see options()
+    case ValueType::kSplitFactor:
+      out.emplace_back(Arg(schedule::None{}), "None");
+      add_rvs(RVType::kExpr, false);
+      break;
+    case ValueType::kAnnValue:
+      out.emplace_back(Arg(true), "true");
+      out.emplace_back(Arg(false), "false");
+      add_rvs(RVType::kExpr, false);
+      break;
+    case ValueType::kFloat: break;
+    case ValueType::kOptionalNumber: out.emplace_back(Arg(schedule::None{}), "None"); break;
+  }
+  return out;
+}
+
+std::vector<Arg> LineOracle::completion_pool(const Position& pos, const SlotSchema& slot) const {
+  const InstructionKind kind = pos.kind->kind;
+  std::vector<Arg> out;
+  switch (slot.type) {
+    case ValueType::kInt:
+      // Each of these slots has one value that is valid whenever any is (README.md).
+      if (slot.name == "n") return {Arg(int64_t{1})};
+      if (slot.name == "max_innermost_factor") return {Arg(int64_t{-1})};
+      if (slot.name == "index") return {Arg(int64_t{-1})};
+      if (slot.name == "factor_axis") return {Arg(int64_t{0})};
+      if (slot.name.find("index") != std::string_view::npos) break;  // buffer indices: each
+      // Other integer operands (StorageAlign's axis, factor, offset): 0 and 1 only, an
+      // approximation (README.md) that keeps the search from multiplying pools.
+      return {Arg(int64_t{0}), Arg(int64_t{1})};
+    case ValueType::kCount: return {Arg(kAnyCount)};
+    case ValueType::kEnum:
+      // Bind: threadIdx.x admits the most loops (cross-thread reductions); scopes: any
+      // storage scope passes the same checks.
+      if (kind == InstructionKind::Bind) return {Arg(std::string("threadIdx.x"))};
+      return {Arg(std::string("shared"))};
+    case ValueType::kString:
+      if (slot.name == "ann_key" && kind == InstructionKind::Annotate) return {Arg(std::string("x"))};
+      if (slot.name == "tensor_intrin") return {Arg(std::string("x"))};
+      break;
+    case ValueType::kAnnValue: return {Arg(int64_t{0})};
+    case ValueType::kBool: return {slot.default_kind == DefaultKind::kValue ? slot.default_value : Arg(true)};
+    case ValueType::kFloat: return {Arg(1.0)};
+    default: break;
+  }
+  for (auto& [value, word] : typing_pool(pos, slot)) out.push_back(std::move(value));
+  return out;
+}
+
+std::vector<std::vector<Arg>> LineOracle::rest_extensions(const Position& pos, const SlotSchema& slot) const {
+  const InstructionKind kind = pos.kind->kind;
+  std::vector<std::vector<Arg>> out = {{}};
+  if (kind == InstructionKind::Split) {
+    // One inferred factor completes any prefix of positive factors.
+    bool has_none = std::any_of(pos.elems.begin(), pos.elems.end(), [](const Arg& a) { return a.is_none(); });
+    if (!has_none) out.insert(out.begin(), std::vector<Arg>{Arg(schedule::None{})});
+    return out;
+  }
+  if (kind == InstructionKind::CacheWrite) return out;  // replay takes no consumer list
+  // Fuse, Reorder, CacheRead: the preconditions hold for a list when they hold for each
+  // prefix, so from a non-empty prefix stopping is the completion to try.
+  if (pos.elems.empty()) {
+    for (Arg& a : completion_pool(pos, slot)) out.push_back({std::move(a)});
+  }
+  return out;
+}
+
+// ---- Feasibility ------------------------------------------------------------------------
+
+bool LineOracle::feasible(const Position& pos) {
+  if (pos.kind == nullptr) return true;
+  auto it = feasible_memo_.find(pos.text);
+  if (it != feasible_memo_.end()) return it->second;
+  bool result = search(pos);
+  feasible_memo_.emplace(pos.text, result);
+  return result;
+}
+
+bool LineOracle::search(const Position& pos) {
+  const KindSchema& kind = *pos.kind;
+  // A kind this build cannot replay never applies.
+  if (schedule::detail::apply_function(kind.kind) == &schedule::detail::apply_unimplemented) return false;
+  const size_t n = kind.slots.size();
+  if (pos.decision) {
+    auto d = complete_decision(*state_, kind, pos.values, pos.decision_values);
+    return d && try_line(pos, d, nullptr);
+  }
+  if (pos.list_open) {
+    const SlotSchema& slot = kind.slots[pos.slot];
+    std::vector<std::vector<Arg>> extensions = {{}};
+    if (slot.default_kind == DefaultKind::kUniformProbs) {
+      // Probabilities: as many as candidates; 1.0 each for the missing ones.
+      const size_t want = list_size(pos.values.at(pos.slot - 1));
+      if (pos.elems.size() > want) return false;
+      extensions = {std::vector<Arg>(want - pos.elems.size(), Arg(1.0))};
+    } else if (pos.elems.empty()) {
+      extensions.push_back({Arg(int64_t{0})});
+    }
+    for (auto& ext : extensions) {
+      Position q = pos;
+      for (Arg& a : ext) q.elems.push_back(a);
+      q.values.push_back(Arg(std::move(q.elems)));
+      q.elems.clear();
+      q.list_open = false;
+      ++q.slot;
+      if (search(q)) return true;
+    }
+    return false;
+  }
+  if (pos.slot < n && kind.slots[pos.slot].shape == SlotShape::kRest) {
+    for (auto& ext : rest_extensions(pos, kind.slots[pos.slot])) {
+      Position q = pos;
+      for (Arg& a : ext) q.elems.push_back(a);
+      q.values.push_back(Arg(std::move(q.elems)));
+      q.elems.clear();
+      ++q.slot;
+      if (search(q)) return true;
+    }
+    return false;
+  }
+  // At a slot boundary. Stopping here, when canonical, is the most permissive completion:
+  // every defaulted slot's default admits whatever its other values admit.
+  bool all_defaulted = true;
+  for (size_t s = pos.slot; s < n; ++s) all_defaulted &= has_default(kind.slots[s]);
+  if (all_defaulted && canonical_stop(kind, pos.values)) {
+    if (kind.decision == DecisionShape::kNone) return try_line(pos, std::nullopt, nullptr);
+    auto d = complete_decision(*state_, kind, pos.values, {});
+    return d && try_line(pos, d, nullptr);
+  }
+  if (pos.slot >= n) return false;
+  const SlotSchema& slot = kind.slots[pos.slot];
+  std::vector<Arg> pool;
+  if (all_defaulted) {
+    // Stopping is not canonical: the next slot must be written with another value.
+    for (auto& [value, word] : typing_pool(pos, slot)) {
+      if (!(value == default_of(kind, pos.slot, pos.values))) pool.push_back(value);
+    }
+  } else if (slot.shape == SlotShape::kList) {
+    pool = {Arg(Arg::List{Arg(int64_t{0})})};  // SampleCategorical's candidates
+  } else {
+    pool = completion_pool(pos, slot);
+  }
+  for (Arg& v : pool) {
+    Position q = pos;
+    q.values.push_back(std::move(v));
+    ++q.slot;
+    q.text += " ?";  // completions are never memoized under a real text
+    if (search(q)) return true;
+  }
+  return false;
+}
+
+bool LineOracle::line_valid(const Position& pos, std::shared_ptr<ReplayState>* next) {
+  if (pos.kind == nullptr || pos.list_open) return false;
+  const KindSchema& kind = *pos.kind;
+  Position p = pos;
+  if (!p.elems.empty()) finish_rest(kind, p);
+  if (!canonical_stop(kind, p.values)) return false;
+  std::optional<std::vector<int64_t>> decision;
+  if (kind.decision != DecisionShape::kNone) {
+    // The script must carry every decision (replay would otherwise sample afresh).
+    if (!p.decision) return false;
+    if (kind.decision == DecisionShape::kInt && p.decision_values.size() != 1) return false;
+    decision = p.decision_values;
+  }
+  if (!try_line(p, decision, next)) return false;
+  if (next == nullptr) {
+    try {
+      state_->decoder.check(pos.text);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- Options ----------------------------------------------------------------------------
+
+const Options& LineOracle::options(const Position& pos) {
+  auto it = options_memo_.find(pos.text);
+  if (it != options_memo_.end()) return *it->second;
+  ++counters_->positions;
+  auto out = std::make_unique<Options>();
+  auto consider = [&](const std::string& word) {
+    auto q = advance(pos, word);
+    if (q && feasible(*q)) out->words.push_back(word);
+  };
+  // An unbounded class is admitted when its representative is.
+  auto consider_class = [&](const std::string& representative) {
+    auto q = advance(pos, representative);
+    return q && feasible(*q);
+  };
+  if (pos.kind == nullptr) {
+    for (const KindSchema& k : all_kind_schemas()) {
+      Position q;
+      q.kind = &k;
+      q.text = std::string(k.mnemonic);
+      if (feasible(q)) out->words.push_back(q.text);
+    }
+  } else {
+    const KindSchema& kind = *pos.kind;
+    auto int_class = [&](int64_t lo, int64_t hi) {
+      const int64_t rep = lo <= 1 && 1 <= hi ? 1 : lo;
+      if (consider_class(std::to_string(rep))) {
+        out->any_int = true;
+        out->int_lo = lo;
+        out->int_hi = hi;
+      }
+    };
+    // The values a slot may take next (typed words and unbounded classes).
+    auto slot_values = [&](const SlotSchema& slot) {
+      for (auto& [value, word] : typing_pool(pos, slot)) consider(word);
+      if (slot.type == ValueType::kCount) {
+        // The count is what the lookup returns: try it once to learn it.
+        for (int64_t c = 0; c <= 64; ++c) {
+          auto q = advance(pos, std::to_string(c));
+          if (q && feasible(*q)) {
+            out->words.push_back(std::to_string(c));
+            break;
+          }
+        }
+      }
+      if (slot.type == ValueType::kInt && slot.name == "max_innermost_factor") {
+        int_class(1, kInt32Max);
+      } else if (slot.type == ValueType::kInt && kind.kind == InstructionKind::SampleCategorical) {
+        int_class(kInt64Min, kInt64Max);
+      } else if (slot.type == ValueType::kSplitFactor) {
+        // Positive integer factors whose product (with the ones written) fits i32.
+        int64_t product = 1;
+        for (const Arg& a : pos.elems) {
+          if (const auto* i = a.as<int64_t>()) product = std::min<int64_t>(kInt32Max, product * std::max<int64_t>(1, *i));
+        }
+        int_class(1, kInt32Max / product);
+      } else if (slot.type == ValueType::kAnnValue) {
+        int_class(kInt64Min, kInt64Max);
+        out->any_float = consider_class("0.5");
+        if (consider_class("x")) {
+          out->any_string = true;
+          out->string_names = {};
+        }
+      } else if (slot.type == ValueType::kFloat) {
+        out->any_float = consider_class("0.5");
+        // SampleCategorical's probabilities: replay records doubles, so an integer
+        // literal (an integer Arg) would not survive the round trip.
+        out->float_nonnegative = true;
+      } else if (slot.type == ValueType::kString && slot.name == "ann_key" &&
+                 kind.kind == InstructionKind::Annotate) {
+        if (consider_class("x")) {
+          out->any_string = true;
+          out->string_names = slot.names;
+        }
+        for (const ShortName& name : slot.names) consider(std::string(name.code));
+      }
+    };
+    if (pos.decision) {
+      std::vector<int64_t> candidates;
+      if (kind.kind == InstructionKind::SamplePerfectTile) {
+        auto d = complete_decision(*state_, kind, pos.values, pos.decision_values);
+        if (d && pos.decision_values.size() < d->size()) {
+          int64_t rest = 1;
+          for (size_t i = pos.decision_values.size(); i < d->size(); ++i) rest *= (*d)[i];
+          for (int64_t f = 1; f <= rest; ++f) {
+            if (rest % f == 0) candidates.push_back(f);
+          }
+        }
+      } else if (pos.decision_values.empty()) {
+        const int64_t hi = kind.kind == InstructionKind::SampleCategorical
+                               ? static_cast<int64_t>(list_size(pos.values.at(0))) - 1
+                               : 40;
+        for (int64_t v = kind.kind == InstructionKind::SampleCategorical ? 0 : -2; v <= hi; ++v) candidates.push_back(v);
+      }
+      for (int64_t v : candidates) consider(std::to_string(v));
+    } else if (pos.list_open) {
+      slot_values(kind.slots[pos.slot]);
+      consider("]");
+    } else {
+      // The rest in progress may continue, or end and let the next slot begin.
+      for (size_t s = pos.slot; s < kind.slots.size(); ++s) {
+        const SlotSchema& slot = kind.slots[s];
+        if (slot.shape == SlotShape::kList) {
+          consider("[");
+          break;
+        }
+        slot_values(slot);
+        if (slot.shape != SlotShape::kRest) break;
+      }
+      if (kind.decision != DecisionShape::kNone) consider("=");
+    }
+  }
+  std::sort(out->words.begin(), out->words.end());
+  out->words.erase(std::unique(out->words.begin(), out->words.end()), out->words.end());
+  out->end_line = line_valid(pos);
+  return *options_memo_.emplace(pos.text, std::move(out)).first->second;
+}
+
+}  // namespace dragon::script::decoding

@@ -1,0 +1,104 @@
+#ifndef DRAGON_CPU_PRELUDE
+#define DRAGON_CPU_PRELUDE
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#define DRAGON_INLINE static inline
+#define DRAGON_INF_F32 __builtin_inff()
+#define DRAGON_NAN_F32 __builtin_nanf("")
+#define DRAGON_INF_F64 __builtin_inf()
+#define DRAGON_NAN_F64 __builtin_nan("")
+// Index arithmetic and conversions with the IR's semantics.
+template <typename T> DRAGON_INLINE T dragon_floordiv(T a, T b) {
+  T q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;
+}
+template <typename T> DRAGON_INLINE T dragon_floormod(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;
+}
+DRAGON_INLINE float dragon_floordiv(float a, float b) { return floorf(a / b); }
+DRAGON_INLINE double dragon_floordiv(double a, double b) { return floor(a / b); }
+DRAGON_INLINE float dragon_floormod(float a, float b) { return a - floorf(a / b) * b; }
+DRAGON_INLINE double dragon_floormod(double a, double b) { return a - floor(a / b) * b; }
+template <typename T> DRAGON_INLINE T dragon_min(T a, T b) { return b < a ? b : a; }
+template <typename T> DRAGON_INLINE T dragon_max(T a, T b) { return a < b ? b : a; }
+// |x| wraps: the most negative value is its own absolute value.
+template <typename T> DRAGON_INLINE T dragon_iabs(T a) { return a < 0 ? (T)(0ULL - (unsigned long long)a) : a; }
+// float -> int truncates toward zero and saturates; NaN gives 0.
+template <typename F> DRAGON_INLINE int8_t dragon_f2i8(F x) {
+  return x != x ? (int8_t)0 : x <= (F)-128 ? (int8_t)-128 : x >= (F)128 ? (int8_t)127 : (int8_t)x;
+}
+template <typename F> DRAGON_INLINE int32_t dragon_f2i32(F x) {
+  return x != x ? 0 : x <= (F)-2147483648.0 ? (int32_t)(-2147483647 - 1) : x >= (F)2147483648.0 ? (int32_t)2147483647 : (int32_t)x;
+}
+template <typename F> DRAGON_INLINE int64_t dragon_f2i64(F x) {
+  return x != x ? 0
+       : x <= (F)-9223372036854775808.0 ? (int64_t)(-9223372036854775807LL - 1)
+       : x >= (F)9223372036854775808.0 ? (int64_t)9223372036854775807LL : (int64_t)x;
+}
+// 16-bit floats are stored as their bit patterns; arithmetic happens in float.
+struct dragon_f16 { uint16_t bits; };
+struct dragon_bf16 { uint16_t bits; };
+// value rounded to nearest even into a format with `mant` fraction bits and exponent `bias`.
+DRAGON_INLINE uint16_t dragon_round_to_bits(double v, int mant, int bias, int max_field) {
+  uint16_t sign = std::signbit(v) ? (uint16_t)0x8000 : (uint16_t)0;
+  double a = std::fabs(v);
+  if (a != a) return (uint16_t)(sign | (max_field << mant) | (1 << (mant - 1)));
+  if (std::isinf(a)) return (uint16_t)(sign | (max_field << mant));
+  int min_exp = 1 - bias;
+  int e = min_exp;
+  if (a >= std::ldexp(1.0, min_exp)) { std::frexp(a, &e); e -= 1; }  // a in [2^e, 2^(e+1))
+  double q = std::nearbyint(std::ldexp(a, mant - e));  // exact scaling, then round half to even
+  if (e > min_exp - 1 && q >= std::ldexp(1.0, mant + 1)) { q = std::ldexp(q, -1); e += 1; }
+  if (e > max_field - 1 - bias) return (uint16_t)(sign | (max_field << mant));
+  uint32_t qi = (uint32_t)q;
+  if (qi < (1u << mant)) return (uint16_t)(sign | qi);  // subnormal or zero
+  return (uint16_t)(sign | ((uint32_t)(e + bias) << mant) | (qi - (1u << mant)));
+}
+DRAGON_INLINE dragon_f16 dragon_f16_from_double(double v) { return dragon_f16{dragon_round_to_bits(v, 10, 15, 31)}; }
+DRAGON_INLINE dragon_bf16 dragon_bf16_from_double(double v) { return dragon_bf16{dragon_round_to_bits(v, 7, 127, 255)}; }
+DRAGON_INLINE float dragon_f16_to_float(dragon_f16 h) {
+  uint32_t sign = (uint32_t)(h.bits & 0x8000) << 16, field = (h.bits >> 10) & 31, frac = h.bits & 1023;
+  uint32_t bits;
+  if (field == 31) {
+    bits = sign | 0x7f800000u | (frac << 13);
+  } else if (field == 0) {
+    float m = std::ldexp((float)frac, -24);  // subnormals and zero are exact in float
+    return sign ? -m : m;
+  } else {
+    bits = sign | ((field - 15 + 127) << 23) | (frac << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+DRAGON_INLINE float dragon_bf16_to_float(dragon_bf16 h) {
+  uint32_t bits = (uint32_t)h.bits << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+#endif  // DRAGON_CPU_PRELUDE
+
+// matmul
+extern "C" void dragon_entry_impl(float* __restrict__ A, float* __restrict__ B, float* __restrict__ C) {
+  #pragma omp parallel for
+  for (int32_t i0 = 0; i0 < 32; ++i0) {
+    for (int32_t i1_0 = 0; i1_0 < 4; ++i1_0) {
+      for (int32_t r0 = 0; r0 < 16; ++r0) {
+        #pragma omp simd
+        for (int32_t i1_1 = 0; i1_1 < 8; ++i1_1) {
+          if ((r0 == 0)) {
+            C[(((i0 * 32) + (i1_0 * 8)) + i1_1)] = 0x0p+0f;
+          }
+          C[(((i0 * 32) + (i1_0 * 8)) + i1_1)] = (C[(((i0 * 32) + (i1_0 * 8)) + i1_1)] + (A[((i0 * 16) + r0)] * B[(((r0 * 32) + (i1_0 * 8)) + i1_1)]));
+        }
+      }
+    }
+  }
+}
+extern "C" void dragon_entry(void* const* args) {
+  dragon_entry_impl((float*)args[0], (float*)args[1], (float*)args[2]);
+}

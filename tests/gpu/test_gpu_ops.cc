@@ -1,0 +1,132 @@
+// On the GPU: generated kernels of every op kind (default schedule: AutoBind), of random
+// GPU-style schedules, of vectorized loops (float4, half2) and of a block using more than
+// 48 KB of shared memory match the interpreter. Without a device every test says [SKIP].
+#include <cstdio>
+#include <gtest/gtest.h>
+
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/ir/op.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/build.h"
+#include "dragon/runtime/cuda_driver.h"
+#include "unit/codegen/codegen_test_util.h"
+#include "unit/codegen/golden_cases.h"
+#include "unit/codegen/default_gpu_schedule.h"
+#include "unit/schedule/random_trace.h"
+
+namespace dragon::codegen {
+namespace {
+
+// CUDA's float math differs from the interpreter's double-then-round by a few ulps and
+// NVRTC contracts multiply-adds, so the tolerance is a few times the CPU one.
+constexpr double kGpuToleranceScale = 4;
+
+#define DRAGON_REQUIRE_GPU()                                                                             \
+  do {                                                                                                   \
+    runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();                         \
+    if (!driver.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << driver.error().describe();            \
+  } while (0)
+
+// Builds `scheduled` for the H200, runs it on seeded inputs and compares every output with
+// the interpreter running `original`.
+::testing::AssertionResult runs_like_interpreter(const std::string& label, const ir::PrimFunc& original,
+                                                 const ir::PrimFunc& scheduled, double tolerance_scale) {
+  runtime::BuildOptions options;
+  options.cache = &testing::test_cache();
+  auto exe = runtime::build(scheduled, lower::Target::cuda_h200(), options);
+  if (!exe.ok()) return ::testing::AssertionFailure() << label << ": " << exe.error().describe();
+  std::vector<interp::HostTensor> args = interp::make_arguments(original, 11, interp::Distribution::kNormal);
+  std::vector<interp::HostTensor> reference = args;
+  interp::run(original, reference);
+  runtime::Status status = exe.value()->run(args);
+  if (!status.ok()) return ::testing::AssertionFailure() << label << ": " << status.error().describe();
+  ::testing::AssertionResult match = testing::outputs_match(original, reference, args, tolerance_scale);
+  if (!match) return ::testing::AssertionFailure() << label << ": " << match.message();
+  return ::testing::AssertionSuccess();
+}
+
+TEST(GpuOps, EveryOpKindMatchesInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  for (const std::string& spec : testing::default_op_specs()) {
+    ops::Workload w = ops::OpRegistry::global().make_workload(spec);
+    EXPECT_TRUE(runs_like_interpreter(spec, w.func, testing::default_gpu_schedule(w.func), kGpuToleranceScale));
+  }
+}
+
+TEST(GpuOps, GoldenSchedulesMatchInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  for (const testing::GoldenCase& c : testing::golden_cases()) {
+    if (!c.cuda) continue;
+    ops::Workload w = ops::OpRegistry::global().make_workload(c.spec);
+    schedule::Schedule sch(w.func);
+    c.make_script(sch);
+    EXPECT_TRUE(runs_like_interpreter(c.name, w.func, sch.func(), kGpuToleranceScale));
+  }
+}
+
+TEST(GpuOps, RandomGpuSchedulesMatchInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  schedule::testing::RandomTraceOptions options;
+  options.style = schedule::testing::TargetStyle::kGpu;
+  options.steps = 10;
+  int ran = 0, unlaunchable = 0;
+  uint64_t seed = 500;
+  for (const std::string& spec : testing::default_op_specs()) {
+    ops::Workload w = ops::OpRegistry::global().make_workload(spec);
+    schedule::testing::RandomTraceStats stats;
+    ir::PrimFunc scheduled = schedule::testing::random_schedule(w.func, seed++, options, &stats).func();
+    // Random steps may leave loops unbound; AutoBind binds what is left, and we skip the
+    // schedules lowering refuses for the GPU (a UserError naming the limit).
+    try {
+      scheduled = testing::default_gpu_schedule(scheduled);
+    } catch (const Error&) {
+    }
+    try {
+      (void)lower::lower(scheduled, lower::Target::cuda_h200());
+    } catch (const UserError&) {
+      ++unlaunchable;
+      continue;
+    }
+    ++ran;
+    // Named before it runs: if a kernel hangs, the log says which schedule it was.
+    std::fprintf(stderr, "running %s seed %llu\n", spec.c_str(), static_cast<unsigned long long>(seed - 1));
+    std::fflush(stderr);
+    EXPECT_TRUE(runs_like_interpreter(spec + " seed " + std::to_string(seed - 1), w.func, scheduled,
+                                      kGpuToleranceScale * (stats.reassociated ? 10 : 1)));
+  }
+  std::printf("random GPU schedules: %d ran, %d refused by lowering\n", ran, unlaunchable);
+  EXPECT_GT(ran, 0);
+}
+
+TEST(GpuKernels, SharedMemoryAbove48KbIsOptedIn) {
+  DRAGON_REQUIRE_GPU();
+  // out[b*256 + t] = in[b*256 + 255 - t] through a 64 KB shared buffer.
+  ir::Buffer in = ir::Buffer::make("in", ir::DataType::f32(), {4 * 256});
+  ir::Buffer out = ir::Buffer::make("out", ir::DataType::f32(), {4 * 256});
+  ir::Buffer tile = ir::Buffer::make("tile", ir::DataType::f32(), {16384}, "shared");
+  ir::Var bx("bx"), tx("tx");
+  ir::Stmt body = ir::AllocateNode::make(
+      tile, ir::SeqStmtNode::make({
+                ir::BufferStoreNode::make(tile, ir::BufferLoadNode::make(in, {bx * 256 + tx}), {tx + 16000}),
+                ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::SyncThreads, {})),
+                ir::BufferStoreNode::make(out, ir::BufferLoadNode::make(tile, {16255 - tx}), {bx * 256 + tx}),
+            }));
+  ir::Stmt kernel = ir::ForNode::make(
+      bx, 0, 4, ir::ForKind::kThreadBinding,
+      ir::ForNode::make(tx, 0, 256, ir::ForKind::kThreadBinding, body, "threadIdx.x"), "blockIdx.x");
+  ir::PrimFunc f = ir::PrimFunc::make("reverse", {{in, ir::ParamRole::kInput}, {out, ir::ParamRole::kOutput}}, kernel);
+  runtime::BuildOptions options;
+  options.cache = &testing::test_cache();
+  auto exe = runtime::build_lowered(f, lower::Target::cuda_h200(), options);
+  ASSERT_TRUE(exe.ok()) << exe.error().describe();
+  std::vector<interp::HostTensor> args = interp::make_arguments(f, 3, interp::Distribution::kNormal);
+  ASSERT_TRUE(exe.value()->run(args).ok());
+  for (int64_t b = 0; b < 4; ++b) {
+    for (int64_t t = 0; t < 256; ++t) ASSERT_EQ(args[1].get(b * 256 + t), args[0].get(b * 256 + 255 - t));
+  }
+}
+
+}  // namespace
+}  // namespace dragon::codegen

@@ -1,0 +1,52 @@
+// Helpers for lowering tests: running a function at any lowering stage on the same host
+// tensors (flattened parameters take the same bytes reshaped to {n}), comparing outputs
+// bit for bit, and capturing every stage of the pipeline.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dragon/interp/host_tensor.h"
+#include "dragon/ir/function.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+
+namespace dragon::lower::testing {
+
+// `tensor`'s bytes with `shape` (same element count): how a caller hands a row-major
+// tensor to a function whose parameter was flattened.
+interp::HostTensor reshaped(const interp::HostTensor& tensor, const std::vector<int64_t>& shape);
+
+// Runs `func` on copies of `args` (one per parameter, any shape with the right element
+// count) and returns the arguments after the run, shaped like `args`.
+std::vector<interp::HostTensor> run_reshaped(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& args);
+
+// Whether two runs' outputs (parameters that are not pure inputs of `func`) hold the same
+// bytes; NaN payloads must match too. Names the first differing element.
+::testing::AssertionResult same_bytes(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& expected,
+                                      const std::vector<interp::HostTensor>& actual);
+
+// Runs `before` and `after` on the same random inputs (drawn for `before`) and compares
+// their outputs bit for bit: lowering never reorders arithmetic.
+::testing::AssertionResult computes_the_same(const ir::PrimFunc& before, const ir::PrimFunc& after,
+                                             uint64_t seed = 5);
+
+// The op at its default spec with every shape entry and integer parameter above
+// `max_extent` capped to it (small enough for many interpreter runs); the default spec
+// when the capped one breaks a constraint of the op.
+ir::PrimFunc small_workload(const ops::OpKind& op, int64_t max_extent = 12);
+
+struct Stage {
+  std::string pass;
+  ir::PrimFunc func;
+  bool changed = false;
+};
+// lower() with an after_pass hook recording every stage, the input first (pass "input").
+std::vector<Stage> lower_stages(const ir::PrimFunc& func, const Target& target, Lowered* result = nullptr);
+
+// Whether some line of `text`, trimmed, equals `line` exactly.
+::testing::AssertionResult has_exact_line(const std::string& text, const std::string& line);
+
+}  // namespace dragon::lower::testing

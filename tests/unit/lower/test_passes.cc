@@ -1,0 +1,334 @@
+// Unit tests of the core lowering passes, one by one on small scheduled workloads: what
+// each pass produces and that it computes what its input did.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+#include "dragon/lower/lower.h"
+#include "dragon/lower/passes.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/schedule/schedule.h"
+#include "lower_test_util.h"
+
+namespace dragon::lower {
+namespace {
+
+using schedule::BlockRV;
+using schedule::LoopRV;
+using schedule::None;
+using schedule::Schedule;
+using testing::computes_the_same;
+using testing::has_exact_line;
+
+ir::PrimFunc workload(const char* spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+
+// A 16x16x16 matmul tiled 4x4x4 (i0, j0, k0, i1, j1, k1) with A read through a global
+// cache computed at k0.
+Schedule tiled_matmul_with_cache() {
+  Schedule sch(workload("matmul:m=16,n=16,k=16"));
+  BlockRV c = sch.get_block("C");
+  std::vector<LoopRV> l = sch.get_loops(c);
+  std::vector<LoopRV> i = sch.split(l[0], {None{}, int64_t{4}});
+  std::vector<LoopRV> j = sch.split(l[1], {None{}, int64_t{4}});
+  std::vector<LoopRV> k = sch.split(l[2], {None{}, int64_t{4}});
+  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
+  BlockRV cache = sch.cache_read(c, 0, "global");
+  sch.compute_at(cache, k[0]);
+  return sch;
+}
+
+// The function after the pipeline stage named `pass` (its first run).
+ir::PrimFunc stage(const ir::PrimFunc& func, const std::string& pass) {
+  for (const testing::Stage& s : testing::lower_stages(func, Target::cpu())) {
+    if (s.pass == pass) return s.func;
+  }
+  ADD_FAILURE() << "no pass " << pass;
+  return func;
+}
+
+// Loop facts gathered from a statement: kind and annotations by loop variable name, and
+// the loop directly around each Allocate (by buffer name; "" at the top level).
+struct LoopFacts : ir::StmtVisitor {
+  std::map<std::string, const ir::ForNode*> loops;
+  std::map<std::string, std::string> allocated_in;
+
+ protected:
+  void visit_(const ir::ForNode* op) override {
+    loops[op->loop_var.name()] = op;
+    enclosing_.push_back(op->loop_var.name());
+    ir::StmtVisitor::visit_(op);
+    enclosing_.pop_back();
+  }
+  void visit_(const ir::AllocateNode* op) override {
+    allocated_in[op->buffer->name] = enclosing_.empty() ? "" : enclosing_.back();
+    ir::StmtVisitor::visit_(op);
+  }
+
+ private:
+  std::vector<std::string> enclosing_;
+};
+
+LoopFacts facts(const ir::PrimFunc& func) {
+  LoopFacts f;
+  f.visit(func->body);
+  return f;
+}
+
+// ---- lower_reduction_init -------------------------------------------------------------
+
+TEST(LowerReductionInit, GuardsTheInitByTheBlockVariablesWhateverTheLoopOrder) {
+  // The reduce loop split and its outer part moved outermost: the init must still run
+  // once per output element, at the first reduce iteration, not at the first loop one.
+  Schedule sch(workload("matmul:m=8,n=6,k=10"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_block("C"));
+  std::vector<LoopRV> k = sch.split(l[2], {None{}, int64_t{4}});  // 3 x 4, predicated
+  sch.reorder({k[0], l[0], l[1], k[1]});
+  ir::PrimFunc lowered = lower_reduction_init(sch.func());
+  std::string text = ir::print_function(lowered);
+  EXPECT_TRUE(has_exact_line(text, "if (vr0 == 0) {")) << text;
+  EXPECT_EQ(text.find("init {"), std::string::npos);
+  EXPECT_TRUE(computes_the_same(sch.func(), lowered));
+  EXPECT_TRUE(lower_reduction_init(lowered).same_as(lowered));  // nothing left to lower
+}
+
+TEST(LowerReductionInit, StaysCorrectAfterRfactorAndDecomposition) {
+  Schedule sch(workload("sum:shape=4x12x5,axis=1"));
+  BlockRV sum = sch.get_child_blocks(sch.get_block("root"))[0];
+  LoopRV reduce_loop;
+  for (LoopRV loop : sch.get_loops(sum)) {
+    if (sch.get(loop)->loop_var.name()[0] == 'r') reduce_loop = loop;
+  }
+  std::vector<LoopRV> r = sch.split(reduce_loop, {None{}, int64_t{5}});  // 12 = 3 x 5, predicated
+  BlockRV rf = sch.rfactor(r[1]);
+  sch.decompose_reduction(rf, sch.get_loops(rf)[1]);
+  ir::PrimFunc lowered = lower_reduction_init(sch.func());
+  EXPECT_FALSE(lowered.same_as(sch.func()));
+  EXPECT_TRUE(computes_the_same(sch.func(), lowered));
+  EXPECT_TRUE(computes_the_same(sch.func(), lower(sch.func(), Target::cpu()).func));
+}
+
+// ---- plan_buffer_allocation ------------------------------------------------------------
+
+TEST(PlanBufferAllocation, MovesACacheIntoTheLoopHoldingEveryUse) {
+  Schedule sch = tiled_matmul_with_cache();
+  ir::PrimFunc planned = plan_buffer_allocation(sch.func());
+  EXPECT_TRUE(planned.root_block()->alloc_buffers.empty());
+  EXPECT_EQ(facts(planned).allocated_in["A_global"], "r0_0");
+  EXPECT_TRUE(computes_the_same(sch.func(), planned));
+}
+
+// A 16x16x16 matmul with i split 4 x 4, the inner part bound to threadIdx.x, and A read
+// through a cache in `scope` computed at j (inside the thread loop): each thread copies
+// its own row of A.
+Schedule matmul_with_cache_in_thread_loop(const char* scope) {
+  Schedule sch(workload("matmul:m=16,n=16,k=16"));
+  BlockRV c = sch.get_block("C");
+  std::vector<LoopRV> l = sch.get_loops(c);
+  std::vector<LoopRV> i = sch.split(l[0], {None{}, int64_t{4}});
+  sch.bind(i[1], "threadIdx.x");
+  sch.compute_at(sch.cache_read(c, 0, scope), l[1]);
+  return sch;
+}
+
+TEST(PlanBufferAllocation, PutsCachesInsideThreadLoopsWhereTheirUsesAre) {
+  for (const char* scope : {"shared", "local"}) {
+    Schedule sch = matmul_with_cache_in_thread_loop(scope);
+    ir::PrimFunc planned = plan_buffer_allocation(sch.func());
+    EXPECT_EQ(facts(planned).allocated_in[std::string("A_") + scope], "i1") << scope;
+    EXPECT_TRUE(computes_the_same(sch.func(), planned));
+  }
+}
+
+TEST(PlanBufferAllocation, LeavesFunctionsWithNothingToMoveUnchanged) {
+  ir::PrimFunc softmax = workload("softmax:shape=4x10");  // every buffer spans several nests
+  EXPECT_TRUE(plan_buffer_allocation(softmax).same_as(softmax));
+}
+
+// ---- compact_buffers -------------------------------------------------------------------
+
+TEST(CompactBuffers, ShrinksATileCacheToTheTile) {
+  ir::PrimFunc before = stage(tiled_matmul_with_cache().func(), "simplify_func");
+  ir::PrimFunc compacted = compact_buffers(before);
+  std::string text = ir::print_function(compacted);
+  EXPECT_TRUE(has_exact_line(text, "alloc A_global: f32[4, 4] {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "A_global[ax0, ax1] = A[i0_0 * 4 + ax0, r0_0 * 4 + ax1]")) << text;
+  EXPECT_TRUE(computes_the_same(before, compacted));
+  EXPECT_TRUE(compact_buffers(compacted).same_as(compacted));
+}
+
+TEST(CompactBuffers, SharedMemoryCoversEveryThreadOfABlockLocalMemoryOne) {
+  // Each thread reads one row of A. Shared memory, which all threads of a block share once
+  // hoisted, holds the rows of all four threads (compute_at copies them all for a shared
+  // cache), at an offset free of threadIdx; local memory holds the thread's own row.
+  ir::PrimFunc shared = stage(matmul_with_cache_in_thread_loop("shared").func(), "compact_buffers");
+  std::string text = ir::print_function(shared);
+  EXPECT_TRUE(has_exact_line(text, "alloc A_shared: f32[4, 16] shared {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "A_shared[ax0, ax1] = A[i0_0 * 4 + ax0, ax1]")) << text;
+  EXPECT_NE(text.find("A_shared[i0_1, r0] * B[r0, i1]"), std::string::npos) << text;
+  ir::PrimFunc local = stage(matmul_with_cache_in_thread_loop("local").func(), "compact_buffers");
+  text = ir::print_function(local);
+  EXPECT_TRUE(has_exact_line(text, "alloc A_local: f32[1, 16] local {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "A_local[0, ax1] = A[i0_0 * 4 + i0_1, ax1]")) << text;
+  for (const ir::PrimFunc& f : {shared, local}) {
+    EXPECT_TRUE(computes_the_same(matmul_with_cache_in_thread_loop("local").func(), f));
+  }
+}
+
+TEST(CompactBuffers, KeepsBuffersWhoseUsesSpanTheWholeExtent) {
+  ir::PrimFunc before = stage(workload("softmax:shape=4x10"), "simplify_func");
+  EXPECT_TRUE(compact_buffers(before).same_as(before));
+}
+
+// ---- lower_blocks ----------------------------------------------------------------------
+
+TEST(LowerBlocks, PredicatesBecomeIfThenElseAndBindingsReplaceIterationVariables) {
+  Schedule sch(workload("mul_scalar:shape=3x10"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_child_blocks(sch.get_block("root"))[0]);
+  sch.split(l[1], {None{}, int64_t{4}});
+  ir::PrimFunc lowered = lower_blocks(sch.func());
+  std::string text = ir::print_function(lowered);
+  EXPECT_TRUE(has_exact_line(text, "if (i1_0 * 4 + i1_1 < 10) {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "C[i0, i1_0 * 4 + i1_1] = A[i0, i1_0 * 4 + i1_1] * 3.14f32")) << text;
+  EXPECT_EQ(lowered.root_block(), nullptr);
+  EXPECT_TRUE(computes_the_same(sch.func(), lowered));
+}
+
+TEST(LowerBlocks, ATensorIntrinBlockKeepsItsAnnotationsOnAUnitLoop) {
+  Schedule sch(workload("matmul:m=8,n=8,k=8"));
+  BlockRV c = sch.get_block("C");
+  sch.annotate(c, "tensor_intrin", std::string("test_intrin"));
+  sch.annotate(c, "pragma_note", int64_t{7});
+  ir::PrimFunc lowered = lower_blocks(lower_reduction_init(sch.func()));
+  const ir::ForNode* unit = facts(lowered).loops["C_unit"];
+  ASSERT_NE(unit, nullptr) << ir::print_function(lowered);
+  EXPECT_TRUE(ir::is_const_int(unit->extent, 1));
+  EXPECT_EQ(unit->for_kind, ir::ForKind::kSerial);
+  EXPECT_EQ(std::get<std::string>(unit->annotations.at("tensor_intrin")), "test_intrin");
+  EXPECT_EQ(std::get<int64_t>(unit->annotations.at("pragma_note")), 7);
+  EXPECT_NE(unit->body.as<ir::SeqStmtNode>(), nullptr);  // guarded init, then the update
+  EXPECT_TRUE(computes_the_same(sch.func(), lowered));
+}
+
+TEST(LowerBlocks, ATensorizedMmaKeepsItsIntrinOnAUnitLoop) {
+  // An f16 matmul prepared for mma.m16n8k16 (operands through shared and warp caches,
+  // the accumulator in warp, tiles innermost, the reduction decomposed) and tensorized.
+  Schedule sch(workload("matmul:m=32,n=16,k=32,dtype=f16"));
+  BlockRV c = sch.get_block("C_acc");
+  for (int64_t index : {0, 1}) {
+    sch.cache_read(c, index, "shared");
+    sch.cache_read(c, index, "warp");
+  }
+  sch.cache_write(c, 0, "warp");
+  std::vector<LoopRV> l = sch.get_loops(c);
+  std::vector<LoopRV> i = sch.split(l[0], {None{}, int64_t{16}});
+  std::vector<LoopRV> j = sch.split(l[1], {None{}, int64_t{8}});
+  std::vector<LoopRV> k = sch.split(l[2], {None{}, int64_t{16}});
+  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
+  sch.decompose_reduction(c, k[0]);
+  sch.tensorize(i[1], "mma_m16n8k16_f16f16f32");
+  Lowered lowered = lower(sch.func(), Target::cpu());
+  const ir::ForNode* unit = facts(lowered.func).loops["C_acc_o_unit"];
+  ASSERT_NE(unit, nullptr) << ir::print_function(lowered.func);
+  EXPECT_EQ(std::get<std::string>(unit->annotations.at("tensor_intrin")), "mma_m16n8k16_f16f16f32");
+  EXPECT_TRUE(ir::is_const_int(unit->extent, 1));
+  EXPECT_TRUE(computes_the_same(sch.func(), lowered.func));
+}
+
+TEST(LowerBlocks, RefusesABlockWhoseInitWasNotLowered) {
+  EXPECT_THROW(lower_blocks(workload("sum:shape=4x6,axis=1")), InternalError);
+}
+
+// ---- unroll_loops ----------------------------------------------------------------------
+
+TEST(UnrollLoops, UnrollsTheNestsWithinTheMaxStepAndConsumesTheAnnotation) {
+  Schedule sch(workload("matmul:m=8,n=8,k=8"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_block("C"));
+  std::vector<LoopRV> k = sch.split(l[2], {None{}, int64_t{4}});
+  sch.annotate(l[0], "pragma_auto_unroll_max_step", int64_t{16});
+  ir::PrimFunc before = stage(sch.func(), "compact_buffers");
+  ir::PrimFunc unrolled = unroll_loops(before);
+  LoopFacts f = facts(unrolled);
+  EXPECT_EQ(f.loops["i0"]->for_kind, ir::ForKind::kSerial);    // 8 * 8 * 8 steps
+  EXPECT_EQ(f.loops["i1"]->for_kind, ir::ForKind::kSerial);    // 8 * 8 (+ 8 init) steps
+  EXPECT_EQ(f.loops["r0_0"]->for_kind, ir::ForKind::kUnrolled);  // 2 * 4 * 2 stores
+  EXPECT_EQ(f.loops["r0_1"]->for_kind, ir::ForKind::kUnrolled);
+  EXPECT_TRUE(f.loops["i0"]->annotations.empty());
+  EXPECT_TRUE(computes_the_same(before, unrolled));
+  EXPECT_TRUE(unroll_loops(unrolled).same_as(unrolled));
+}
+
+TEST(UnrollLoops, AMaxStepOfZeroUnrollsNothingAndExplicitUnrollsStay) {
+  Schedule sch(workload("matmul:m=8,n=8,k=8"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_block("C"));
+  sch.annotate(l[0], "pragma_auto_unroll_max_step", int64_t{0});
+  sch.unroll(l[2]);
+  LoopFacts f = facts(unroll_loops(stage(sch.func(), "compact_buffers")));
+  EXPECT_EQ(f.loops["i1"]->for_kind, ir::ForKind::kSerial);
+  EXPECT_EQ(f.loops["r0"]->for_kind, ir::ForKind::kUnrolled);
+  EXPECT_EQ(f.loops["i0"]->annotations.count("pragma_auto_unroll_max_step"), 0u);
+}
+
+// ---- flatten_buffers -------------------------------------------------------------------
+
+TEST(FlattenBuffers, ParametersAndAllocationsBecomeOneDimensional) {
+  ir::PrimFunc before = stage(workload("softmax:shape=4x10"), "unroll_loops");
+  ir::PrimFunc flat = flatten_buffers(before);
+  std::string text = ir::print_function(flat);
+  EXPECT_TRUE(has_exact_line(text, "func softmax(in X: f32[40], out softmax: f32[40]) {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "alloc x_exp: f32[40] {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "x_exp[i0 * 10 + i1] = exp(X[i0 * 10 + i1] - x_max[i0])")) << text;
+  EXPECT_TRUE(find_flat_form_problems(flat).empty());
+  EXPECT_TRUE(computes_the_same(before, flat));
+  EXPECT_TRUE(flatten_buffers(flat).same_as(flat));  // already flat
+}
+
+TEST(FlattenBuffers, AScalarBufferBecomesOneElement) {
+  ir::PrimFunc before = stage(workload("mse_loss:shape=4x8"), "unroll_loops");
+  std::string text = ir::print_function(flatten_buffers(before));
+  EXPECT_NE(text.find("out loss: f32[1]"), std::string::npos) << text;
+  EXPECT_TRUE(has_exact_line(text, "alloc squared_error_sum: f32[1] {")) << text;
+  EXPECT_TRUE(has_exact_line(text, "squared_error_sum[0] = 0f32")) << text;
+  EXPECT_TRUE(has_exact_line(text, "loss[0] = squared_error_sum[0] / 32f32")) << text;
+}
+
+// ---- serialize_thread_loops, simplify_func ---------------------------------------------
+
+TEST(SerializeThreadLoops, ThreadBoundLoopsRunSeriallyOnTheCpu) {
+  Schedule sch(workload("relu:shape=8x16"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_child_blocks(sch.get_block("root"))[0]);
+  sch.bind(l[0], "blockIdx.x");
+  sch.bind(l[1], "threadIdx.x");
+  ir::PrimFunc serial = serialize_thread_loops(lower_blocks(sch.func()));
+  for (const auto& [name, loop] : facts(serial).loops) {
+    EXPECT_EQ(loop->for_kind, ir::ForKind::kSerial) << name;
+    EXPECT_TRUE(loop->thread_tag.empty()) << name;
+  }
+  EXPECT_TRUE(serialize_thread_loops(serial).same_as(serial));
+  EXPECT_TRUE(computes_the_same(sch.func(), serial));
+}
+
+TEST(SimplifyFunc, DropsStatementsThatDoNothingAndKeepsTheRest) {
+  ir::PrimFunc relu = lower_blocks(workload("relu:shape=4x4"));
+  const ir::Buffer y = relu->params[1].buffer;
+  ir::Var i("i"), j("j");
+  ir::Stmt store = ir::BufferStoreNode::make(y, ir::make_zero(ir::DataType::f32()), {i, j});
+  ir::Stmt dead_loop = ir::ForNode::make(ir::Var("d"), 0, 0, ir::ForKind::kSerial, store);
+  ir::Stmt dead_if = ir::IfThenElseNode::make(ir::make_bool(false), store);
+  ir::Stmt live_if = ir::IfThenElseNode::make(i < 8, store);  // always true for i < 4
+  ir::Stmt body = ir::ForNode::make(
+      i, 0, 4, ir::ForKind::kSerial,
+      ir::ForNode::make(j, 0, 4, ir::ForKind::kSerial, ir::SeqStmtNode::make({dead_loop, dead_if, live_if})));
+  ir::PrimFunc func = relu.with_body(ir::SeqStmtNode::make({relu->body, body}));
+  ir::PrimFunc simplified = simplify_func(func);
+  std::string text = ir::print_function(simplified);
+  EXPECT_EQ(text.find("for d in"), std::string::npos) << text;
+  EXPECT_EQ(text.find("if ("), std::string::npos) << text;
+  EXPECT_TRUE(computes_the_same(func, simplified));
+  EXPECT_TRUE(simplify_func(simplified).same_as(simplified));
+}
+
+}  // namespace
+}  // namespace dragon::lower

@@ -1,0 +1,148 @@
+// AutoBind: every op kind gets a GPU binding that computes what the op computes, replays
+// from its trace, and lowers for the H200; plus the rule's cases one by one (fusion of
+// the spatial prefix, reductions kept inside the thread, unit loops, large extents,
+// already-bound nests, sampled thread counts).
+#include <gtest/gtest.h>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/search/auto_bind.h"
+#include "unit/schedule/schedule_test_util.h"
+#ifdef DRAGON_HAVE_LOWER
+#include "dragon/lower/lower.h"
+#endif
+
+namespace dragon::search {
+namespace {
+
+using schedule::Schedule;
+using schedule::testing::replays_exactly;
+using schedule::testing::same_outputs;
+using schedule::testing::workload;
+
+// Thread-bound loops by tag -> extents, in pre-order.
+struct Bindings : ir::StmtVisitor {
+  std::vector<std::pair<std::string, int64_t>> loops;
+  using ir::StmtVisitor::visit_;
+  void visit_(const ir::ForNode* op) override {
+    if (op->for_kind == ir::ForKind::kThreadBinding) {
+      loops.emplace_back(op->thread_tag, ir::as_const_int(op->extent).value_or(-1));
+    }
+    ir::StmtVisitor::visit_(op);
+  }
+};
+
+Bindings bindings_of(const ir::PrimFunc& f) {
+  Bindings b;
+  b.visit(f->body);
+  return b;
+}
+
+// Every block under the root runs under a blockIdx and a threadIdx loop.
+::testing::AssertionResult every_block_bound(Schedule& sch) {
+  for (schedule::BlockRV b : sch.get_child_blocks(sch.get_block("root"))) {
+    bool block = false, thread = false;
+    for (schedule::LoopRV l : sch.get_loops(b)) {
+      const std::string& tag = sch.get(l)->thread_tag;
+      block = block || tag.rfind("blockIdx.", 0) == 0;
+      thread = thread || tag.rfind("threadIdx.", 0) == 0;
+    }
+    if (!block || !thread) return ::testing::AssertionFailure() << "block " << sch.get(b)->name << " is not bound";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(AutoBind, EveryOpKindGetsAValidDefaultGpuSchedule) {
+  int checked = 0;
+  for (const ops::OpKind& op : ops::OpRegistry::global().kinds()) {
+    SCOPED_TRACE(op.name);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(op.name).func;
+    Schedule sch(func);
+    int bound = auto_bind(sch);
+    EXPECT_GT(bound, 0);
+    EXPECT_TRUE(every_block_bound(sch)) << ir::print_function(sch.func());
+    EXPECT_EQ(auto_bind(sch), 0) << "a second application binds nothing";
+    EXPECT_TRUE(same_outputs(func, sch.func(), 3)) << sch.trace().to_string();
+    EXPECT_TRUE(replays_exactly(sch));
+#ifdef DRAGON_HAVE_LOWER
+    EXPECT_NO_THROW(lower::lower(sch.func(), lower::Target::cuda_h200())) << sch.trace().to_string();
+#endif
+    ++checked;
+  }
+  EXPECT_EQ(checked, 68);
+}
+
+TEST(AutoBind, FusesTheSpatialLoopsAndSplitsByTheThreadCount) {
+  Schedule sch(workload("relu:shape=16x1024"));
+  EXPECT_EQ(auto_bind(sch), 1);
+  // 16 * 1024 = 16384 elements: 64 blocks of 256 threads.
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 64}, {"threadIdx.x", 256}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  std::string trace = sch.trace().to_string();
+  EXPECT_NE(trace.find("Fuse"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("Split"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("Bind"), std::string::npos) << trace;
+}
+
+TEST(AutoBind, KeepsReductionLoopsInsideEachThread) {
+  // sum over axis 1 of 16x64x63: spatial (16, 63) fused = 1008 -> 4 blocks x 256; the
+  // reduction loop of 64 stays serial under the thread.
+  Schedule sch(workload("sum:shape=16x64x63,axis=1"));
+  auto_bind(sch);
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 4}, {"threadIdx.x", 256}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  EXPECT_TRUE(same_outputs(workload("sum:shape=16x64x63,axis=1"), sch.func(), 5));
+}
+
+TEST(AutoBind, ReductionOutermostRunsOnOneThread) {
+  // frobenius_norm's total sum of squares has no spatial loop: a unit loop per tag.
+  ir::PrimFunc func = workload("frobenius_norm:shape=2x3x4x5");
+  Schedule sch(func);
+  auto_bind(sch);
+  EXPECT_TRUE(every_block_bound(sch));
+  bool unit_block = false;
+  for (const auto& [tag, extent] : bindings_of(sch.func()).loops) unit_block = unit_block || (tag == "blockIdx.x" && extent == 1);
+  EXPECT_TRUE(unit_block) << ir::print_function(sch.func());
+  EXPECT_TRUE(same_outputs(func, sch.func(), 2));
+}
+
+TEST(AutoBind, LargeExtentsLoopInsideEachThread) {
+  // 4 * 256 * 256 = 262144 > 256 blocks x 256 threads: split [4, 256, 256], the serial
+  // loop moved inside the bound ones.
+  Schedule sch(workload("relu:shape=1024x256"));
+  auto_bind(sch);
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 256}, {"threadIdx.x", 256}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  EXPECT_TRUE(same_outputs(workload("relu:shape=1024x256"), sch.func(), 1));
+}
+
+TEST(AutoBind, LeavesBoundNestsAloneAndCompletesThreadOnlyOnes) {
+  Schedule sch(workload("relu:shape=8x32"));
+  std::vector<schedule::LoopRV> loops = sch.get_loops(sch.get_block("relu"));
+  sch.bind(loops[1], "threadIdx.x");
+  EXPECT_TRUE(auto_bind_block(sch, sch.get_block("relu")));
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 8}, {"threadIdx.x", 32}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  EXPECT_FALSE(auto_bind_block(sch, sch.get_block("relu")));
+}
+
+TEST(AutoBind, SamplesTheThreadCountAmongTheCandidates) {
+  AutoBindOptions options;
+  options.max_threads_per_block = 1024;
+  options.thread_extent_candidates = {32, 64, 128, 256, 512, 1024};
+  for (int64_t seed : {1, 2, 3, 4}) {
+    Schedule sch(workload("relu:shape=4x128"), seed);
+    auto_bind(sch, options);
+    Bindings b = bindings_of(sch.func());
+    ASSERT_EQ(b.loops.size(), 2u);
+    EXPECT_LE(b.loops[1].second, 512);  // never more threads than elements
+    EXPECT_EQ(b.loops[0].second * b.loops[1].second, 512);
+    EXPECT_NE(sch.trace().to_string().find("SampleCategorical"), std::string::npos);
+    EXPECT_TRUE(replays_exactly(sch));
+  }
+}
+
+}  // namespace
+}  // namespace dragon::search

@@ -1,0 +1,54 @@
+// dragon script encode|decode|check: convert between TVM's JSON traces and compact
+// scripts (or print TVM's Python form), and check a script against a workload
+// (docs/script-format.md).
+#include <cstdio>
+
+#include "commands.h"
+#include "dragon/schedule/trace_json.h"
+#include "dragon/script/script.h"
+#include "dragon/script/trace_python.h"
+#include "function_source.h"
+#include "script_source.h"
+
+namespace dragon::cli {
+
+Command add_script_command(CLI::App& app) {
+  CLI::App* sub = app.add_subcommand("script", "Convert and check compact schedule scripts");
+  sub->require_subcommand(1);
+
+  auto encode_file = std::make_shared<std::string>();
+  CLI::App* encode = sub->add_subcommand("encode", "Print the canonical compact script of a trace (JSON or script)");
+  encode->add_option("trace", *encode_file, "A trace in TVM's JSON layout (or a compact script to canonicalize)")
+      ->required();
+  auto python = std::make_shared<bool>(false);
+  encode->add_flag("--python", *python, "Print TVM's Python text form instead (for comparison)");
+
+  auto decode_file = std::make_shared<std::string>();
+  CLI::App* decode = sub->add_subcommand("decode", "Print the TVM-layout JSON trace of a compact script");
+  decode->add_option("script", *decode_file, "A compact script (or a JSON trace to normalize)")->required();
+
+  auto source = std::make_shared<FunctionSource>();
+  auto check_file = std::make_shared<std::string>();
+  CLI::App* check = sub->add_subcommand(
+      "check", "Decode a script and apply it to an op spec; report the first error with its line and instruction");
+  source->add_options(check);
+  check->add_option("script", *check_file, "A compact script or a JSON trace")->required();
+
+  return [=] {
+    if (encode->parsed()) {
+      const schedule::Trace trace = load_script_file(*encode_file).trace;
+      std::fputs((*python ? script::trace_to_python(trace) : script::encode(trace)).c_str(), stdout);
+    } else if (decode->parsed()) {
+      std::puts(schedule::trace_to_json(load_script_file(*decode_file).trace).c_str());
+    } else if (check->parsed()) {
+      std::string label;
+      ir::PrimFunc func = source->load(&label);
+      ScriptFile script = load_script_file(*check_file);
+      apply_script(func, script);
+      std::printf("%s: %zu instructions apply to %s\n", check_file->c_str(), script.trace.size(), label.c_str());
+    }
+    return 0;
+  };
+}
+
+}  // namespace dragon::cli
