@@ -90,7 +90,7 @@ void CudaEmitter::print_for(const ir::ForNode* op) {
     const auto* name = std::get_if<std::string>(&it->second);
     DRAGON_CHECK(name != nullptr, "tensor_intrin annotation is not a string");
     if (print_tensor_intrin(op, *name)) return;
-    line(fmt::format("// tensor_intrin {}: no tensor-core printer yet, scalar code", *name));
+    line(fmt::format("// tensor_intrin {}: scalar code ({})", *name, scalar_reason_));
   }
   switch (op->for_kind) {
     case ir::ForKind::kThreadBinding:
@@ -158,6 +158,10 @@ void CudaEmitter::print_allocate(const ir::AllocateNode* op) {
   } else if (buffer->scope == "global") {
     throw InternalError(fmt::format("global buffer {} allocated inside a kernel (lower.h puts them around kernels)",
                                     buffer->name));
+  } else if (auto fragment = fragments_.find(buffer.get()); warp_mode_ && fragment != fragments_.end()) {
+    // This lane's share of the tiles (cuda_warp_intrin.h, FragmentLayout).
+    line(fmt::format("__align__(16) {} {}[{}];  // warp: this lane's {} of {} elements, {}x{} tiles", type, name,
+                     count / 32, count / 32, count, fragment->second.rows, fragment->second.cols));
   } else {
     line(fmt::format("__align__(16) {} {}[{}];  // {}", type, name, count, buffer->scope));
   }
@@ -186,11 +190,13 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
   launch_extent_ = scan.extents;
   KernelLaunch launch;
   launch.name = names_.fresh(fmt::format("{}_kernel{}", (*func_)->name, index));
+  plan_warp_blocks(root, launch.name, scan.extents);
   for (const auto& [tag, extent] : scan.extents) {
     auto [kind, dim] = split_tag(tag);
     DRAGON_CHECK(dim >= 0 && dim < 3 && (kind == "blockIdx" || kind == "threadIdx"), "bad thread tag '{}'", tag);
     (kind == "blockIdx" ? launch.grid : launch.block)[dim] = extent;
   }
+  if (warp_mode_) launch.block[0] = 32;  // the lanes of the warp-level blocks
   shared_offset_.clear();
   int64_t shared_bytes = 0;
   for (const ir::BufferNode* buffer : scan.shared) {
@@ -221,6 +227,11 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
   open(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", launch.threads_per_block(),
                    launch.name, fmt::join(params, ", ")));
   if (shared_bytes > 0) line("extern __shared__ __align__(16) unsigned char dragon_shared[];");
+  if (warp_mode_) {
+    line(fmt::format("const int32_t {} = (int32_t)threadIdx.x;  // warp-level blocks run on all 32 lanes, other "
+                     "code on lane 0",
+                     lane_name_));
+  }
   print_stmt(root);
   close();
   result_.kernels.push_back(std::move(launch));
@@ -232,10 +243,12 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
   for (const ir::Buffer& buffer : workspaces_) {
     result_.workspaces.push_back({buffer_name(buffer), buffer->num_elements() * buffer->dtype.bytes()});
   }
-  out_ << cuda_prelude();
   out_ << "// " << func->name << " for " << (target.arch.empty() ? "cuda" : target.arch) << "\n";
-  for (size_t i = 0; i < kernel_roots_.size(); ++i) emit_kernel(kernel_roots_[i], static_cast<int>(i));
-  result_.code = out_.str();
+  for (size_t i = 0; i < kernel_roots_.size(); ++i) {
+    emit_kernel(kernel_roots_[i], static_cast<int>(i));
+    uses_warp_blocks_ = uses_warp_blocks_ || warp_mode_;
+  }
+  result_.code = cuda_prelude() + std::string(uses_warp_blocks_ ? mma_prelude() : "") + out_.str();
   return std::move(result_);
 }
 

@@ -1,6 +1,7 @@
 // The CUDA emitter's class, shared by its files: cuda_codegen.cc (kernels, launch
 // configuration, allocations), cuda_vector_loop.cc (float4/float2/half2 accesses) and
-// cuda_tensor_intrin.cc (the extension point for tensor-core blocks). Private to codegen.
+// cuda_tensor_intrin.cc (tensor-core blocks as warp-level code, planned by the table of
+// cuda_warp_intrin.h). Private to codegen.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 
 #include "dragon/codegen/c_printer.h"
 #include "dragon/codegen/cuda_codegen.h"
+#include "cuda_warp_intrin.h"
 
 namespace dragon::codegen {
 
@@ -26,6 +28,10 @@ class CudaEmitter final : public CPrinter {
   void print_effect(const ir::CallNode* call) override;
   void print_for(const ir::ForNode* op) override;
   void print_allocate(const ir::AllocateNode* op) override;
+  std::string loop_pragma(const ir::ForNode* op) const override;
+  // In a kernel with warp-level blocks: code outside them runs on lane 0 only.
+  void visit_(const ir::SeqStmtNode* op) override;
+  void visit_(const ir::IfThenElseNode* op) override;
 
  private:
   // Top level: kernels and the global workspaces around them.
@@ -38,11 +44,27 @@ class CudaEmitter final : public CPrinter {
   // loads and a vector store; false when it does not qualify (printed as scalars then).
   bool try_print_vector_loop(const ir::ForNode* op);
 
-  // cuda_tensor_intrin.cc: blocks annotated "tensor_intrin" = NAME are dispatched by NAME
-  // to a printer of that instruction; false when none is registered (scalar code then).
+  // cuda_tensor_intrin.cc: before a kernel is printed, its blocks annotated
+  // "tensor_intrin" = NAME are planned by NAME (warp_intrin_planners()); when every one
+  // has a planner the kernel runs in warp mode (threadIdx.x = the 32 lanes), else every
+  // block of the kernel stays scalar (correct: fragments are then whole tiles per thread).
+  // Throws UserError naming the kernel for a block whose planner refuses it.
+  void plan_warp_blocks(const ir::Stmt& root, const std::string& kernel, const std::map<std::string, int64_t>& extents);
+  // Prints a planned block as its warp call; false when the kernel is not in warp mode.
   bool print_tensor_intrin(const ir::ForNode* op, const std::string& intrin);
-  using TensorIntrinPrinter = bool (CudaEmitter::*)(const ir::ForNode* op);
-  static const std::map<std::string, TensorIntrinPrinter, std::less<>>& tensor_intrin_printers();
+  // A statement of a warp-mode kernel: under `if (lane == 0)` unless it holds a warp block
+  // or a barrier (which every lane must reach).
+  void print_lane_stmts(const std::vector<ir::Stmt>& stmts);
+  bool needs_all_lanes(const ir::Stmt& s) const;
+
+  // Per kernel, in warp mode: each tensorized unit loop's call, the fragments' layouts, the
+  // lane variable's name. Otherwise empty, and `scalar_reason_` says why blocks stay scalar.
+  bool warp_mode_ = false;
+  bool uses_warp_blocks_ = false;  // some kernel of the function: the prelude gets the warp helpers
+  std::unordered_map<const ir::ForNode*, WarpCall> warp_calls_;
+  std::unordered_map<const ir::BufferNode*, FragmentLayout> fragments_;
+  std::string lane_name_;
+  std::string scalar_reason_;
 
   const ir::PrimFunc* func_ = nullptr;
   std::vector<ir::Stmt> kernel_roots_;

@@ -1,5 +1,6 @@
 // The prelude of generated CUDA code: NVRTC's fp16/bf16 headers, fixed-width integer
-// names (NVRTC has no <cstdint>), the special float values and the common helpers.
+// names (NVRTC has no <cstdint>), the special float values and the common helpers
+// (the tensor-core warp helpers, cuda_mma.cc, follow only in sources that use them).
 #include "cuda_prelude.h"
 
 #include "dragon/codegen/c_printer.h"

@@ -1,22 +1,199 @@
-// The extension point for tensor-core blocks: a unit loop annotated "tensor_intrin" = NAME
-// (lower.h keeps the annotation) is printed by the printer registered under NAME. None is
-// registered yet (mma comes later); the block then prints as the scalar code it lowers to.
+// Tensor-core blocks on CUDA: a unit loop annotated "tensor_intrin" = NAME (lower.h keeps
+// the annotation) is planned by the row NAME of warp_intrin_planners() (cuda_mma.cc: the
+// mma.sync family) and printed as one warp-wide helper call instead of its scalar loops.
+//
+// Warp mode, per kernel: the kernel gets threadIdx.x = 32 lanes (it must not bind
+// threadIdx.x itself; its other threads are whole warps along threadIdx.y/z), fragments
+// ("warp" scope) are declared per lane (FragmentLayout), every tensorized block runs on all
+// 32 lanes, and all other code runs on lane 0 only followed by __syncwarp(), so it keeps
+// the one-thread semantics it was lowered with and its writes are visible to the lanes'
+// next warp-wide instruction. Barriers and loops around tensorized blocks run on every lane
+// (their control flow cannot depend on the lane: nothing in the IR reads threadIdx.x).
 #include "cuda_emitter.h"
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/support/error.h"
 
 namespace dragon::codegen {
+namespace {
 
-const std::map<std::string, CudaEmitter::TensorIntrinPrinter, std::less<>>& CudaEmitter::tensor_intrin_printers() {
-  // NAME -> &CudaEmitter::print_NAME, one row per tensor intrinsic, e.g. an mma.sync
-  // m16n8k16 printer that reads the loop nest under the annotated unit loop.
-  static const std::map<std::string, TensorIntrinPrinter, std::less<>> printers;
-  return printers;
+const std::string* tensor_intrin_of(const ir::ForNode* op) {
+  auto it = op->annotations.find("tensor_intrin");
+  return it == op->annotations.end() ? nullptr : std::get_if<std::string>(&it->second);
+}
+
+// The tensorized blocks of a kernel with the enclosing loops' ranges, and the accesses to
+// "warp" buffers made outside them.
+class WarpBlockScan final : public ir::StmtExprVisitor {
+ public:
+  struct Block {
+    const ir::ForNode* unit;
+    std::string intrin;
+    ir::Analyzer analyzer;  // ranges of the loops around it
+  };
+  std::vector<Block> blocks;
+  std::vector<std::string> stray_fragment_accesses;
+
+ protected:
+  using ir::StmtExprVisitor::visit_;
+  void visit_(const ir::ForNode* op) override {
+    if (const std::string* intrin = tensor_intrin_of(op)) {
+      blocks.push_back({op, *intrin, analyzer_});
+      return;
+    }
+    auto min = ir::as_const_int(op->min);
+    auto extent = ir::as_const_int(op->extent);
+    if (min && extent) analyzer_.bind(op->loop_var, *min, *extent);
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::BufferStoreNode* op) override {
+    if (op->buffer->scope == "warp") stray_fragment_accesses.push_back("a store to " + op->buffer->name);
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::BufferLoadNode* op) override {
+    if (op->buffer->scope == "warp") stray_fragment_accesses.push_back("a load of " + op->buffer->name);
+    ir::StmtExprVisitor::visit_(op);
+  }
+
+ private:
+  ir::Analyzer analyzer_;
+};
+
+// Whether a statement holds a planned warp block or a barrier.
+class AllLanesScan final : public ir::StmtExprVisitor {
+ public:
+  explicit AllLanesScan(const std::unordered_map<const ir::ForNode*, WarpCall>& calls) : calls_(calls) {}
+  bool found = false;
+
+ protected:
+  using ir::StmtExprVisitor::visit_;
+  void visit_(const ir::ForNode* op) override {
+    if (calls_.count(op) != 0) {
+      found = true;
+      return;
+    }
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::EvaluateNode* op) override {
+    if (const auto* call = op->value.as<ir::CallNode>(); call && call->op == ir::Intrinsic::SyncThreads) found = true;
+  }
+
+ private:
+  const std::unordered_map<const ir::ForNode*, WarpCall>& calls_;
+};
+
+}  // namespace
+
+void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kernel,
+                                   const std::map<std::string, int64_t>& extents) {
+  warp_mode_ = false;
+  warp_calls_.clear();
+  fragments_.clear();
+  scalar_reason_.clear();
+  WarpBlockScan scan;
+  scan.visit(root);
+  if (scan.blocks.empty()) return;
+  const auto& planners = warp_intrin_planners();
+  for (const WarpBlockScan::Block& block : scan.blocks) {
+    if (planners.count(block.intrin) == 0) {
+      scalar_reason_ = fmt::format("no warp-level printer for tensor_intrin {} in this kernel", block.intrin);
+      return;
+    }
+  }
+  auto refuse = [&](const std::string& why) {
+    throw UserError(fmt::format("CUDA codegen: kernel {} has tensor-core blocks, but {}", kernel, why));
+  };
+  if (extents.count("threadIdx.x") != 0) {
+    refuse("it binds threadIdx.x, which warp-level blocks need for the warp's 32 lanes (bind warps to threadIdx.y)");
+  }
+  int64_t threads = 32;
+  for (const char* tag : {"threadIdx.y", "threadIdx.z"}) {
+    if (auto it = extents.find(tag); it != extents.end()) threads *= it->second;
+  }
+  if (threads > 1024) refuse(fmt::format("its warps need {} threads per block, more than 1024", threads));
+  if (!scan.stray_fragment_accesses.empty()) {
+    refuse(fmt::format("{} is outside any tensorized block (a fragment is spread over the lanes; only warp-level "
+                       "blocks may access it)",
+                       scan.stray_fragment_accesses.front()));
+  }
+  for (const WarpBlockScan::Block& block : scan.blocks) {
+    std::optional<TileNest> nest = read_tile_nest(block.unit);
+    if (!nest) refuse(fmt::format("its {} block is not a chain of constant loops down to one store", block.intrin));
+    WarpPlanContext context{block.analyzer, fragments_};
+    std::string why;
+    std::optional<WarpCall> call = planners.find(block.intrin)->second(*nest, context, why);
+    if (!call) refuse(fmt::format("its {} block does not fit the instruction: {}", block.intrin, why));
+    warp_calls_.emplace(block.unit, std::move(*call));
+  }
+  warp_mode_ = true;
+  lane_name_ = names_.fresh("dragon_lane");
 }
 
 bool CudaEmitter::print_tensor_intrin(const ir::ForNode* op, const std::string& intrin) {
-  const auto& printers = tensor_intrin_printers();
-  auto it = printers.find(intrin);
-  if (it == printers.end()) return false;
-  return (this->*(it->second))(op);
+  auto it = warp_calls_.find(op);
+  if (!warp_mode_ || it == warp_calls_.end()) return false;
+  std::vector<std::string> args;
+  for (const WarpHelperArg& arg : it->second.args) {
+    std::string offset = print_expr(arg.offset);
+    args.push_back(arg.buffer.defined() ? fmt::format("{} + {}", buffer_name(arg.buffer), offset) : offset);
+  }
+  args.push_back(lane_name_);
+  line(fmt::format("{}({});  // tensor_intrin {}", it->second.helper, fmt::join(args, ", "), intrin));
+  if (it->second.writes_memory) line("__syncwarp();");
+  return true;
+}
+
+std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
+  // Fragment slots are indexed by the loops around warp blocks; unrolled, they are
+  // constants and the fragments stay in registers instead of local memory.
+  constexpr int64_t kMaxUnrolledTiles = 64;
+  auto extent = ir::as_const_int(op->extent);
+  if (warp_mode_ && extent && *extent <= kMaxUnrolledTiles && needs_all_lanes(op->body)) return "#pragma unroll";
+  return {};
+}
+
+bool CudaEmitter::needs_all_lanes(const ir::Stmt& s) const {
+  AllLanesScan scan(warp_calls_);
+  scan.visit(s);
+  return scan.found;
+}
+
+void CudaEmitter::print_lane_stmts(const std::vector<ir::Stmt>& stmts) {
+  size_t i = 0;
+  while (i < stmts.size()) {
+    if (needs_all_lanes(stmts[i])) {
+      print_stmt(stmts[i++]);
+      continue;
+    }
+    // A run of lane-0 statements shares one guard and one __syncwarp.
+    open(fmt::format("if ({} == 0)", lane_name_));
+    while (i < stmts.size() && !needs_all_lanes(stmts[i])) print_stmt(stmts[i++]);
+    close();
+    line("__syncwarp();");
+  }
+}
+
+void CudaEmitter::visit_(const ir::SeqStmtNode* op) {
+  if (!warp_mode_) {
+    CPrinter::visit_(op);
+    return;
+  }
+  print_lane_stmts(op->seq);
+}
+
+void CudaEmitter::visit_(const ir::IfThenElseNode* op) {
+  if (!warp_mode_) {
+    CPrinter::visit_(op);
+    return;
+  }
+  open(fmt::format("if ({})", print_expr(op->condition)));
+  print_lane_stmts({op->then_case});
+  if (op->else_case.defined()) {
+    --indent_;
+    open("} else");
+    print_lane_stmts({op->else_case});
+  }
+  close();
 }
 
 }  // namespace dragon::codegen

@@ -1,6 +1,7 @@
 // On the GPU: generated kernels of every op kind (default schedule: AutoBind), of random
 // GPU-style schedules, of vectorized loops (float4, half2) and of a block using more than
-// 48 KB of shared memory match the interpreter. Without a device every test says [SKIP].
+// 48 KB of shared memory, and of the tensor-core GEMM sketch match the interpreter.
+// Without a device every test says [SKIP].
 #include <cstdio>
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/codegen/golden_cases.h"
 #include "unit/codegen/default_gpu_schedule.h"
+#include "unit/codegen/tensorcore_gemm_sketch.h"
 #include "unit/schedule/random_trace.h"
 
 namespace dragon::codegen {
@@ -116,7 +118,7 @@ TEST(GpuKernels, SharedMemoryAbove48KbIsOptedIn) {
   ir::Stmt kernel = ir::ForNode::make(
       bx, 0, 4, ir::ForKind::kThreadBinding,
       ir::ForNode::make(tx, 0, 256, ir::ForKind::kThreadBinding, body, "threadIdx.x"), "blockIdx.x");
-  ir::PrimFunc f = ir::PrimFunc::make("reverse", {{in, ir::ParamRole::kInput}, {out, ir::ParamRole::kOutput}}, kernel);
+  ir::PrimFunc f = ir::PrimFunc::make("reverse", {{in, ir::ParamRole::kInput, {}}, {out, ir::ParamRole::kOutput, {}}}, kernel);
   runtime::BuildOptions options;
   options.cache = &testing::test_cache();
   auto exe = runtime::build_lowered(f, lower::Target::cuda_h200(), options);
@@ -125,6 +127,19 @@ TEST(GpuKernels, SharedMemoryAbove48KbIsOptedIn) {
   ASSERT_TRUE(exe.value()->run(args).ok());
   for (int64_t b = 0; b < 4; ++b) {
     for (int64_t t = 0; t < 256; ++t) ASSERT_EQ(args[1].get(b * 256 + t), args[0].get(b * 256 + 255 - t));
+  }
+}
+
+// The tensor-core GEMM sketch (ldmatrix, mma.sync m16n8k16, f32 accumulators) against the
+// interpreter. f16/bf16 products are exact in f32 and the mma sums a tile's 16 products in
+// an order of its own, so results differ by f32 reassociation only (a few ulps of a sum of
+// 128 terms), then by at most one rounding of the f16/bf16 output: the GPU tolerance.
+TEST(GpuOps, TensorCoreGemmMatchesInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  for (const char* spec : {"matmul:m=128,n=128,k=128,dtype=f16", "matmul:m=128,n=128,k=128,dtype=bf16",
+                           "matmul:m=128,n=128,k=128,trans_b=true,dtype=f16"}) {
+    ops::Workload w = ops::OpRegistry::global().make_workload(spec);
+    EXPECT_TRUE(runs_like_interpreter(spec, w.func, testing::tensorcore_gemm_sketch(spec).func(), kGpuToleranceScale));
   }
 }
 

@@ -44,7 +44,9 @@ struct CudaSource {
 };
 
 // Throws InternalError for IR that is not in the flat form, and UserError for a kernel the
-// emitter cannot launch (a launch extent that is not a constant).
+// emitter cannot launch (a launch extent that is not a constant) or whose tensorized
+// blocks it cannot print as warp-level code (src/codegen/cuda_tensor_intrin.cc says when;
+// a kernel whose tensorized blocks have no warp-level printer stays scalar instead).
 CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target);
 
 }  // namespace dragon::codegen

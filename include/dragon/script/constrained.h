@@ -1,6 +1,7 @@
 // Constrained decoding of scripts: for a workload and a script prefix, the next tokens
 // that can still lead to a valid script. Incremental (one replayed Schedule per complete
-// line, cached), so calling it once per generated token is cheap. Not a sampler and not
+// line, cached) and meant to be called once per generated token (the cost per call is in
+// bench/results/2026-12-02-tokenizer-and-constrained-decoding.md). Not a sampler and not
 // the codec (script.h); it reads the codec's schema (script_schema.h).
 #pragma once
 

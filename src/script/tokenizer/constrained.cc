@@ -113,6 +113,7 @@ struct ConstrainedDecoder::Impl {
   const Tokenizer& tokenizer;
   ir::PrimFunc workload;
   decoding::OracleCounters counters;
+  decoding::WitnessMemo witnesses;  // per kind, the last completion that applied
   int64_t lines_applied = 0;
   // contexts[i] is the state before line i of `complete_text`; the last one is where
   // the partial line starts.
@@ -127,7 +128,7 @@ struct ConstrainedDecoder::Impl {
   std::unique_ptr<LineContext> make_context(std::shared_ptr<ReplayState> st, size_t text_end) {
     auto ctx = std::make_unique<LineContext>();
     ctx->state = std::move(st);
-    ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters);
+    ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters, &witnesses);
     ctx->text_end = text_end;
     return ctx;
   }
@@ -176,13 +177,6 @@ struct ConstrainedDecoder::Impl {
       if (decoding::bare_prefix_viable(w)) return true;
     }
     return false;
-  }
-
-  static bool continuable(const Options& o) {
-    for (const std::string& w : o.words) {
-      if (w != "]") return true;
-    }
-    return o.any_int || o.any_float || o.any_string;
   }
 
   // The character-level state of a partial line.
@@ -257,11 +251,14 @@ struct ConstrainedDecoder::Impl {
       c.phase = Cursor::kItemStart;
       return true;
     }
-    const Options& o = options(ctx, *c.node);
     if (ch == ' ') {
       c.phase = Cursor::kItemStart;
-      return continuable(o);
+      // Whether anything follows, without analysing every next word yet (the walk tries
+      // many words a model will not write).
+      if (c.node->options != nullptr) return c.node->options->continuable();
+      return ctx.oracle->has_continuation(c.node->pos);
     }
+    const Options& o = options(ctx, *c.node);
     if (ch == '\n') {
       c.phase = Cursor::kLineEnd;
       return o.end_line;

@@ -10,7 +10,9 @@
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
-#include "instruction_apply.h"
+#include "dragon/schedule/apply_instruction.h"
+#include "dragon/schedule/schedule_error.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "script_words.h"
 
 namespace dragon::script::decoding {
@@ -33,10 +35,21 @@ constexpr int64_t kMaxTiles = 16;
 class BlockNames : public ir::StmtVisitor {
  public:
   std::vector<std::string> names;
+  // Per block, the loops above it (up to the root).
+  std::unordered_map<const ir::BlockNode*, std::vector<const ir::ForNode*>> loops_above;
+  void visit_(const ir::ForNode* op) override {
+    stack_.push_back(op);
+    ir::StmtVisitor::visit_(op);
+    stack_.pop_back();
+  }
   void visit_(const ir::BlockNode* op) override {
     names.push_back(op->name);
+    loops_above.emplace(op, stack_);
     ir::StmtVisitor::visit_(op);
   }
+
+ private:
+  std::vector<const ir::ForNode*> stack_;
 };
 
 bool has_default(const SlotSchema& s) { return s.default_kind != DefaultKind::kRequired; }
@@ -81,11 +94,27 @@ std::string rv_word(RVType type, size_t index) { return std::string(1, schedule:
 
 }  // namespace
 
-LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters)
-    : state_(std::move(state)), counters_(counters), scratch_(state_->sch.copy()) {
+LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses)
+    : state_(std::move(state)), counters_(counters), witnesses_(witnesses), scratch_(state_->sch.copy()) {
   BlockNames visitor;
   visitor.visit(state_->sch.func()->body);
   block_names_ = std::move(visitor.names);
+  loops_above_ = std::move(visitor.loops_above);
+}
+
+bool LineOracle::loop_above_block(const Arg& block, const Arg& loop) const {
+  const auto* block_rv = block.as<RandomVar>();
+  const auto* loop_rv = loop.as<RandomVar>();
+  if (block_rv == nullptr || loop_rv == nullptr || block_rv->type != RVType::kBlock || loop_rv->type != RVType::kLoop)
+    return false;
+  try {
+    auto it = loops_above_.find(state_->sch.get(schedule::BlockRV{block_rv->id}));
+    if (it == loops_above_.end()) return false;
+    const ir::ForNode* node = state_->sch.get(schedule::LoopRV{loop_rv->id});
+    return std::find(it->second.begin(), it->second.end(), node) != it->second.end();
+  } catch (const std::exception&) {
+    return false;  // unresolvable: the trial decides
+  }
 }
 
 // ---- Reading words ------------------------------------------------------------------
@@ -263,12 +292,47 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   if (decision) {
     decision_arg = kind.decision == DecisionShape::kIntList ? Arg::int_list(*decision) : Arg((*decision).at(0));
   }
+  if (kind.kind == InstructionKind::Fuse && !fuse_chain_possible(inputs)) {
+    last_error_name_.clear();  // not a failure of ComputeAt's operands
+    return false;
+  }
+  // The same trial on the same state has the same outcome: searches of nested positions
+  // and of a position's next words meet the same completions.
+  std::string trial_key;
+  if (next == nullptr) {
+    trial_key = schedule::to_string(schedule::Instruction{kind.kind, inputs, attrs, {}});
+    if (decision_arg) trial_key += " = " + schedule::to_string(*decision_arg);
+    if (count) trial_key += " #" + std::to_string(*count);
+    const Arg* value = inputs.size() == 2 ? &inputs[1] : nullptr;
+    if (kind.kind == InstructionKind::Annotate && value && attrs.size() == 1 && attrs[0].as<std::string>() &&
+        (value->as<int64_t>() || value->as<double>() || value->as<std::string>() || value->as<bool>())) {
+      // annotate.cc resolves the target (and a variable value); a literal value and the
+      // key only shape the annotation stored, so they do not change the outcome.
+      trial_key = "Annotate " + schedule::to_string(inputs[0]) + " <literal>";
+    }
+    auto known = trial_memo_.find(trial_key);
+    if (known != trial_memo_.end()) {
+      last_error_name_ = known->second.error_name;
+      last_error_reason_ = known->second.error_reason;
+      if (known->second.ok) last_success_ = Witness{values, decision};
+      return known->second.ok;
+    }
+  }
   ++counters_->trials;
   const size_t before = scratch_.trace().size();
   std::vector<RandomVar> outputs;
   bool ok = true;
+  last_error_name_.clear();
+  last_error_reason_.clear();
   try {
-    outputs = schedule::detail::apply_function(kind.kind)(scratch_, inputs, attrs, decision_arg);
+    outputs = schedule::apply_instruction(scratch_, schedule::Instruction{kind.kind, std::move(inputs), std::move(attrs), {}},
+                                          decision_arg);
+  } catch (const schedule::ScheduleError& e) {
+    ok = false;
+    if (e.kind() == kind.kind) {
+      last_error_name_ = e.error_name();
+      last_error_reason_ = e.reason();
+    }
   } catch (const std::exception&) {
     ok = false;
   }
@@ -294,6 +358,8 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     scratch_ = state_->sch.copy();
     return ok;
   }
+  if (ok) last_success_ = Witness{values, decision};
+  trial_memo_.emplace(std::move(trial_key), TrialOutcome{ok, last_error_name_, last_error_reason_});
   if (ok || scratch_.trace().size() != before) scratch_ = state_->sch.copy();
   return ok;
 }
@@ -353,7 +419,7 @@ std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position&
     const auto& vars = st.vars[static_cast<size_t>(type)];
     for (size_t i = 0; i < vars.size(); ++i) {
       const bool mark = marks_too && type == RVType::kLoop && st.loop_is_location[i];
-      if (type == RVType::kExpr || mark || st.sch.is_valid(vars[i])) out.emplace_back(Arg(vars[i]), rv_word(type, i));
+      if (type == RVType::kExpr || mark || is_valid(type, i)) out.emplace_back(Arg(vars[i]), rv_word(type, i));
     }
   };
   // A buffer index past the block's reads or writes fails (IndexOutOfRange).
@@ -440,6 +506,13 @@ std::vector<Arg> LineOracle::completion_pool(const Position& pos, const SlotSche
       if (slot.name == "index") return {Arg(int64_t{-1})};
       if (slot.name == "factor_axis") return {Arg(int64_t{0})};
       if (slot.name.find("index") != std::string_view::npos) break;  // buffer indices: each
+      if (kind == InstructionKind::StorageAlign) {
+        // storage_align.cc: axis 0 is in range whenever any axis is, factors below 1 and
+        // offsets outside [0, factor) always fail, and no other check reads them; so
+        // of the two values below, these are the ones that can apply.
+        if (slot.name == "axis" || slot.name == "offset") return {Arg(int64_t{0})};
+        if (slot.name == "factor") return {Arg(int64_t{1})};
+      }
       // Other integer operands (StorageAlign's axis, factor, offset): 0 and 1 only, an
       // approximation (README.md) that keeps the search from multiplying pools.
       return {Arg(int64_t{0}), Arg(int64_t{1})};
@@ -484,17 +557,111 @@ std::vector<std::vector<Arg>> LineOracle::rest_extensions(const Position& pos, c
 
 bool LineOracle::feasible(const Position& pos) {
   if (pos.kind == nullptr) return true;
-  auto it = feasible_memo_.find(pos.text);
+  const std::string key = memo_key(pos);
+  auto it = feasible_memo_.find(key);
   if (it != feasible_memo_.end()) return it->second;
-  bool result = search(pos);
-  feasible_memo_.emplace(pos.text, result);
+  // A mnemonic alone: first the completion that applied for this kind before (a trial
+  // that applies proves the line completes; one that fails proves nothing, so the search
+  // follows).
+  const bool mnemonic_only = pos.slot == 0 && pos.values.empty() && pos.elems.empty() && !pos.list_open && !pos.decision;
+  const int kind_key = static_cast<int>(pos.kind->kind);
+  bool result = false;
+  if (mnemonic_only && witnesses_ != nullptr && schedule::can_apply_instruction(pos.kind->kind)) {
+    auto w = witnesses_->find(kind_key);
+    if (w != witnesses_->end()) {
+      Position q = pos;
+      q.values = w->second.values;
+      q.slot = q.values.size();
+      result = try_line(q, w->second.decision, nullptr);
+    }
+  }
+  if (!result) {
+    last_success_.reset();
+    result = search(pos);
+    if (result && mnemonic_only && witnesses_ != nullptr && last_success_) (*witnesses_)[kind_key] = *last_success_;
+  }
+  feasible_memo_.emplace(key, result);
   return result;
+}
+
+bool LineOracle::loop_holds_producer(const Arg& block, const Arg& loop) const {
+  const auto* block_rv = block.as<RandomVar>();
+  const auto* loop_rv = loop.as<RandomVar>();
+  if (block_rv == nullptr || loop_rv == nullptr || block_rv->type != RVType::kBlock || loop_rv->type != RVType::kLoop)
+    return true;
+  try {
+    const ir::BlockNode* consumer = state_->sch.get(schedule::BlockRV{block_rv->id});
+    const ir::ForNode* node = state_->sch.get(schedule::LoopRV{loop_rv->id});
+    for (const auto& [other, loops] : loops_above_) {
+      if (other == consumer || std::find(loops.begin(), loops.end(), node) == loops.end()) continue;
+      for (const ir::BufferRegion& write : other->writes) {
+        for (const ir::BufferRegion& read : consumer->reads) {
+          if (write.buffer.get() == read.buffer.get()) return true;
+        }
+      }
+    }
+    return false;
+  } catch (const std::exception&) {
+    return true;  // unresolvable: the trial decides
+  }
+}
+
+bool LineOracle::fuse_chain_possible(const std::vector<Arg>& loops) const {
+  // fuse.cc checks these first, on the loops alone: at least one, each resolves, none
+  // twice, each the only child (the body) of the one before.
+  if (loops.empty()) return false;
+  std::vector<const ir::ForNode*> nodes;
+  for (const Arg& a : loops) {
+    const auto* rv = a.as<RandomVar>();
+    if (rv == nullptr || rv->type != RVType::kLoop) return true;  // malformed: the trial decides
+    try {
+      nodes.push_back(state_->sch.get(schedule::LoopRV{rv->id}));
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes[i]) != nodes.begin() + static_cast<std::ptrdiff_t>(i))
+      return false;
+    if (i > 0 && nodes[i - 1]->body.get() != nodes[i]) return false;
+  }
+  return true;
+}
+
+bool LineOracle::is_valid(RVType type, size_t index) const {
+  std::vector<int8_t>& known = valid_cache_[static_cast<size_t>(type)];
+  const auto& vars = state_->vars[static_cast<size_t>(type)];
+  if (known.size() < vars.size()) known.resize(vars.size(), -1);
+  if (known[index] < 0) known[index] = state_->sch.is_valid(vars[index]) ? 1 : 0;
+  return known[index] == 1;
+}
+
+bool LineOracle::is_location_mark(const Arg& loop) const {
+  const auto* rv = loop.as<RandomVar>();
+  if (rv == nullptr) return false;
+  const auto& loops = state_->vars[static_cast<size_t>(RVType::kLoop)];
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (loops[i].id == rv->id) return state_->loop_is_location[i];
+  }
+  return false;
+}
+
+bool LineOracle::last_failure_block_only(InstructionKind kind) const {
+  // compute_at.cc: after the location marks (which return early) and resolving both
+  // operands, precondition 1 fails for the root block whatever the loop; ComputeAt's
+  // preconditions 3 (NotCompleteOrReduction) and 4 (OutputBlock) and ReverseComputeAt's
+  // 3 (NotCompleteBlock) read the block, its path and its realize only.
+  if (last_error_name_ == "NotInSameScope") return last_error_reason_ == "the block is the root block";
+  if (kind == InstructionKind::ComputeAt)
+    return last_error_name_ == "NotCompleteOrReduction" || last_error_name_ == "OutputBlock";
+  if (kind == InstructionKind::ReverseComputeAt) return last_error_name_ == "NotCompleteBlock";
+  return false;
 }
 
 bool LineOracle::search(const Position& pos) {
   const KindSchema& kind = *pos.kind;
   // A kind this build cannot replay never applies.
-  if (schedule::detail::apply_function(kind.kind) == &schedule::detail::apply_unimplemented) return false;
+  if (!schedule::can_apply_instruction(kind.kind)) return false;
   const size_t n = kind.slots.size();
   if (pos.decision) {
     auto d = complete_decision(*state_, kind, pos.values, pos.decision_values);
@@ -544,6 +711,16 @@ bool LineOracle::search(const Position& pos) {
   }
   if (pos.slot >= n) return false;
   const SlotSchema& slot = kind.slots[pos.slot];
+  if (kind.kind == InstructionKind::Tensorize) {
+    // Tensorize checks its intrinsic's name before anything else about the target; the
+    // name a completion writes is "x" (completion_pool), and no target applies with an
+    // unregistered name.
+    for (size_t s = 0; s < n; ++s) {
+      if (kind.slots[s].name != "tensor_intrin") continue;
+      const std::string* written = s < pos.values.size() ? pos.values[s].as<std::string>() : nullptr;
+      if (schedule::find_tensor_intrin(written ? *written : std::string("x")) == nullptr) return false;
+    }
+  }
   std::vector<Arg> pool;
   if (all_defaulted) {
     // Stopping is not canonical: the next slot must be written with another value.
@@ -555,12 +732,29 @@ bool LineOracle::search(const Position& pos) {
   } else {
     pool = completion_pool(pos, slot);
   }
+  // ComputeAt/ReverseComputeAt's loop slot: once a non-mark loop fails on the block
+  // alone, every other non-mark loop fails too; marks take another path and are tried.
+  const bool placement_slot = pos.slot == 1 && slot.type == ValueType::kLoop &&
+                              (kind.kind == InstructionKind::ComputeAt || kind.kind == InstructionKind::ReverseComputeAt);
+  bool block_fails = false;
   for (Arg& v : pool) {
+    const bool mark = placement_slot && is_location_mark(v);
+    if (block_fails && !mark) continue;
+    // A loop above the block fails precondition 1 or 2 (compute_at.cc's place()); marks
+    // return before it.
+    if (placement_slot && !mark && loop_above_block(pos.values[0], v)) continue;
+    // ReverseComputeAt's precondition 4 needs a block under the loop (at any depth is
+    // looser than compute_at.cc's children of the loop) writing what the block reads.
+    if (placement_slot && !mark && kind.kind == InstructionKind::ReverseComputeAt &&
+        !loop_holds_producer(pos.values[0], v))
+      continue;
     Position q = pos;
-    q.values.push_back(std::move(v));
+    q.values.push_back(v);
     ++q.slot;
     q.text += " ?";  // completions are never memoized under a real text
+    last_error_name_.clear();
     if (search(q)) return true;
+    if (placement_slot && !mark && last_failure_block_only(kind.kind)) block_fails = true;
   }
   return false;
 }
@@ -591,17 +785,48 @@ bool LineOracle::line_valid(const Position& pos, std::shared_ptr<ReplayState>* n
 
 // ---- Options ----------------------------------------------------------------------------
 
+std::string LineOracle::memo_key(const Position& pos) const {
+  // Annotate applies whatever its key (annotate.cc checks the target and the value
+  // only), so after the key every key shares one analysis.
+  if (pos.kind != nullptr && pos.kind->kind == InstructionKind::Annotate && pos.values.size() == 2 &&
+      pos.elems.empty() && !pos.list_open && !pos.decision) {
+    const size_t target_end = pos.text.find(' ', pos.text.find(' ') + 1);
+    if (target_end != std::string::npos) return pos.text.substr(0, target_end) + " \x01key";
+  }
+  return pos.text;
+}
+
 const Options& LineOracle::options(const Position& pos) {
-  auto it = options_memo_.find(pos.text);
+  const std::string key = memo_key(pos);
+  auto it = options_memo_.find(key);
   if (it != options_memo_.end()) return *it->second;
+  return *options_memo_.emplace(key, compute_options(pos, false)).first->second;
+}
+
+bool LineOracle::has_continuation(const Position& pos) {
+  const std::string key = memo_key(pos);
+  auto it = options_memo_.find(key);
+  if (it != options_memo_.end()) return it->second->continuable();
+  auto c = continuation_memo_.find(key);
+  if (c != continuation_memo_.end()) return c->second;
+  const bool result = compute_options(pos, true)->continuable();
+  continuation_memo_.emplace(key, result);
+  return result;
+}
+
+std::unique_ptr<Options> LineOracle::compute_options(const Position& pos, bool first_only) {
   ++counters_->positions;
   auto out = std::make_unique<Options>();
+  // first_only: stop at the first next word (whether the line can go on at all).
+  auto stop = [&] { return first_only && out->continuable(); };
   auto consider = [&](const std::string& word) {
+    if (stop()) return;
     auto q = advance(pos, word);
     if (q && feasible(*q)) out->words.push_back(word);
   };
   // An unbounded class is admitted when its representative is.
   auto consider_class = [&](const std::string& representative) {
+    if (stop()) return false;
     auto q = advance(pos, representative);
     return q && feasible(*q);
   };
@@ -627,7 +852,7 @@ const Options& LineOracle::options(const Position& pos) {
       for (auto& [value, word] : typing_pool(pos, slot)) consider(word);
       if (slot.type == ValueType::kCount) {
         // The count is what the lookup returns: try it once to learn it.
-        for (int64_t c = 0; c <= 64; ++c) {
+        for (int64_t c = 0; c <= 64 && !stop(); ++c) {
           auto q = advance(pos, std::to_string(c));
           if (q && feasible(*q)) {
             out->words.push_back(std::to_string(c));
@@ -704,8 +929,9 @@ const Options& LineOracle::options(const Position& pos) {
   }
   std::sort(out->words.begin(), out->words.end());
   out->words.erase(std::unique(out->words.begin(), out->words.end()), out->words.end());
+  if (first_only) return out;
   out->end_line = line_valid(pos);
-  return *options_memo_.emplace(pos.text, std::move(out)).first->second;
+  return out;
 }
 
 }  // namespace dragon::script::decoding

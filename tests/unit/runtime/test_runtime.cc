@@ -176,7 +176,7 @@ TEST(BuildDriver, CudaExecutablesBuildWithoutAGpuAndFailCleanlyToRunWithoutOne) 
       ir::ForNode::make(tx, 0, 32, ir::ForKind::kThreadBinding,
                         ir::BufferStoreNode::make(out, ir::cast(ir::DataType::f32(), tx), {tx}), "threadIdx.x"),
       "blockIdx.x");
-  ir::PrimFunc f = ir::PrimFunc::make("iota", {{out, ir::ParamRole::kOutput}}, body);
+  ir::PrimFunc f = ir::PrimFunc::make("iota", {{out, ir::ParamRole::kOutput, {}}}, body);
   CompileCache cache(fresh_cache_dir("build"));
   BuildOptions options;
   options.cache = &cache;

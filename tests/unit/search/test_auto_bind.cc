@@ -7,12 +7,10 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
+#include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/search/auto_bind.h"
 #include "unit/schedule/schedule_test_util.h"
-#ifdef DRAGON_HAVE_LOWER
-#include "dragon/lower/lower.h"
-#endif
 
 namespace dragon::search {
 namespace {
@@ -66,9 +64,7 @@ TEST(AutoBind, EveryOpKindGetsAValidDefaultGpuSchedule) {
     EXPECT_EQ(auto_bind(sch), 0) << "a second application binds nothing";
     EXPECT_TRUE(same_outputs(func, sch.func(), 3)) << sch.trace().to_string();
     EXPECT_TRUE(replays_exactly(sch));
-#ifdef DRAGON_HAVE_LOWER
     EXPECT_NO_THROW(lower::lower(sch.func(), lower::Target::cuda_h200())) << sch.trace().to_string();
-#endif
     ++checked;
   }
   EXPECT_EQ(checked, 68);

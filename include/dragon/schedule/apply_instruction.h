@@ -1,0 +1,24 @@
+// Replaying one instruction on a schedule, as Trace::apply_to replays each of its
+// instructions (through the same replay table). Not trace replay (trace.h) and not the
+// primitives themselves (schedule.h).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "dragon/schedule/instruction.h"
+#include "dragon/schedule/schedule.h"
+
+namespace dragon::schedule {
+
+// Applies `inst` to `sch`: its inputs refer to `sch`'s random variables (its outputs are
+// ignored); `decision` is a sampling instruction's decision (nullopt: sample afresh).
+// Returns the new random variables in order. Throws what the primitive throws
+// (ScheduleError for a failed precondition, UserError for malformed inputs or attrs).
+std::vector<RandomVar> apply_instruction(Schedule& sch, const Instruction& inst, const std::optional<Arg>& decision);
+
+// Whether this build can replay instructions of `kind` (otherwise apply_instruction
+// throws for every instruction of it).
+bool can_apply_instruction(InstructionKind kind);
+
+}  // namespace dragon::schedule

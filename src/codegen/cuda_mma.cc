@@ -1,0 +1,376 @@
+// The mma.sync m16n8k16 family on CUDA (tensor_intrin.h's registered intrinsics): each
+// tensorized block's scalar loops are read back into operands (buffer, base offset with
+// the tile's loop variables at 0, row stride) and planned as one call of a warp helper of
+// the prelude below (inline PTX: ldmatrix, mma.sync; fill and store per lane). Not the
+// dispatch or the printing (cuda_tensor_intrin.cc), and no wgmma (a later table row).
+#include <string_view>
+
+#include <fmt/ranges.h>
+
+#include "cuda_warp_intrin.h"
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
+
+namespace dragon::codegen {
+namespace {
+
+class SubstituteVars final : public ir::ExprMutator {
+ public:
+  explicit SubstituteVars(std::unordered_map<const ir::VarNode*, ir::Expr> values) : values_(std::move(values)) {}
+
+ protected:
+  using ir::ExprMutator::visit_;
+  ir::Expr visit_(const ir::VarNode* op) override {
+    auto it = values_.find(op);
+    return it == values_.end() ? ir::Expr(op) : it->second;
+  }
+
+ private:
+  std::unordered_map<const ir::VarNode*, ir::Expr> values_;
+};
+
+// An index as base + sum(coefs[v] * vars[v]) over the tile's loop variables, with base
+// free of them and constant coefficients; nullopt when it is not of that form.
+struct Affine {
+  ir::Expr base;
+  std::vector<int64_t> coefs;
+};
+
+std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, const ir::Analyzer& analyzer) {
+  auto at = [&](int unit_var) {
+    std::unordered_map<const ir::VarNode*, ir::Expr> values;
+    for (size_t v = 0; v < nest.vars.size(); ++v) {
+      values[nest.vars[v].get()] = ir::make_const(nest.vars[v].dtype(), static_cast<int>(v) == unit_var ? 1 : 0);
+    }
+    return analyzer.simplify(SubstituteVars(std::move(values)).visit(index));
+  };
+  Affine affine{at(-1), {}};
+  ir::Expr rebuilt = affine.base;
+  for (size_t v = 0; v < nest.vars.size(); ++v) {
+    auto coef = ir::as_const_int(analyzer.simplify(at(static_cast<int>(v)) - affine.base));
+    if (!coef) return std::nullopt;
+    affine.coefs.push_back(*coef);
+    rebuilt = rebuilt + ir::make_const(index.dtype(), static_cast<double>(*coef)) * nest.vars[v];
+  }
+  if (!analyzer.can_prove_equal(index, rebuilt)) return std::nullopt;
+  return affine;
+}
+
+// The row stride of a row-major tile whose row is loop `row_var` and column `col_var`
+// (coefficient 1), every other tile variable unused; 0 when the access is not that.
+int64_t row_stride_of(const Affine& a, size_t row_var, size_t col_var) {
+  if (a.coefs[col_var] != 1 || a.coefs[row_var] <= 0) return 0;
+  for (size_t v = 0; v < a.coefs.size(); ++v) {
+    if (v != row_var && v != col_var && a.coefs[v] != 0) return 0;
+  }
+  return a.coefs[row_var];
+}
+
+std::string describe(const ir::Buffer& buffer, const ir::Expr& index) {
+  return fmt::format("{}[{}]", buffer->name, ir::print_expr(index));
+}
+
+// A rows x cols tile of a "warp" fragment: its per-lane slot (FragmentLayout's formula),
+// recording the buffer's layout on first use.
+std::optional<ir::Expr> fragment_slot(const ir::Buffer& buffer, const ir::Expr& index, const TileNest& nest,
+                                      size_t row_var, size_t col_var, int64_t rows, int64_t cols,
+                                      ir::DataType dtype, WarpPlanContext& context, std::string& why) {
+  if (buffer->scope != "warp") {
+    why = fmt::format("fragment {} is in scope '{}', not \"warp\"", buffer->name, buffer->scope);
+    return std::nullopt;
+  }
+  if (buffer->dtype != dtype) {
+    why = fmt::format("fragment {} is {}, the instruction needs {}", buffer->name, ir::to_string(buffer->dtype),
+                      ir::to_string(dtype));
+    return std::nullopt;
+  }
+  std::optional<Affine> a = decompose(index, nest, context.analyzer);
+  int64_t stride = a ? row_stride_of(*a, row_var, col_var) : 0;
+  if (stride == 0) {
+    why = fmt::format("fragment access {} is not a row-major {}x{} tile of the block's loops", describe(buffer, index),
+                      rows, cols);
+    return std::nullopt;
+  }
+  if (stride % cols != 0 || buffer->num_elements() % (stride * rows) != 0) {
+    why = fmt::format("fragment {} ({} elements, rows of {}) is not a whole number of {}x{} tiles", buffer->name,
+                      buffer->num_elements(), stride, rows, cols);
+    return std::nullopt;
+  }
+  FragmentLayout layout{stride, rows, cols};
+  auto [it, fresh] = context.fragments.emplace(buffer.get(), layout);
+  if (!fresh && (it->second.row_stride != stride || it->second.rows != rows || it->second.cols != cols)) {
+    why = fmt::format("fragment {} is used both as {}x{} tiles with rows of {} and as {}x{} tiles with rows of {}",
+                      buffer->name, it->second.rows, it->second.cols, it->second.row_stride, rows, cols, stride);
+    return std::nullopt;
+  }
+  const ir::Expr& base = a->base;
+  if (!context.analyzer.can_prove(ir::eq(ir::floormod(base, cols), 0)) ||
+      !context.analyzer.can_prove(ir::eq(ir::floormod(ir::floordiv(base, stride), rows), 0))) {
+    why = fmt::format("fragment tile {} does not start on a {}x{} tile boundary", describe(buffer, index), rows, cols);
+    return std::nullopt;
+  }
+  ir::Expr tile = ir::floordiv(base, stride * rows) * (stride / cols) + ir::floordiv(ir::floormod(base, stride), cols);
+  return context.analyzer.simplify(tile * (rows * cols / 32));
+}
+
+// A rows x cols row-major tile of a shared or global buffer: its base offset and row
+// stride; `align` > 0 requires base and stride to be multiples of `align` elements.
+struct MemoryTile {
+  ir::Expr base;
+  int64_t row_stride = 0;
+};
+
+std::optional<MemoryTile> memory_tile(const ir::Buffer& buffer, const ir::Expr& index, const TileNest& nest,
+                                      size_t row_var, size_t col_var, std::initializer_list<std::string_view> scopes,
+                                      int64_t align, WarpPlanContext& context, std::string& why) {
+  bool scope_ok = false;
+  for (std::string_view s : scopes) scope_ok = scope_ok || buffer->scope == s;
+  if (!scope_ok) {
+    why = fmt::format("{} is in scope '{}', which the instruction cannot address", buffer->name, buffer->scope);
+    return std::nullopt;
+  }
+  std::optional<Affine> a = decompose(index, nest, context.analyzer);
+  int64_t stride = a ? row_stride_of(*a, row_var, col_var) : 0;
+  if (stride == 0) {
+    why = fmt::format("access {} is not a row-major tile of the block's loops with constant strides",
+                      describe(buffer, index));
+    return std::nullopt;
+  }
+  if (align > 0 && (stride % align != 0 || !context.analyzer.can_prove(ir::eq(ir::floormod(a->base, align), 0)))) {
+    why = fmt::format("ldmatrix needs 16-byte aligned rows: access {} has rows of {} elements and a base not "
+                      "provably a multiple of {}",
+                      describe(buffer, index), stride, align);
+    return std::nullopt;
+  }
+  return MemoryTile{a->base, stride};
+}
+
+bool expect_extents(const TileNest& nest, std::vector<int64_t> extents, std::string& why) {
+  if (nest.extents == extents) return true;
+  why = fmt::format("the block's loops have extents [{}], the instruction's tile is [{}]",
+                    fmt::join(nest.extents, ", "), fmt::join(extents, ", "));
+  return false;
+}
+
+WarpHelperArg at(const ir::Buffer& buffer, ir::Expr offset) { return {buffer, std::move(offset)}; }
+WarpHelperArg value(int64_t v) { return {ir::Buffer(), ir::make_const(ir::DataType::i32(), static_cast<double>(v))}; }
+
+// ---- Planners, one per intrinsic shape ------------------------------------------------
+
+std::optional<WarpCall> plan_fill(const TileNest& nest, WarpPlanContext& context, std::string& why) {
+  if (!expect_extents(nest, {16, 8}, why)) return std::nullopt;
+  const auto* zero = nest.store->value.as<ir::FloatImmNode>();
+  if (zero == nullptr || zero->value != 0) {
+    why = "the fill does not store 0";
+    return std::nullopt;
+  }
+  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(),
+                            context, why);
+  if (!slot) return std::nullopt;
+  return WarpCall{"dragon_mma_fill_m16n8_f32", {at(nest.store->buffer, *slot)}, false};
+}
+
+std::optional<WarpCall> plan_store(const TileNest& nest, WarpPlanContext& context, std::string& why) {
+  if (!expect_extents(nest, {16, 8}, why)) return std::nullopt;
+  const auto* load = nest.store->value.as<ir::BufferLoadNode>();
+  if (load == nullptr) {
+    why = "the store's value is not a fragment load";
+    return std::nullopt;
+  }
+  auto slot = fragment_slot(load->buffer, load->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(), context, why);
+  if (!slot) return std::nullopt;
+  const ir::Buffer& dst = nest.store->buffer;
+  if (dst->dtype != ir::DataType::f32()) {
+    why = fmt::format("the store's destination {} is {}, not f32", dst->name, ir::to_string(dst->dtype));
+    return std::nullopt;
+  }
+  auto tile = memory_tile(dst, nest.store->indices[0], nest, 0, 1, {"global", "shared", "shared.dyn"}, 0, context, why);
+  if (!tile) return std::nullopt;
+  return WarpCall{"dragon_mma_store_m16n8_f32",
+                  {at(dst, tile->base), value(tile->row_stride), at(load->buffer, *slot)},
+                  true};
+}
+
+// ldmatrix of a rows x cols tile from shared memory into a fragment of the same layout.
+std::optional<WarpCall> plan_ldmatrix(const TileNest& nest, WarpPlanContext& context, std::string& why, int64_t rows,
+                                      int64_t cols, ir::DataType dtype, const char* helper) {
+  if (!expect_extents(nest, {rows, cols}, why)) return std::nullopt;
+  const auto* load = nest.store->value.as<ir::BufferLoadNode>();
+  if (load == nullptr || load->buffer->dtype != dtype) {
+    why = fmt::format("the copy's value is not a load of a {} buffer", ir::to_string(dtype));
+    return std::nullopt;
+  }
+  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, rows, cols, dtype, context, why);
+  if (!slot) return std::nullopt;
+  // 8 elements of 2 bytes: ldmatrix reads 16-byte rows.
+  auto tile = memory_tile(load->buffer, load->indices[0], nest, 0, 1, {"shared", "shared.dyn"}, 8, context, why);
+  if (!tile) return std::nullopt;
+  return WarpCall{
+      helper, {at(nest.store->buffer, *slot), at(load->buffer, tile->base), value(tile->row_stride)}, false};
+}
+
+// f32(load) -> the load.
+const ir::BufferLoadNode* widened_load(const ir::Expr& e) {
+  const auto* cast = e.as<ir::CastNode>();
+  return cast != nullptr ? cast->value.as<ir::BufferLoadNode>() : nullptr;
+}
+
+std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
+                                 bool trans_b, const char* helper) {
+  if (!expect_extents(nest, {16, 8, 16}, why)) return std::nullopt;
+  // C = C + f32(A) * f32(B), in either operand order.
+  const auto* add = nest.store->value.as<ir::AddNode>();
+  const ir::BufferLoadNode* acc = nullptr;
+  const ir::MulNode* mul = nullptr;
+  if (add != nullptr) {
+    acc = add->a.as<ir::BufferLoadNode>();
+    mul = add->b.as<ir::MulNode>();
+    if (acc == nullptr || mul == nullptr) {
+      acc = add->b.as<ir::BufferLoadNode>();
+      mul = add->a.as<ir::MulNode>();
+    }
+  }
+  const ir::BufferLoadNode* a = mul ? widened_load(mul->a) : nullptr;
+  const ir::BufferLoadNode* b = mul ? widened_load(mul->b) : nullptr;
+  if (acc == nullptr || a == nullptr || b == nullptr || !acc->buffer.same_as(nest.store->buffer) ||
+      !context.analyzer.can_prove_equal(acc->indices[0], nest.store->indices[0])) {
+    why = "the body is not C = C + f32(A) * f32(B)";
+    return std::nullopt;
+  }
+  // A is the operand indexed by the tile's row (loop 0).
+  auto a_affine = decompose(a->indices[0], nest, context.analyzer);
+  if (!a_affine || a_affine->coefs[0] == 0) std::swap(a, b);
+  const ir::Buffer& c_buf = nest.store->buffer;
+  auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(), context, why);
+  if (!c_slot) return std::nullopt;
+  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, 16, dtype, context, why);
+  if (!a_slot) return std::nullopt;
+  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, 16, dtype, context, why)
+                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, 16, 8, dtype, context, why);
+  if (!b_slot) return std::nullopt;
+  return WarpCall{helper, {at(c_buf, *c_slot), at(a->buffer, *a_slot), at(b->buffer, *b_slot)}, false};
+}
+
+}  // namespace
+
+std::optional<TileNest> read_tile_nest(const ir::ForNode* unit) {
+  TileNest nest;
+  ir::Stmt s = unit->body;
+  while (const auto* loop = s.as<ir::ForNode>()) {
+    auto min = ir::as_const_int(loop->min);
+    auto extent = ir::as_const_int(loop->extent);
+    if (!min || *min != 0 || !extent) return std::nullopt;
+    nest.vars.push_back(loop->loop_var);
+    nest.extents.push_back(*extent);
+    s = loop->body;
+  }
+  nest.store = s.as<ir::BufferStoreNode>();
+  if (nest.store == nullptr || nest.store->indices.size() != 1) return std::nullopt;
+  return nest;
+}
+
+const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
+  static const std::map<std::string, WarpPlanner, std::less<>> planners = {
+      {"mma_fill_m16n8_f32", &plan_fill},
+      {"mma_store_m16n8_f32", &plan_store},
+      {"mma_ldmatrix_a_m16k16_f16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 16, 16, ir::DataType::f16(), "dragon_ldmatrix_a_m16k16");
+       }},
+      {"mma_ldmatrix_a_m16k16_bf16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 16, 16, ir::DataType::bf16(), "dragon_ldmatrix_a_m16k16");
+       }},
+      {"mma_ldmatrix_b_k16n8_f16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 16, 8, ir::DataType::f16(), "dragon_ldmatrix_b_k16n8");
+       }},
+      {"mma_ldmatrix_b_k16n8_bf16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 16, 8, ir::DataType::bf16(), "dragon_ldmatrix_b_k16n8");
+       }},
+      {"mma_ldmatrix_b_trans_n8k16_f16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 8, 16, ir::DataType::f16(), "dragon_ldmatrix_b_trans_n8k16");
+       }},
+      {"mma_ldmatrix_b_trans_n8k16_bf16",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_ldmatrix(n, c, why, 8, 16, ir::DataType::bf16(), "dragon_ldmatrix_b_trans_n8k16");
+       }},
+      {"mma_m16n8k16_f16f16f32",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_mma(n, c, why, ir::DataType::f16(), false, "dragon_mma_m16n8k16_f16");
+       }},
+      {"mma_m16n8k16_f16f16f32_trans_b",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_mma(n, c, why, ir::DataType::f16(), true, "dragon_mma_m16n8k16_f16");
+       }},
+      {"mma_m16n8k16_bf16bf16f32",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_mma(n, c, why, ir::DataType::bf16(), false, "dragon_mma_m16n8k16_bf16");
+       }},
+      {"mma_m16n8k16_bf16bf16f32_trans_b",
+       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+         return plan_mma(n, c, why, ir::DataType::bf16(), true, "dragon_mma_m16n8k16_bf16");
+       }},
+  };
+  return planners;
+}
+
+std::string_view mma_prelude() {
+  // Fragments are per-lane arrays (cuda_warp_intrin.h's FragmentLayout); 16-bit elements
+  // travel in pairs as the b32 registers PTX's fragments are made of. The B fragment is the
+  // same registers whether it was loaded from [k, n] (ldmatrix .trans) or [n, k].
+  return R"(DRAGON_INLINE unsigned dragon_shared_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+DRAGON_INLINE void dragon_mma_fill_m16n8_f32(float* c, int lane) {
+  (void)lane;
+  c[0] = 0.0f; c[1] = 0.0f; c[2] = 0.0f; c[3] = 0.0f;
+}
+DRAGON_INLINE void dragon_mma_store_m16n8_f32(float* tile, int row_stride, const float* c, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  tile[g * row_stride + 2 * t] = c[0];
+  tile[g * row_stride + 2 * t + 1] = c[1];
+  tile[(g + 8) * row_stride + 2 * t] = c[2];
+  tile[(g + 8) * row_stride + 2 * t + 1] = c[3];
+}
+DRAGON_INLINE void dragon_ldmatrix_a_m16k16(void* fragment, const void* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)fragment;
+  const unsigned short* row = (const unsigned short*)tile + (lane % 16) * row_stride + (lane / 16) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dragon_shared_address(row)));
+}
+DRAGON_INLINE void dragon_ldmatrix_b_k16n8(void* fragment, const void* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)fragment;
+  const unsigned short* row = (const unsigned short*)tile + (lane % 16) * row_stride;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
+}
+DRAGON_INLINE void dragon_ldmatrix_b_trans_n8k16(void* fragment, const void* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)fragment;
+  const unsigned short* row = (const unsigned short*)tile + (lane % 8) * row_stride + ((lane / 8) % 2) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
+}
+DRAGON_INLINE void dragon_mma_m16n8k16_f16(float* c, const void* a, const void* b, int lane) {
+  (void)lane;
+  const unsigned* A = (const unsigned*)a;
+  const unsigned* B = (const unsigned*)b;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+DRAGON_INLINE void dragon_mma_m16n8k16_bf16(float* c, const void* a, const void* b, int lane) {
+  (void)lane;
+  const unsigned* A = (const unsigned*)a;
+  const unsigned* B = (const unsigned*)b;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
+}
+)";
+}
+
+}  // namespace dragon::codegen

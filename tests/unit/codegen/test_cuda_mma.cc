@@ -1,0 +1,193 @@
+// The CUDA emitter's tensor-core blocks (cuda_mma.cc, cuda_tensor_intrin.cc): the
+// tensor-core GEMM sketch's fill, ldmatrix, mma and store blocks print as warp-level PTX
+// helpers instead of their scalar reference loops, the source compiles with NVRTC to
+// sm_90a (no GPU needed), and blocks the emitter cannot place are refused or stay scalar.
+// Running the kernels against the interpreter is tests/gpu/test_gpu_ops.cc.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+
+#include "codegen_test_util.h"
+#include "dragon/codegen/cuda_codegen.h"
+#include "dragon/ir/functor.h"
+#include "dragon/lower/lower.h"
+#include "dragon/runtime/build.h"
+#include "dragon/support/error.h"
+#include "tensorcore_gemm_sketch.h"
+
+namespace dragon::codegen {
+namespace {
+
+constexpr const char* kF16Gemm = "matmul:m=128,n=128,k=128,dtype=f16";
+constexpr const char* kBf16Gemm = "matmul:m=128,n=128,k=128,dtype=bf16";
+constexpr const char* kF16GemmTransB = "matmul:m=128,n=128,k=128,trans_b=true,dtype=f16";
+
+ir::PrimFunc lowered_sketch(const std::string& spec, int64_t row_padding = 8) {
+  return lower::lower(testing::tensorcore_gemm_sketch(spec, row_padding).func(), lower::Target::cuda_h200()).func;
+}
+
+// Rewrites every loop of a flat function with `edit` (annotations, thread tags).
+class EditLoops final : public ir::StmtExprMutator {
+ public:
+  explicit EditLoops(std::function<void(std::string& tag, ir::Annotations& annotations)> edit)
+      : edit_(std::move(edit)) {}
+
+ protected:
+  using ir::StmtExprMutator::visit_;
+  ir::Stmt visit_(const ir::ForNode* op) override {
+    ir::Stmt body = visit(op->body);
+    std::string tag = op->thread_tag;
+    ir::Annotations annotations = op->annotations;
+    edit_(tag, annotations);
+    return ir::ForNode::make(op->loop_var, op->min, op->extent, op->for_kind, body, tag, annotations);
+  }
+
+ private:
+  std::function<void(std::string&, ir::Annotations&)> edit_;
+};
+
+ir::PrimFunc edit_loops(const ir::PrimFunc& f, std::function<void(std::string&, ir::Annotations&)> edit) {
+  return f.with_body(EditLoops(std::move(edit)).visit(f->body));
+}
+
+size_t count(const std::string& text, const std::string& piece) {
+  size_t n = 0;
+  for (size_t at = text.find(piece); at != std::string::npos; at = text.find(piece, at + 1)) ++n;
+  return n;
+}
+
+std::string refusal(const ir::PrimFunc& flat) {
+  try {
+    generate_cuda(flat, lower::Target::cuda_h200());
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CudaMma, GemmBlocksBecomeWarpLevelCode) {
+  CudaSource src = generate_cuda(lowered_sketch(kF16Gemm), lower::Target::cuda_h200());
+  const std::string& code = src.code;
+  // The prelude's PTX, and one helper call per tensorized block (each under its loops).
+  EXPECT_EQ(count(code, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 1u);
+  EXPECT_EQ(count(code, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 1u);
+  EXPECT_EQ(count(code, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 1u);
+  EXPECT_EQ(count(code, "__cvta_generic_to_shared"), 1u);
+  for (const char* call : {"dragon_mma_fill_m16n8_f32(C_acc_warp + ", "dragon_ldmatrix_a_m16k16(A_shared_dyn_warp + ",
+                           "dragon_ldmatrix_b_k16n8(B_shared_dyn_warp + ", "dragon_mma_m16n8k16_f16(C_acc_warp + ",
+                           "dragon_mma_store_m16n8_f32(C_acc + "}) {
+    EXPECT_EQ(count(code, call), 1u) << call;
+  }
+  // No scalar reference loop is left: the unit loops and the tile loops are gone.
+  EXPECT_EQ(count(code, "scalar code"), 0u);
+  for (const char* loop : {"_o_unit", "i0_1_init <", "i0_1 <", "r0_1 <", "ax0_2_1 <", "ax0_3_1 <", "ax0_1_1 <"}) {
+    EXPECT_EQ(count(code, loop), 0u) << loop;
+  }
+  // Fragments per lane: 512 / 32 accumulators (4 tiles of 4), A 1024 / 32, B 512 / 32.
+  EXPECT_EQ(count(code, "float C_acc_warp[16];"), 1u);
+  EXPECT_EQ(count(code, "__half A_shared_dyn_warp[32];"), 1u);
+  EXPECT_EQ(count(code, "__half B_shared_dyn_warp[16];"), 1u);
+  // ldmatrix rows of 32 + 8 halves; the store's rows are C's 128 columns.
+  EXPECT_NE(code.find(", 72, "), std::string::npos);
+  EXPECT_NE(code.find(", 40, "), std::string::npos);
+  EXPECT_NE(code.find(", 128, C_acc_warp + "), std::string::npos);
+  // The tensor-core kernel gets the 32 lanes in x and keeps its 4 warps in y; the cast
+  // kernel after it is unchanged.
+  ASSERT_EQ(src.kernels.size(), 2u);
+  EXPECT_EQ(src.kernels[0].block, (std::array<int64_t, 3>{32, 4, 1}));
+  EXPECT_EQ(src.kernels[1].block, (std::array<int64_t, 3>{256, 1, 1}));
+  // Code outside the warp-level blocks (the shared-memory copies) runs on lane 0.
+  EXPECT_EQ(count(code, "_lane == 0)"), 1u);
+  // Every loop around warp blocks unrolls (fragment slots become constants): fill 2,
+  // r0_0_0 and r0_0_1, ldmatrix A 2 and B 2, mma 5, store 2.
+  EXPECT_EQ(count(code, "#pragma unroll\n"), 15u);
+  if (::testing::Test::HasFailure()) std::printf("%s\n", code.c_str());
+}
+
+TEST(CudaMma, Bf16GemmUsesTheBf16Instruction) {
+  std::string code = generate_cuda(lowered_sketch(kBf16Gemm), lower::Target::cuda_h200()).code;
+  EXPECT_EQ(count(code, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 1u);
+  EXPECT_EQ(count(code, "dragon_mma_m16n8k16_bf16(C_acc_warp + "), 1u);
+  EXPECT_EQ(count(code, "scalar code"), 0u);
+}
+
+TEST(CudaMma, TransposedBUsesUntransposedLdmatrix) {
+  std::string code = generate_cuda(lowered_sketch(kF16GemmTransB), lower::Target::cuda_h200()).code;
+  EXPECT_EQ(count(code, "dragon_ldmatrix_b_trans_n8k16(B_shared_dyn_warp + "), 1u) << code;
+  EXPECT_EQ(count(code, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"), 1u);
+  EXPECT_EQ(count(code, "dragon_mma_m16n8k16_f16(C_acc_warp + "), 1u);
+  EXPECT_EQ(count(code, "scalar code"), 0u);
+}
+
+TEST(CudaMma, SourcesWithoutTensorBlocksHaveNoWarpHelpers) {
+  // The helpers join the prelude only where a kernel uses them (golden sources unchanged).
+  ir::PrimFunc plain = edit_loops(lowered_sketch(kF16Gemm), [](std::string&, ir::Annotations& a) {
+    if (a.count("tensor_intrin") != 0) a["tensor_intrin"] = std::string("not_an_intrinsic");
+  });
+  std::string code = generate_cuda(plain, lower::Target::cuda_h200()).code;
+  EXPECT_EQ(count(code, "mma.sync"), 0u);
+  EXPECT_EQ(count(code, "ldmatrix"), 0u);
+}
+
+TEST(CudaMma, GemmCompilesToSm90aCubin) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  runtime::BuildOptions options;
+  options.cache = &testing::test_cache();
+  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+      runtime::compile_cuda_all({lowered_sketch(kF16Gemm), lowered_sketch(kBf16Gemm), lowered_sketch(kF16GemmTransB)},
+                                lower::Target::cuda_h200(), options);
+  ASSERT_EQ(builds.size(), 3u);
+  for (auto& build : builds) {
+    ASSERT_TRUE(build.ok()) << build.error().describe();
+    EXPECT_EQ(build.value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+    EXPECT_NE(build.value().source.code.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+  }
+}
+
+TEST(CudaMma, UnknownIntrinsicKeepsTheKernelScalar) {
+  // A kernel with a tensorized block no planner knows stays scalar as a whole (fragments as
+  // whole tiles per thread, the interpreter's semantics), saying why.
+  ir::PrimFunc f = edit_loops(lowered_sketch(kF16Gemm), [](std::string&, ir::Annotations& a) {
+    auto it = a.find("tensor_intrin");
+    if (it != a.end() && std::get<std::string>(it->second) == "mma_fill_m16n8_f32") {
+      it->second = std::string("my_fill");
+    }
+  });
+  CudaSource src = generate_cuda(f, lower::Target::cuda_h200());
+  EXPECT_EQ(count(src.code, "no warp-level printer for tensor_intrin my_fill"), 5u) << src.code;
+  EXPECT_EQ(count(src.code, "dragon_mma_"), 0u);
+  EXPECT_EQ(count(src.code, "float C_acc_warp[512];  // warp"), 1u);
+  EXPECT_EQ(src.kernels[0].block, (std::array<int64_t, 3>{1, 4, 1}));
+}
+
+TEST(CudaMma, RefusesUnalignedLdmatrixRows) {
+  // Rows of 32 + 4 halves are 72 bytes: ldmatrix needs each row on 16 bytes.
+  std::string why = refusal(lowered_sketch(kF16Gemm, 4));
+  EXPECT_NE(why.find("kernel matmul_kernel0 has tensor-core blocks"), std::string::npos) << why;
+  EXPECT_NE(why.find("mma_ldmatrix_a_m16k16_f16 block does not fit"), std::string::npos) << why;
+  EXPECT_NE(why.find("16-byte aligned rows"), std::string::npos) << why;
+}
+
+TEST(CudaMma, RefusesAKernelBindingThreadIdxX) {
+  ir::PrimFunc f = edit_loops(lowered_sketch(kF16Gemm), [](std::string& tag, ir::Annotations&) {
+    if (tag == "threadIdx.y") tag = "threadIdx.x";
+  });
+  std::string why = refusal(f);
+  EXPECT_NE(why.find("matmul_kernel0"), std::string::npos) << why;
+  EXPECT_NE(why.find("it binds threadIdx.x"), std::string::npos) << why;
+}
+
+TEST(CudaMma, RefusesFragmentAccessOutsideTensorBlocks) {
+  // Without its annotation the fill is a plain loop writing the accumulator fragment, which
+  // per lane holds only its share of each tile.
+  ir::PrimFunc f = edit_loops(lowered_sketch(kF16Gemm), [](std::string&, ir::Annotations& a) {
+    auto it = a.find("tensor_intrin");
+    if (it != a.end() && std::get<std::string>(it->second) == "mma_fill_m16n8_f32") a.erase(it);
+  });
+  std::string why = refusal(f);
+  EXPECT_NE(why.find("a store to C_acc_warp is outside any tensorized block"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace dragon::codegen
