@@ -427,6 +427,10 @@ class Schedule {
   int64_t resolve(ExprRV rv, InstructionKind kind, std::string_view role) const;
   // Records an instruction that changes no IR.
   void record(Instruction inst, std::optional<Arg> decision = std::nullopt);
+  // When `loop` is one of SampleComputeLocation's marks, applies it for ComputeAt or
+  // ReverseComputeAt (`inst`): root records `inst` and changes nothing, inline runs
+  // (reverse_)compute_inline with its preconditions and records `inst`. False otherwise.
+  bool apply_location_mark(BlockRV block, LoopRV loop, Instruction& inst);
   // Verifies `func` (when IR checks are on), makes it current, invalidates random
   // variables whose loops or blocks disappeared, and records `inst`.
   void commit(ir::PrimFunc func, Instruction inst);

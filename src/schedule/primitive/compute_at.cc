@@ -264,6 +264,25 @@ RelaxMap thread_relaxation(const std::string& storage_scope, const std::vector<c
 
 }  // namespace
 
+// SampleComputeLocation's marks, as TVM: root leaves the block where it is; inline is
+// (reverse_)compute_inline (its preconditions and errors), recorded as the instruction.
+bool Schedule::apply_location_mark(BlockRV block_rv, LoopRV loop_rv, Instruction& inst) {
+  std::optional<int64_t> mark = location_mark(symbols_, loop_rv);
+  if (!mark) return false;
+  if (*mark == -1) {
+    record(std::move(inst));
+    return true;
+  }
+  Schedule inlined = copy();
+  if (inst.kind == InstructionKind::ComputeAt) {
+    inlined.compute_inline(block_rv);
+  } else {
+    inlined.reverse_compute_inline(block_rv);
+  }
+  commit(inlined.func_, std::move(inst));
+  return true;
+}
+
 void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
   constexpr InstructionKind kKind = InstructionKind::ComputeAt;
   const BlockNode* block = resolve(block_rv, kKind, "block");
@@ -273,18 +292,7 @@ void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_l
   inst.inputs.emplace_back(loop_rv);
   inst.attrs.emplace_back(preserve_unit_loops);
   inst.attrs.emplace_back(index);
-  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
-    // SampleComputeLocation's marks, as TVM: root leaves the block where it is; inline is
-    // compute_inline (its preconditions and errors), recorded as this ComputeAt.
-    if (*mark == -1) {
-      record(std::move(inst));
-    } else {
-      Schedule inlined = copy();
-      inlined.compute_inline(block_rv);
-      commit(inlined.func_, std::move(inst));
-    }
-    return;
-  }
+  if (apply_location_mark(block_rv, loop_rv, inst)) return;
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
@@ -422,17 +430,7 @@ void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserv
   inst.inputs.emplace_back(loop_rv);
   inst.attrs.emplace_back(preserve_unit_loops);
   inst.attrs.emplace_back(index);
-  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
-    // As compute_at's marks, with reverse_compute_inline for inline.
-    if (*mark == -1) {
-      record(std::move(inst));
-    } else {
-      Schedule inlined = copy();
-      inlined.reverse_compute_inline(block_rv);
-      commit(inlined.func_, std::move(inst));
-    }
-    return;
-  }
+  if (apply_location_mark(block_rv, loop_rv, inst)) return;
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
