@@ -14,7 +14,8 @@
 #include "dragon/lower/lower.h"
 #include "dragon/runtime/build.h"
 #include "dragon/support/error.h"
-#include "tensorcore_gemm_sketch.h"
+#include "default_gpu_schedule.h"
+#include "unit/schedule/tensorcore_gemm_sketch.h"
 
 namespace dragon::codegen {
 namespace {
@@ -23,8 +24,11 @@ constexpr const char* kF16Gemm = "matmul:m=128,n=128,k=128,dtype=f16";
 constexpr const char* kBf16Gemm = "matmul:m=128,n=128,k=128,dtype=bf16";
 constexpr const char* kF16GemmTransB = "matmul:m=128,n=128,k=128,trans_b=true,dtype=f16";
 
+// The tensor-core sketch with AutoBind on the output cast it leaves unbound, lowered.
 ir::PrimFunc lowered_sketch(const std::string& spec, int64_t row_padding = 8) {
-  return lower::lower(testing::tensorcore_gemm_sketch(spec, row_padding).func(), lower::Target::cuda_h200()).func;
+  schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(spec, row_padding);
+  testing::apply_default_gpu_schedule(sch);
+  return lower::lower(sch.func(), lower::Target::cuda_h200()).func;
 }
 
 // Rewrites every loop of a flat function with `edit` (annotations, thread tags).

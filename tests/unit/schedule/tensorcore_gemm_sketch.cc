@@ -1,17 +1,23 @@
-// The tensor-core GEMM sketch (tensorcore_gemm_sketch.h): the same steps as
-// tests/unit/schedule/test_gemm_tensorcore_trace.cc's build_sketch, with the intrinsic
-// names chosen by dtype and AutoBind on the output cast the sketch leaves unbound.
+// The tensor-core GEMM sketch (tensorcore_gemm_sketch.h), in TVM's order where our
+// primitives allow it. Differences from TVM's MultiLevelTilingTensorCore + postprocessors:
+// - the caches come first: our cache_write needs a leaf block and our blockize keeps the
+//   init in the inner block, so the write cache and the fragment reads are made on the
+//   untiled C_acc, and the reduction is decomposed before tensorizing (TVM:
+//   RewriteReductionBlock);
+// - the tile is 16x8x16 (one mma.m16n8k16), not TVM's 16x16x16 pair; no ReIndex or
+//   TransformLayout (the op is already a canonical GEMM; fragments are indexed
+//   logically, the lane layout is the emitter's, tensor_intrin.h);
+// - thread bindings: blockIdx.y, blockIdx.x, threadIdx.y (one warp per threadIdx.y; the
+//   32 lanes are implied by the tensorized blocks), as TVM's tile_binds.
 #include "tensorcore_gemm_sketch.h"
 
 #include <vector>
 
-#include "default_gpu_schedule.h"
 #include "dragon/ops/op_registry.h"
 
-namespace dragon::codegen::testing {
+namespace dragon::schedule::testing {
 
-schedule::Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding) {
-  using namespace schedule;
+Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding) {
   const bool bf16 = spec.find("dtype=bf16") != std::string::npos;
   const char* half = bf16 ? "bf16" : "f16";
   // B stored [n, k]: its fragments load untransposed and the mma takes B^T.
@@ -53,7 +59,8 @@ schedule::Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_p
   int64_t fetch_decision = 3;
   for (BlockRV shared : {a_shared, b_shared}) {
     sch.compute_at(shared, k[0], true, -1);
-    // Rows padded to 32 + row_padding elements against shared-memory bank conflicts.
+    // Rows padded to 32 + row_padding elements against shared-memory bank conflicts
+    // (TVM's values: 32 + 8).
     sch.storage_align(shared, 0, -2, 32, row_padding);
     std::vector<LoopRV> cl = sch.get_loops(shared);
     sch.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
@@ -84,8 +91,7 @@ schedule::Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_p
     tile_copy(b_warp, 16, 8, std::string("mma_ldmatrix_b_k16n8_") + half);
   }
   tile_copy(c_warp, 16, 8, "mma_store_m16n8_f32");
-  apply_default_gpu_schedule(sch);
   return sch;
 }
 
-}  // namespace dragon::codegen::testing
+}  // namespace dragon::schedule::testing
