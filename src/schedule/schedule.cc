@@ -110,17 +110,18 @@ const BlockNode* Schedule::get(BlockRV rv) const { return resolve(rv, Instructio
 const ForNode* Schedule::get(LoopRV rv) const { return resolve(rv, InstructionKind::GetLoops, "loop"); }
 int64_t Schedule::get(ExprRV rv) const { return resolve(rv, InstructionKind::SampleCategorical, "value"); }
 
+// The checks of entry() and resolve() without building their errors: search and
+// constrained decoding ask this often, and most answers are "no".
 bool Schedule::is_valid(RandomVar rv) const {
-  try {
-    switch (rv.type) {
-      case RVType::kBlock: get(BlockRV{rv.id}); break;
-      case RVType::kLoop: get(LoopRV{rv.id}); break;
-      case RVType::kExpr: get(ExprRV{rv.id}); break;
-    }
-    return true;
-  } catch (const ScheduleError&) {
-    return false;
+  if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols_.size())) return false;
+  const SymbolEntry& e = symbols_[rv.id];
+  if (e.type != rv.type || !e.invalidated_by.empty()) return false;
+  switch (rv.type) {
+    case RVType::kBlock: return detail::find_block_realize(func_, e.block_name) != nullptr;
+    case RVType::kLoop: return detail::find_loop(func_, e.loop_var.get()) != nullptr;
+    case RVType::kExpr: return true;
   }
+  return false;
 }
 
 void Schedule::record(Instruction inst, std::optional<Arg> decision) { trace_.append(std::move(inst), std::move(decision)); }
