@@ -42,7 +42,8 @@ ir::PrimFunc compact_buffers(const ir::PrimFunc& func);
 // CPU: loops bound to threads (blockIdx, threadIdx, vthread) become serial loops.
 ir::PrimFunc serialize_thread_loops(const ir::PrimFunc& func);
 // Loops under a `pragma_auto_unroll_max_step` annotation whose total extent is within the
-// step become unrolled; explicit unrolls stay.
+// step become unrolled; explicit unrolls stay. No nest of more than 512 innermost
+// statements is unrolled either way (compilers stall on such bodies).
 ir::PrimFunc unroll_loops(const ir::PrimFunc& func);
 // Every buffer becomes one-dimensional, row-major, strides padded as the function's
 // "buffer_dim_align" attribute asks (consumed here); indices are flattened (simplify_func

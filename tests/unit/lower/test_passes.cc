@@ -271,6 +271,31 @@ TEST(UnrollLoops, AMaxStepOfZeroUnrollsNothingAndExplicitUnrollsStay) {
   EXPECT_EQ(f.loops["i0"]->annotations.count("pragma_auto_unroll_max_step"), 0u);
 }
 
+TEST(UnrollLoops, NoNestPastTheCapIsUnrolledExplicitlyOrAutomatically) {
+  // 16 x 256 x 4 = 16384 stores: NVRTC spent minutes on this nest fully unrolled.
+  Schedule sch(workload("relu:shape=16x1024"));
+  std::vector<LoopRV> l = sch.get_loops(sch.get_block("relu"));
+  std::vector<LoopRV> j = sch.split(l[1], {None{}, int64_t{4}});
+  sch.unroll(l[0]);
+  sch.unroll(j[0]);
+  sch.unroll(j[1]);
+  ir::PrimFunc before = stage(sch.func(), "compact_buffers");
+  LoopFacts f = facts(unroll_loops(before));
+  EXPECT_EQ(f.loops["i0"]->for_kind, ir::ForKind::kSerial);    // 16384 steps: past the cap
+  EXPECT_EQ(f.loops["i1_0"]->for_kind, ir::ForKind::kSerial);  // 1024 steps: past it too
+  EXPECT_EQ(f.loops["i1_1"]->for_kind, ir::ForKind::kUnrolled);
+  // An auto-unroll step above the cap unrolls no nest past it.
+  Schedule auto_sch(workload("relu:shape=16x1024"));
+  std::vector<LoopRV> al = auto_sch.get_loops(auto_sch.get_block("relu"));
+  std::vector<LoopRV> aj = auto_sch.split(al[1], {None{}, int64_t{128}});
+  auto_sch.annotate(al[0], "pragma_auto_unroll_max_step", int64_t{100000});
+  LoopFacts a = facts(unroll_loops(stage(auto_sch.func(), "compact_buffers")));
+  EXPECT_EQ(a.loops["i0"]->for_kind, ir::ForKind::kSerial);    // 16384
+  EXPECT_EQ(a.loops["i1_0"]->for_kind, ir::ForKind::kSerial);  // 1024
+  EXPECT_EQ(a.loops["i1_1"]->for_kind, ir::ForKind::kUnrolled);  // 128
+  EXPECT_TRUE(computes_the_same(before, unroll_loops(before)));
+}
+
 // ---- flatten_buffers -------------------------------------------------------------------
 
 TEST(FlattenBuffers, ParametersAndAllocationsBecomeOneDimensional) {
