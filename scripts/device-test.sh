@@ -7,7 +7,8 @@
 # Writes $OUT/device-test-summary.md, $OUT/gpu-tests.log, $OUT/runtime-tests.log,
 # $OUT/build.log, $OUT/configure.log, $OUT/machine.txt (out/ when OUT is unset).
 # Usage (through the device tool): scripts/device-test.sh [ctest -R regex]
-# Environment: BUILD_DIR (default build-device), JOBS (default nproc).
+# Environment: BUILD_DIR (default build-device), JOBS (default nproc), DRAGON_COMMIT (the
+# commit the tree was taken from, for the summary), GPU_TEST_TIMEOUT (seconds per test).
 # Exit status: 0 only when the build succeeded and every gpu test ran and passed; a gpu
 # test that skipped (no device visible) counts as a failure here.
 set -uo pipefail
@@ -45,7 +46,8 @@ finish() {  # finish STATUS MESSAGE: writes the summary and exits
     echo "# Device test summary"
     echo
     echo "- result: $2"
-    echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown) (plus the working tree's changes)"
+    # The device copy's git metadata may lag its files: the caller passes DRAGON_COMMIT.
+    echo "- commit: ${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} (plus the working tree's changes)"
     echo "- machine: $(grep -v '^==' "$out/machine.txt" | head -n 3 | tr '\n' ';')"
     if [ -f "$out/gpu-tests.log" ]; then
       echo "- gpu tests: $(grep -E 'tests passed|tests failed' "$out/gpu-tests.log" | tail -n 1)"
