@@ -53,7 +53,7 @@ class CudaEmitter final : public CPrinter {
   // Prints a planned block as its warp call; false when the kernel is not in warp mode.
   bool print_tensor_intrin(const ir::ForNode* op, const std::string& intrin);
   // A statement of a warp-mode kernel: under `if (lane == 0)` unless it holds a warp block
-  // or a barrier (which every lane must reach).
+  // or a barrier (which every lane must reach) or reads threadIdx.x (cooperative code).
   void print_lane_stmts(const std::vector<ir::Stmt>& stmts);
   bool needs_all_lanes(const ir::Stmt& s) const;
 
@@ -64,6 +64,7 @@ class CudaEmitter final : public CPrinter {
   std::unordered_map<const ir::ForNode*, WarpCall> warp_calls_;
   std::unordered_map<const ir::BufferNode*, FragmentLayout> fragments_;
   std::string lane_name_;
+  const ir::VarNode* lane_var_ = nullptr;  // the kernel's threadIdx.x variable, when it binds one
   std::string scalar_reason_;
 
   const ir::PrimFunc* func_ = nullptr;

@@ -2,13 +2,15 @@
 // the annotation) is planned by the row NAME of warp_intrin_planners() (cuda_mma.cc: the
 // mma.sync family) and printed as one warp-wide helper call instead of its scalar loops.
 //
-// Warp mode, per kernel: the kernel gets threadIdx.x = 32 lanes (it must not bind
-// threadIdx.x itself; its other threads are whole warps along threadIdx.y/z), fragments
-// ("warp" scope) are declared per lane (FragmentLayout), every tensorized block runs on all
-// 32 lanes, and all other code runs on lane 0 only followed by __syncwarp(), so it keeps
-// the one-thread semantics it was lowered with and its writes are visible to the lanes'
-// next warp-wide instruction. Barriers and loops around tensorized blocks run on every lane
-// (their control flow cannot depend on the lane: nothing in the IR reads threadIdx.x).
+// Warp mode, per kernel: the kernel gets threadIdx.x = 32 lanes (its other threads are
+// whole warps along threadIdx.y/z), fragments ("warp" scope) are declared per lane
+// (FragmentLayout), every tensorized block runs on all 32 lanes, and so does code that
+// reads threadIdx.x (a kernel may bind it with extent 32 only: the lanes, as cooperative
+// copies do). All other code runs on lane 0 only followed by __syncwarp(): it does not
+// depend on the lane, so one lane computes what the 32 would, and its writes are visible
+// to the lanes' next warp-wide instruction. Barriers and loops around tensorized blocks run
+// on every lane (their control flow cannot depend on the lane unless it reads threadIdx.x,
+// and then it runs on every lane anyway).
 #include "cuda_emitter.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
@@ -59,10 +61,11 @@ class WarpBlockScan final : public ir::StmtExprVisitor {
   ir::Analyzer analyzer_;
 };
 
-// Whether a statement holds a planned warp block or a barrier.
+// Whether a statement holds a planned warp block or a barrier, or reads the lane.
 class AllLanesScan final : public ir::StmtExprVisitor {
  public:
-  explicit AllLanesScan(const std::unordered_map<const ir::ForNode*, WarpCall>& calls) : calls_(calls) {}
+  AllLanesScan(const std::unordered_map<const ir::ForNode*, WarpCall>& calls, const ir::VarNode* lane_var)
+      : calls_(calls), lane_var_(lane_var) {}
   bool found = false;
 
  protected:
@@ -76,17 +79,49 @@ class AllLanesScan final : public ir::StmtExprVisitor {
   }
   void visit_(const ir::EvaluateNode* op) override {
     if (const auto* call = op->value.as<ir::CallNode>(); call && call->op == ir::Intrinsic::SyncThreads) found = true;
+    ir::StmtExprVisitor::visit_(op);
   }
+  void visit_(const ir::VarNode* op) override { found = found || (lane_var_ != nullptr && op == lane_var_); }
 
  private:
   const std::unordered_map<const ir::ForNode*, WarpCall>& calls_;
+  const ir::VarNode* lane_var_;
 };
+
+// The variable of the kernel's threadIdx.x launch loop, if it binds threadIdx.x.
+const ir::VarNode* thread_x_var(const ir::Stmt& root) {
+  struct Find : ir::StmtVisitor {
+    const ir::VarNode* var = nullptr;
+    using ir::StmtVisitor::visit_;
+    void visit_(const ir::ForNode* op) override {
+      if (op->for_kind == ir::ForKind::kThreadBinding && op->thread_tag == "threadIdx.x") var = op->loop_var.get();
+      if (var == nullptr) ir::StmtVisitor::visit_(op);
+    }
+  } find;
+  find.visit(root);
+  return find.var;
+}
+
+// The "local" buffers a statement reads.
+std::vector<const ir::BufferNode*> local_reads(const ir::Stmt& s) {
+  struct Scan : ir::StmtExprVisitor {
+    std::vector<const ir::BufferNode*> buffers;
+    using ir::StmtExprVisitor::visit_;
+    void visit_(const ir::BufferLoadNode* op) override {
+      if (op->buffer->scope == "local") buffers.push_back(op->buffer.get());
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } scan;
+  scan.visit(s);
+  return scan.buffers;
+}
 
 }  // namespace
 
 void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kernel,
                                    const std::map<std::string, int64_t>& extents) {
   warp_mode_ = false;
+  lane_var_ = nullptr;
   warp_calls_.clear();
   fragments_.clear();
   scalar_reason_.clear();
@@ -103,8 +138,10 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
   auto refuse = [&](const std::string& why) {
     throw UserError(fmt::format("CUDA codegen: kernel {} has tensor-core blocks, but {}", kernel, why));
   };
-  if (extents.count("threadIdx.x") != 0) {
-    refuse("it binds threadIdx.x, which warp-level blocks need for the warp's 32 lanes (bind warps to threadIdx.y)");
+  if (auto x = extents.find("threadIdx.x"); x != extents.end() && x->second != 32) {
+    refuse(fmt::format("it binds threadIdx.x to {}: warp-level blocks need threadIdx.x for the warp's 32 lanes (bind "
+                       "warps to threadIdx.y; only cooperative code may bind threadIdx.x, with extent 32)",
+                       x->second));
   }
   int64_t threads = 32;
   for (const char* tag : {"threadIdx.y", "threadIdx.z"}) {
@@ -127,6 +164,7 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
   }
   warp_mode_ = true;
   lane_name_ = names_.fresh("dragon_lane");
+  lane_var_ = thread_x_var(root);
 }
 
 bool CudaEmitter::print_tensor_intrin(const ir::ForNode* op, const std::string& intrin) {
@@ -153,8 +191,21 @@ std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
 }
 
 bool CudaEmitter::needs_all_lanes(const ir::Stmt& s) const {
-  AllLanesScan scan(warp_calls_);
+  AllLanesScan scan(warp_calls_, lane_var_);
   scan.visit(s);
+  if (scan.found && lane_var_ != nullptr) {
+    // Lane-0 code fills "local" buffers on lane 0 only: code spread over the lanes must
+    // not read them (the other lanes' copies were never written).
+    AllLanesScan lane_only(warp_calls_, nullptr);
+    lane_only.visit(s);
+    std::vector<const ir::BufferNode*> reads = local_reads(s);
+    if (!lane_only.found && !reads.empty()) {
+      throw UserError(fmt::format("CUDA codegen: code spread over the warp's lanes (it reads threadIdx.x) reads the "
+                                  "local buffer {}, which lane-0 code writes; keep per-thread values out of "
+                                  "cooperative code in a kernel with tensor-core blocks",
+                                  reads.front()->name));
+    }
+  }
   return scan.found;
 }
 

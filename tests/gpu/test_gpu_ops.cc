@@ -12,6 +12,7 @@
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/build.h"
 #include "dragon/runtime/cuda_driver.h"
+#include "dragon/search/rewrite_cooperative_fetch.h"
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/codegen/golden_cases.h"
 #include "unit/codegen/default_gpu_schedule.h"
@@ -155,9 +156,14 @@ TEST(GpuOps, TensorCoreGemmMatchesInterpreter) {
   for (const char* spec : {"matmul:m=128,n=128,k=128,dtype=f16", "matmul:m=128,n=128,k=128,dtype=bf16",
                            "matmul:m=128,n=128,k=128,trans_b=true,dtype=f16"}) {
     ops::Workload w = ops::OpRegistry::global().make_workload(spec);
-    schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(spec);
-    testing::apply_default_gpu_schedule(sch);  // the output cast the sketch leaves unbound
-    EXPECT_TRUE(runs_like_interpreter(spec, w.func, sch.func(), kGpuToleranceScale));
+    for (bool cooperative : {false, true}) {
+      schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(spec);
+      // Shared copies spread over the warps and lanes (threadIdx.x bound to the 32 lanes).
+      if (cooperative) ASSERT_EQ(search::rewrite_cooperative_fetch(sch), 2);
+      testing::apply_default_gpu_schedule(sch);  // the output cast the sketch leaves unbound
+      EXPECT_TRUE(runs_like_interpreter(std::string(spec) + (cooperative ? " cooperative" : ""), w.func, sch.func(),
+                                        kGpuToleranceScale));
+    }
   }
 }
 

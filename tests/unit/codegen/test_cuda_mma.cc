@@ -10,9 +10,13 @@
 
 #include "codegen_test_util.h"
 #include "dragon/codegen/cuda_codegen.h"
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
 #include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 #include "dragon/lower/lower.h"
 #include "dragon/runtime/build.h"
+#include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/error.h"
 #include "default_gpu_schedule.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
@@ -24,9 +28,11 @@ constexpr const char* kF16Gemm = "matmul:m=128,n=128,k=128,dtype=f16";
 constexpr const char* kBf16Gemm = "matmul:m=128,n=128,k=128,dtype=bf16";
 constexpr const char* kF16GemmTransB = "matmul:m=128,n=128,k=128,trans_b=true,dtype=f16";
 
-// The tensor-core sketch with AutoBind on the output cast it leaves unbound, lowered.
-ir::PrimFunc lowered_sketch(const std::string& spec, int64_t row_padding = 8) {
+// The tensor-core sketch with AutoBind on the output cast it leaves unbound, lowered;
+// `cooperative`: its shared copies spread over the warps and lanes first.
+ir::PrimFunc lowered_sketch(const std::string& spec, int64_t row_padding = 8, bool cooperative = false) {
   schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(spec, row_padding);
+  if (cooperative && search::rewrite_cooperative_fetch(sch) != 2) throw InternalError("the sketch has two copies");
   testing::apply_default_gpu_schedule(sch);
   return lower::lower(sch.func(), lower::Target::cuda_h200()).func;
 }
@@ -134,14 +140,68 @@ TEST(CudaMma, SourcesWithoutTensorBlocksHaveNoWarpHelpers) {
   EXPECT_EQ(count(code, "ldmatrix"), 0u);
 }
 
+TEST(CudaMma, CooperativeCopiesRunOnEveryLaneOfEveryWarp) {
+  // Without the rewrite, the shared copies are lane-0 code: one lane per warp copies the
+  // whole tile. With it, threadIdx.x (the lanes, extent 32) and threadIdx.y (the warps)
+  // index the copy, which then runs unguarded on all 128 threads.
+  std::string lane0 = generate_cuda(lowered_sketch(kF16Gemm), lower::Target::cuda_h200()).code;
+  EXPECT_NE(lane0.find("_lane == 0)"), std::string::npos) << lane0;
+  CudaSource src = generate_cuda(lowered_sketch(kF16Gemm, 8, true), lower::Target::cuda_h200());
+  EXPECT_EQ(src.code.find("_lane == 0)"), std::string::npos) << src.code;
+  EXPECT_EQ(src.kernels[0].block, (std::array<int64_t, 3>{32, 4, 1}));
+  size_t copy = src.code.find("A_shared_dyn[");
+  ASSERT_NE(copy, std::string::npos) << src.code;
+  std::string copy_line = src.code.substr(copy, src.code.find('\n', copy) - copy);
+  EXPECT_NE(copy_line.find("threadIdx_x"), std::string::npos) << copy_line;
+  EXPECT_NE(copy_line.find("threadIdx_y"), std::string::npos) << copy_line;
+}
+
+TEST(CudaMma, CooperativeSketchComputesTheGemm) {
+  // The rewritten schedule is the same computation (the interpreter runs its thread loops
+  // in sequence); on the GPU, tests/gpu runs it against the interpreter.
+  schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(kF16Gemm);
+  ir::PrimFunc before = sch.func();
+  ASSERT_EQ(search::rewrite_cooperative_fetch(sch), 2);
+  std::vector<interp::HostTensor> expected = interp::make_arguments(before, 3, interp::Distribution::kNormal);
+  std::vector<interp::HostTensor> actual = expected;
+  interp::run(before, expected);
+  interp::run(sch.func(), actual);
+  EXPECT_TRUE(testing::outputs_match(before, expected, actual));
+}
+
+TEST(CudaMma, RefusesLaneCodeReadingLaneZerosLocalValues) {
+  // A kernel binding threadIdx.x to the lanes must not feed lane-spread code from a
+  // "local" buffer that only lane 0 wrote: the emitter refuses instead of reading garbage.
+  // Planted: each cooperative store to A's shared tile first sets a local t (lane-0 code:
+  // it does not read the lane) and then adds t (lane code).
+  struct PlantLocal final : ir::StmtExprMutator {
+    using ir::StmtExprMutator::visit_;
+    ir::Stmt visit_(const ir::BufferStoreNode* op) override {
+      if (op->buffer->name != "A_shared_dyn") return ir::Stmt(op);
+      ir::Buffer t = ir::Buffer::make("t", op->buffer->dtype, {1}, "local");
+      ir::Expr zero = ir::make_const(op->buffer->dtype, 0.0);
+      return ir::AllocateNode::make(
+          t, ir::SeqStmtNode::make({ir::BufferStoreNode::make(t, zero, {ir::make_const(ir::DataType::i32(), 0.0)}),
+                                    ir::BufferStoreNode::make(op->buffer,
+                                                              op->value + ir::BufferLoadNode::make(
+                                                                              t, {ir::make_const(ir::DataType::i32(), 0.0)}),
+                                                              op->indices)}));
+    }
+  };
+  ir::PrimFunc f = lowered_sketch(kF16Gemm, 8, true);
+  std::string why = refusal(f.with_body(PlantLocal().visit(f->body)));
+  EXPECT_NE(why.find("reads the local buffer t, which lane-0 code writes"), std::string::npos) << why;
+}
+
 TEST(CudaMma, GemmCompilesToSm90aCubin) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
   runtime::BuildOptions options;
   options.cache = &testing::test_cache();
   std::vector<runtime::Expected<runtime::CudaBuild>> builds =
-      runtime::compile_cuda_all({lowered_sketch(kF16Gemm), lowered_sketch(kBf16Gemm), lowered_sketch(kF16GemmTransB)},
+      runtime::compile_cuda_all({lowered_sketch(kF16Gemm), lowered_sketch(kBf16Gemm), lowered_sketch(kF16GemmTransB),
+                                 lowered_sketch(kF16Gemm, 8, true)},
                                 lower::Target::cuda_h200(), options);
-  ASSERT_EQ(builds.size(), 3u);
+  ASSERT_EQ(builds.size(), 4u);
   for (auto& build : builds) {
     ASSERT_TRUE(build.ok()) << build.error().describe();
     EXPECT_EQ(build.value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
@@ -179,7 +239,7 @@ TEST(CudaMma, RefusesAKernelBindingThreadIdxX) {
   });
   std::string why = refusal(f);
   EXPECT_NE(why.find("matmul_kernel0"), std::string::npos) << why;
-  EXPECT_NE(why.find("it binds threadIdx.x"), std::string::npos) << why;
+  EXPECT_NE(why.find("it binds threadIdx.x to 4"), std::string::npos) << why;
 }
 
 TEST(CudaMma, RefusesFragmentAccessOutsideTensorBlocks) {
