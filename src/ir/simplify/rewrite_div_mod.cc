@@ -1,7 +1,10 @@
 // floordiv / floormod by a positive constant, and truncdiv / truncmod where the dividend
 // is provably non-negative (then they agree with the floor forms). The core split: write
 // the dividend as c*Q + R; floordiv is Q + floordiv(R, c) and floormod is floormod(R, c),
-// which resolve to constants when R's range fits inside one multiple of c.
+// which resolve to constants when R's range fits inside one multiple of c. And the aligned
+// split: g*A + R with g dividing c and 0 <= R < g (a vector's lanes under a split,
+// floordiv(tx*8 + v, 64) with 0 <= v < 8) divides as A alone.
+#include <algorithm>
 #include <numeric>
 
 #include "dragon/ir/op.h"
@@ -45,6 +48,40 @@ std::optional<int64_t> constant_quotient(const Interval& range, int64_t c) {
   return lo;
 }
 
+// form = g*A + R where g divides c, 1 < g < c, A collects the terms whose coefficients g
+// divides (and the multiples of g in the constant), R the rest; R's range must lie in
+// [0, g) (checked by the caller, who knows the ranges). Then floordiv(form, c) ==
+// floordiv(A, c/g) and floormod(form, c) == g*floormod(A, c/g) + R.
+struct AlignedSplit {
+  int64_t g;
+  LinearForm aligned;   // A
+  LinearForm residual;  // R
+};
+
+// Candidates, largest g first: the common factors of c with each coefficient and with the
+// constant.
+std::vector<AlignedSplit> aligned_splits(const LinearForm& form, int64_t c) {
+  std::vector<int64_t> factors;
+  for (const LinearTerm& t : form.terms()) factors.push_back(std::gcd(c, t.coeff));
+  if (form.constant() != 0) factors.push_back(std::gcd(c, form.constant()));
+  std::sort(factors.begin(), factors.end(), std::greater<>());
+  factors.erase(std::unique(factors.begin(), factors.end()), factors.end());
+  std::vector<AlignedSplit> splits;
+  for (int64_t g : factors) {
+    if (g <= 1 || g >= c) continue;
+    AlignedSplit s{g, LinearForm(form.dtype()), LinearForm(form.dtype())};
+    bool ok = true;
+    for (const LinearTerm& t : form.terms()) {
+      ok = ok && (t.coeff % g == 0 ? s.aligned.add_term(t.term, t.coeff / g) : s.residual.add_term(t.term, t.coeff));
+    }
+    ok = ok && s.aligned.add_constant(floor_div(form.constant(), g)) &&
+         s.residual.add_constant(floor_mod(form.constant(), g));
+    // Without residual terms this is the common-factor rule.
+    if (ok && !s.residual.is_constant()) splits.push_back(std::move(s));
+  }
+  return splits;
+}
+
 std::optional<LinearForm> form_of(const Expr& e) {
   auto form = LinearForm::from_expr(e);
   if (!form || !form->merge_div_mod_pairs()) return std::nullopt;
@@ -77,6 +114,12 @@ Expr ExprSimplifier::rewrite_floordiv(const Expr& a, const Expr& b) {
         auto rest = s->remainder.to_expr();
         if (q && rest) return rewrite_arith(NodeKind::Add, *q, rewrite_floordiv(*rest, b));
       }
+    }
+    for (const AlignedSplit& s : aligned_splits(*form, *c)) {
+      Interval r = bound(s.residual);
+      if (!r.bounded() || r.min < 0 || r.max >= s.g) continue;
+      // floordiv(tx*8 + v, 64) == floordiv(tx, 8) when 0 <= v < 8.
+      if (auto aligned = s.aligned.to_expr()) return rewrite_floordiv(*aligned, IntImmNode::make(type, *c / s.g));
     }
     int64_t g = common_factor(*form, *c);
     if (g > 1) {
@@ -124,6 +167,16 @@ Expr ExprSimplifier::rewrite_floormod(const Expr& a, const Expr& b) {
       if (has_multiples && bound(s->remainder).within(Interval::of_type(type))) {
         if (auto rest = s->remainder.to_expr()) return rewrite_floormod(*rest, b);
       }
+    }
+    for (const AlignedSplit& s : aligned_splits(*form, *c)) {
+      Interval r = bound(s.residual);
+      if (!r.bounded() || r.min < 0 || r.max >= s.g) continue;
+      // floormod(tx*8 + v, 64) == floormod(tx, 8)*8 + v when 0 <= v < 8.
+      auto aligned = s.aligned.to_expr();
+      auto residual = s.residual.to_expr();
+      if (!aligned || !residual) continue;
+      Expr inner = rewrite_floormod(*aligned, IntImmNode::make(type, *c / s.g));
+      return rewrite_arith(NodeKind::Add, rewrite_arith(NodeKind::Mul, inner, IntImmNode::make(type, s.g)), *residual);
     }
     int64_t g = common_factor(*form, *c);
     if (g > 1) {

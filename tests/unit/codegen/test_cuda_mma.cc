@@ -149,7 +149,8 @@ TEST(CudaMma, CooperativeCopiesRunOnEveryLaneOfEveryWarp) {
   CudaSource src = generate_cuda(lowered_sketch(kF16Gemm, 8, true), lower::Target::cuda_h200());
   EXPECT_EQ(src.code.find("_lane == 0)"), std::string::npos) << src.code;
   EXPECT_EQ(src.kernels[0].block, (std::array<int64_t, 3>{32, 4, 1}));
-  size_t copy = src.code.find("A_shared_dyn[");
+  // Each thread moves 8 halves of A's tile with one 16-byte load and store.
+  size_t copy = src.code.find("*(int4*)(A_shared_dyn + ");
   ASSERT_NE(copy, std::string::npos) << src.code;
   std::string copy_line = src.code.substr(copy, src.code.find('\n', copy) - copy);
   EXPECT_NE(copy_line.find("threadIdx_x"), std::string::npos) << copy_line;

@@ -238,6 +238,24 @@ TEST_F(Simplify, SplitIndicesNeedTheRange) {
   EXPECT_EQ(show(too_wide.simplify(floordiv(i * 8 + j, 8))), "(i + floordiv(j, 8))");
 }
 
+TEST_F(Simplify, AlignedSplitsDivideAsTheirAlignedPart) {
+  // A vector's lanes j (0 <= j < 8) under a split of 64: tx*8 + j stays in one multiple of 8.
+  analyzer.bind(j, 0, 8);
+  EXPECT_EQ(simp(floordiv(i * 8 + j, 64)), "floordiv(i, 8)");
+  EXPECT_EQ(simp(floormod(i * 8 + j, 64)), "((floormod(i, 8) * 8) + j)");
+  EXPECT_EQ(simp(floordiv(i * 8 + j + 16, 64)), "floordiv((i + 2), 8)");
+  EXPECT_EQ(simp(floormod(i * 8 + j + 16, 64)), "((floormod((i + 2), 8) * 8) + j)");
+  // j + 1 reaches 8: no longer inside one multiple of 8.
+  EXPECT_EQ(simp(floormod(i * 8 + j + 17, 64)), "floormod((((i * 8) + j) + 17), 64)");
+  // Not when the residual can reach the next multiple of 8.
+  Analyzer wide;
+  wide.bind(j, 0, 9);
+  EXPECT_EQ(show(wide.simplify(floordiv(i * 8 + j, 64))), "floordiv(((i * 8) + j), 64)");
+  // Nor when the residual's range is unknown.
+  Analyzer none;
+  EXPECT_EQ(show(none.simplify(floordiv(i * 8 + j, 64))), "floordiv(((i * 8) + j), 64)");
+}
+
 TEST_F(Simplify, DivisionByOneAndByAFactor) {
   EXPECT_EQ(simp(floordiv(i, 1)), "i");
   EXPECT_EQ(simp(floormod(i, 1)), "0");
@@ -525,7 +543,7 @@ class ExprGenerator {
       if (pick(3) == 0) return make_const(t, static_cast<double>(pick(21)) - 10);
       return vars_[pick(vars_.size())];
     }
-    switch (pick(13)) {
+    switch (pick(14)) {
       case 0:
       case 1: return int_expr(depth - 1) + int_expr(depth - 1);
       case 2: return int_expr(depth - 1) - int_expr(depth - 1);
@@ -538,6 +556,14 @@ class ExprGenerator {
       case 9: return min(int_expr(depth - 1), int_expr(depth - 1));
       case 10: return max(int_expr(depth - 1), int_expr(depth - 1));
       case 11: return select(bool_expr(depth - 1), int_expr(depth - 1), int_expr(depth - 1));
+      case 12: {
+        // An aligned split: x*g + floormod(y, g) divided by a multiple of g (vector lanes).
+        int64_t g = static_cast<int64_t>(pick(4)) + 2;
+        Expr lanes = floormod(int_expr(depth - 1), make_const(t, static_cast<double>(g)));
+        Expr divisor = make_const(t, static_cast<double>(g * (static_cast<int64_t>(pick(3)) + 2)));
+        Expr x = int_expr(depth - 1) * make_const(t, static_cast<double>(g)) + lanes;
+        return pick(2) == 0 ? floordiv(x, divisor) : floormod(x, divisor);
+      }
       default: {
         // The split/fuse round trip with a random divisor.
         Expr x = int_expr(depth - 1);

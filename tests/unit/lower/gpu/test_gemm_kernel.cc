@@ -49,12 +49,12 @@ TEST(GemmKernel, GoldenKernelForm) {
               eval sync_threads()
               for ax0_1_ax1_1_fused_0 in 4 {
                 for ax0_1_ax1_1_fused_2 in 2 vectorized {
-                  A_shared[ax0_1_ax1_1_fused_0 * 64 + threadIdx_x * 2 + ax0_1_ax1_1_fused_2] = A[blockIdx_x // 4 * 2048 + ax0_1_ax1_1_fused_0 * 512 + (threadIdx_x * 2 + ax0_1_ax1_1_fused_2) // 8 * 64 + r0_0 * 8 + (threadIdx_x * 2 + ax0_1_ax1_1_fused_2) % 8]
+                  A_shared[ax0_1_ax1_1_fused_0 * 64 + ax0_1_ax1_1_fused_2 + threadIdx_x * 2] = A[blockIdx_x // 4 * 2048 + ax0_1_ax1_1_fused_0 * 512 + threadIdx_x // 4 * 64 + r0_0 * 8 + threadIdx_x % 4 * 2 + ax0_1_ax1_1_fused_2]
                 }
               }
               for ax0_1_ax1_1_fused_0 in 1 {
                 for ax0_1_ax1_1_fused_2 in 4 vectorized {
-                  B_shared[threadIdx_x * 4 + ax0_1_ax1_1_fused_2] = B[r0_0 * 512 + (threadIdx_x * 4 + ax0_1_ax1_1_fused_2) // 16 * 64 + blockIdx_x % 4 * 16 + (threadIdx_x * 4 + ax0_1_ax1_1_fused_2) % 16]
+                  B_shared[ax0_1_ax1_1_fused_2 + threadIdx_x * 4] = B[r0_0 * 512 + threadIdx_x // 4 * 64 + blockIdx_x % 4 * 16 + threadIdx_x % 4 * 4 + ax0_1_ax1_1_fused_2]
                 }
               }
               eval sync_threads()
