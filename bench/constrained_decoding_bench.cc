@@ -42,15 +42,18 @@ double thread_cpu_us() {
   return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
 }
 
-// Generation: one call per token of a GEMM script, fresh decoder per iteration. Per-call
-// wall time (mean_us, median_us, ...) and CPU time (cpu_mean_us, ...).
-void BM_AllowedTokensWhileGenerating(benchmark::State& state, const std::string& spec) {
+// Generation: one call per token of a GEMM script (every position: line starts, operands,
+// decisions, the end), fresh decoder per iteration, so nothing is cached across scripts.
+// Per-call wall time (mean_us, median_us, ...) and CPU time (cpu_mean_us, ...). The
+// no_shortcuts variants judge everything by trial applications (ConstrainedDecoderSettings):
+// the same answers, for an A/B under the same load.
+void BM_AllowedTokensWhileGenerating(benchmark::State& state, const std::string& spec, bool shortcuts = true) {
   const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
   const std::vector<TokenId> tokens = tok().encode(encode(testing::workload_trace(spec, 1)));
   std::vector<double> wall_us, cpu_us;
   int64_t trials = 0;
   for (auto _ : state) {
-    ConstrainedDecoder decoder(tok(), func);
+    ConstrainedDecoder decoder(tok(), func, ConstrainedDecoderSettings{.shortcuts = shortcuts});
     for (size_t i = 0; i <= tokens.size(); ++i) {
       auto start = std::chrono::steady_clock::now();
       const double cpu_start = thread_cpu_us();
@@ -81,6 +84,9 @@ void BM_AllowedTokensWhileGenerating(benchmark::State& state, const std::string&
 BENCHMARK_CAPTURE(BM_AllowedTokensWhileGenerating, gemm_1024, std::string("matmul:m=1024,n=1024,k=1024"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_AllowedTokensWhileGenerating, gemm_64, std::string("matmul:m=64,n=64,k=64"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AllowedTokensWhileGenerating, gemm_1024_no_shortcuts, std::string("matmul:m=1024,n=1024,k=1024"),
+                  false)
     ->Unit(benchmark::kMillisecond);
 
 // The same prefix asked again (everything cached): the floor of a call.

@@ -25,9 +25,15 @@ namespace dragon::script {
 //   tile, a categorical index in range, a compute location among the legal ones), so the
 //   script alone determines the program. A prefix is viable when some continuation makes
 //   it a valid script; EOS is allowed exactly when the prefix itself is valid.
+struct ConstrainedDecoderSettings {
+  // Exact shortcuts that replace trial applications (src/script/tokenizer/README.md, "What
+  // keeps a call cheap"). Off only to check that they change no answer.
+  bool shortcuts = true;
+};
+
 class ConstrainedDecoder {
  public:
-  ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc workload);
+  ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc workload, ConstrainedDecoderSettings settings = {});
   ~ConstrainedDecoder();
   ConstrainedDecoder(const ConstrainedDecoder&) = delete;
   ConstrainedDecoder& operator=(const ConstrainedDecoder&) = delete;

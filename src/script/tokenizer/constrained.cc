@@ -7,7 +7,9 @@
 
 #include <algorithm>
 
+#include "dragon/ir/buffer_dim_align.h"
 #include "dragon/schedule/schedule.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
 #include "line_oracle.h"
 #include "script_words.h"
@@ -120,7 +122,16 @@ struct ConstrainedDecoder::Impl {
   std::vector<std::unique_ptr<LineContext>> contexts;
   std::string complete_text;
 
-  Impl(const Tokenizer& t, ir::PrimFunc f) : tokenizer(t), workload(std::move(f)) {
+  const bool shortcuts;
+
+  Impl(const Tokenizer& t, ir::PrimFunc f, bool shortcuts_on)
+      : tokenizer(t), workload(std::move(f)), shortcuts(shortcuts_on) {
+    size_t longest = 0;
+    for (TokenId id = 0; id < static_cast<TokenId>(tokenizer.size()); ++id) {
+      longest = std::max(longest, tokenizer.text(id).size());
+    }
+    walk_cursors.resize(longest + 1);
+    index_bare_subtrees();
     auto st = std::make_shared<ReplayState>(schedule::Schedule(workload));
     contexts.push_back(make_context(std::move(st), 0));
   }
@@ -129,6 +140,7 @@ struct ConstrainedDecoder::Impl {
     auto ctx = std::make_unique<LineContext>();
     ctx->state = std::move(st);
     ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters, &witnesses);
+    ctx->oracle->set_shortcuts(shortcuts);
     ctx->text_end = text_end;
     return ctx;
   }
@@ -168,15 +180,14 @@ struct ConstrainedDecoder::Impl {
   }
 
   static bool word_viable(const Options& o, std::string_view w) {
+    // The unbounded classes first (the same disjunction in a cheaper order): at their
+    // positions most of the words a walk tries are identifiers or integers.
+    if (o.any_string && w[0] != '"' && decoding::bare_prefix_viable(w)) return true;
+    if (o.any_int && decoding::int_prefix_viable(w, o.int_lo, o.int_hi)) return true;
     auto it = std::lower_bound(o.words.begin(), o.words.end(), w);
     if (it != o.words.end() && it->compare(0, w.size(), w) == 0) return true;
-    if (o.any_int && decoding::int_prefix_viable(w, o.int_lo, o.int_hi)) return true;
     if (o.any_float && (o.float_nonnegative ? probability_prefix_viable(w) : float_prefix_viable(w, false))) return true;
-    if (o.any_string) {
-      if (w[0] == '"') return quoted_closed(w) || decoding::quoted_prefix_viable(w);
-      if (decoding::bare_prefix_viable(w)) return true;
-    }
-    return false;
+    return o.any_string && w[0] == '"' && (quoted_closed(w) || decoding::quoted_prefix_viable(w));
   }
 
   // The character-level state of a partial line.
@@ -186,6 +197,9 @@ struct ConstrainedDecoder::Impl {
     std::string word;
     // kItemStart: at a line's start or after a space; kAfterOpen: right after '['.
     enum Phase : uint8_t { kItemStart, kAfterOpen, kInWord, kAfterClose, kLineEnd } phase = kItemStart;
+    // The word so far is a viable bare-word prefix where any string may come: then the
+    // word stays viable while bare word characters follow (each step is O(1) there).
+    bool bare = false;
   };
 
   // Feeds one character; false when no valid script continues with it.
@@ -206,9 +220,15 @@ struct ConstrainedDecoder::Impl {
         if (ch == ' ' || ch == '\n' || ch == ']') return false;
         c.word.assign(1, ch);
         c.phase = Cursor::kInWord;
-        return word_viable(o, c.word);
+        c.bare = o.any_string && decoding::bare_prefix_viable(c.word);
+        return c.bare || word_viable(o, c.word);
       }
       case Cursor::kInWord: {
+        if (c.bare && decoding::bare_word_char(ch)) {
+          c.word.push_back(ch);
+          return true;  // word_viable's bare-word branch
+        }
+        c.bare = false;  // not a bare word any more (or never was)
         const bool in_string = c.word[0] == '"' && !quoted_closed(c.word);
         if (!in_string && (ch == ' ' || ch == '\n' || ch == ']')) {
           Node* next = child(ctx, *c.node, c.word);
@@ -288,11 +308,27 @@ struct ConstrainedDecoder::Impl {
 
   // Which kinds have applicable operands depends only on the IR and on the blocks and
   // loops that random variables name. When a line changed neither (a lookup or a sample
-  // naming objects already named), the next line start's mnemonics are the same.
-  void reuse_line_start(LineContext& before, LineContext& after) {
+  // naming objects already named), the next line start's mnemonics are the same. When it
+  // left the IR as it was but named new objects, a kind that applied still applies (its
+  // completion names the same objects in the same IR): only the others are judged
+  // again. When it annotated a block under a key no primitive reads (annotations of
+  // blocks are read only by storage_align, tensorize and unannotate, under the keys
+  // checked below), every kind but Unannotate has the same completions with the same
+  // outcomes.
+  void reuse_line_start(LineContext& before, LineContext& after, const Position& line) {
     const schedule::Schedule& a = before.state->sch;
     const schedule::Schedule& b = after.state->sch;
-    if (!a.func().same_as(b.func())) return;
+    if (!a.func().same_as(b.func())) {
+      if (shortcuts && annotates_block_harmlessly(line)) {
+        rejudge_line_start(before, after,
+                           [](const KindSchema& k) { return k.kind == schedule::InstructionKind::Unannotate; });
+      }
+      return;
+    }
+    const Options& prev = options(before, before.root);
+    auto judged_again = [&](const KindSchema& k) {
+      return !std::binary_search(prev.words.begin(), prev.words.end(), std::string(k.mnemonic));
+    };
     std::vector<const void*> named;
     for (const schedule::RandomVar& rv : before.state->vars[0]) {
       if (a.is_valid(rv)) named.push_back(a.get(schedule::BlockRV{rv.id}));
@@ -303,13 +339,48 @@ struct ConstrainedDecoder::Impl {
     for (size_t t = 0; t < 2; ++t) {
       const auto& vars = after.state->vars[t];
       for (size_t i = before.state->vars[t].size(); i < vars.size(); ++i) {
-        if (!b.is_valid(vars[i])) return;  // a location mark: compute_at may now apply
+        // A location mark: compute_at may now apply.
+        if (!b.is_valid(vars[i])) {
+          if (shortcuts) rejudge_line_start(before, after, judged_again);
+          return;
+        }
         const void* node = t == 0 ? static_cast<const void*>(b.get(schedule::BlockRV{vars[i].id}))
                                   : static_cast<const void*>(b.get(schedule::LoopRV{vars[i].id}));
-        if (std::find(named.begin(), named.end(), node) == named.end()) return;
+        if (std::find(named.begin(), named.end(), node) == named.end()) {
+          if (shortcuts) rejudge_line_start(before, after, judged_again);
+          return;
+        }
       }
     }
-    after.root.options = &options(before, before.root);
+    after.root.options = &prev;
+  }
+
+  // Whether `line` annotates a block under a key that no primitive reads.
+  static bool annotates_block_harmlessly(const Position& line) {
+    if (line.kind == nullptr || line.kind->kind != schedule::InstructionKind::Annotate || line.values.size() < 2)
+      return false;
+    const auto* target = line.values[0].as<schedule::RandomVar>();
+    const auto* key = line.values[1].as<std::string>();
+    return target != nullptr && target->type == schedule::RVType::kBlock && key != nullptr &&
+           *key != ir::kBufferDimAlignKey && *key != schedule::kTensorIntrinAnnotation;
+  }
+
+  // The previous line start's mnemonics, with those `again` selects judged on the new
+  // state.
+  template <typename Again>
+  void rejudge_line_start(LineContext& before, LineContext& after, const Again& again) {
+    Options o = options(before, before.root);
+    for (const KindSchema& k : all_kind_schemas()) {
+      if (!again(k)) continue;
+      const std::string word(k.mnemonic);
+      o.words.erase(std::remove(o.words.begin(), o.words.end(), word), o.words.end());
+      Position q;
+      q.kind = &k;
+      q.text = word;
+      if (after.oracle->feasible(q)) o.words.push_back(word);
+    }
+    std::sort(o.words.begin(), o.words.end());
+    after.root.options = &after.oracle->seed_options(after.root.pos, std::move(o));
   }
 
   // Brings `contexts` to the complete lines of `text`; returns the cursor at the start of
@@ -342,7 +413,7 @@ struct ConstrainedDecoder::Impl {
       if (!ctx.oracle->line_valid(c.node->pos, &st)) return std::nullopt;
       ++lines_applied;
       contexts.push_back(make_context(std::move(st), end + 1));
-      reuse_line_start(ctx, *contexts.back());
+      reuse_line_start(ctx, *contexts.back(), c.node->pos);
       complete_text.assign(text.substr(0, end + 1));
       lookahead.clear();
     }
@@ -354,16 +425,59 @@ struct ConstrainedDecoder::Impl {
     return c;
   }
 
-  void walk(int32_t trie_node, const Cursor& cursor, std::vector<TokenId>& out) {
+  // One cursor per trie depth (the longest token's length), reused across siblings:
+  // copies keep their capacity. Sized once: the recursion holds references into it.
+  std::vector<Cursor> walk_cursors;
+  // Per trie node: whether every byte below it is a bare-word character, and for those
+  // nodes the tokens strictly below. Where a bare word is being typed and any string may
+  // come (Cursor::bare), each of those tokens is accepted character by character, so the
+  // walk takes them all at once.
+  std::vector<uint8_t> bare_below;
+  std::vector<std::vector<TokenId>> tokens_below;
+  void index_bare_subtrees() {
     const auto& trie = tokenizer.trie();
-    for (const auto& [byte, child_node] : trie[trie_node].children) {
-      Cursor c = cursor;
-      if (!step(c, static_cast<char>(byte))) continue;
-      if (trie[child_node].token >= 0) out.push_back(trie[child_node].token);
-      walk(child_node, c, out);
+    bare_below.assign(trie.size(), 0);
+    tokens_below.assign(trie.size(), {});
+    // Post-order, without recursion: (node, next child to visit).
+    std::vector<std::pair<int32_t, size_t>> stack = {{0, 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < trie[node].children.size()) {
+        const int32_t child = trie[node].children[next++].second;
+        stack.emplace_back(child, 0);
+        continue;
+      }
+      bool pure = true;
+      for (const auto& [byte, child] : trie[node].children) {
+        pure &= decoding::bare_word_char(static_cast<char>(byte)) && bare_below[child];
+      }
+      bare_below[node] = pure;
+      if (pure) {
+        for (const auto& [byte, child] : trie[node].children) {
+          if (trie[child].token >= 0) tokens_below[node].push_back(trie[child].token);
+          tokens_below[node].insert(tokens_below[node].end(), tokens_below[child].begin(), tokens_below[child].end());
+        }
+      }
+      stack.pop_back();
     }
   }
 
+  void walk(int32_t trie_node, const Cursor& cursor, std::vector<TokenId>& out, size_t depth = 0) {
+    const auto& trie = tokenizer.trie();
+    for (const auto& [byte, child_node] : trie[trie_node].children) {
+      Cursor& c = walk_cursors[depth];
+      c = cursor;
+      if (!step(c, static_cast<char>(byte))) continue;
+      if (trie[child_node].token >= 0) out.push_back(trie[child_node].token);
+      if (c.phase == Cursor::kInWord && c.bare && bare_below[child_node]) {
+        out.insert(out.end(), tokens_below[child_node].begin(), tokens_below[child_node].end());
+        continue;
+      }
+      walk(child_node, walk_cursors[depth], out, depth + 1);
+    }
+  }
+
+  std::vector<uint8_t> marks;  // per token id, for ordering large answers
   std::vector<TokenId> allowed(std::string_view text) {
     std::optional<Cursor> cursor = sync(text);
     std::vector<TokenId> out;
@@ -372,13 +486,24 @@ struct ConstrainedDecoder::Impl {
     if (cursor->phase == Cursor::kItemStart && cursor->node == &cursor->ctx->root) {
       out.push_back(tokenizer.special(SpecialToken::kEos));
     }
-    std::sort(out.begin(), out.end());
+    // Sorted ids: a large set is cheaper to order through a mark per vocabulary entry.
+    if (out.size() < 256) {
+      std::sort(out.begin(), out.end());
+      return out;
+    }
+    marks.assign(tokenizer.size(), 0);
+    for (TokenId id : out) marks[static_cast<size_t>(id)] = 1;
+    out.clear();
+    for (size_t id = 0; id < marks.size(); ++id) {
+      if (marks[id]) out.push_back(static_cast<TokenId>(id));
+    }
     return out;
   }
 };
 
-ConstrainedDecoder::ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc workload)
-    : impl_(std::make_unique<Impl>(tokenizer, std::move(workload))) {}
+ConstrainedDecoder::ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc workload,
+                                       ConstrainedDecoderSettings settings)
+    : impl_(std::make_unique<Impl>(tokenizer, std::move(workload), settings.shortcuts)) {}
 
 ConstrainedDecoder::~ConstrainedDecoder() = default;
 

@@ -2,11 +2,14 @@
 // into slot values, and deciding which completions of a partial line apply, by trying
 // them on a scratch copy of the replayed schedule. The completions tried per slot are
 // chosen so that if any completion applies, one of them does (the argument for each
-// kind is in src/script/tokenizer/README.md).
+// kind is in src/script/tokenizer/README.md). Trials that a rule decides without applying
+// anything are in line_oracle_rules.cc.
 #include "line_oracle.h"
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <unordered_set>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
@@ -27,8 +30,6 @@ namespace {
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kInt64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
-// Stands for "whatever the lookup returns" in a completion's count slot; never written.
-constexpr int64_t kAnyCount = -1;
 // The most tiles SamplePerfectTile is offered (an approximation: replay takes any n).
 constexpr int64_t kMaxTiles = 16;
 
@@ -42,14 +43,47 @@ class BlockNames : public ir::StmtVisitor {
     ir::StmtVisitor::visit_(op);
     stack_.pop_back();
   }
+  // Per block, how many loops lie between it and its enclosing block (what GetLoops
+  // returns).
+  std::unordered_map<const ir::BlockNode*, size_t> loops_in_scope;
+  // Blocks with no enclosing block (the root): no scope to compute anything in.
+  std::unordered_set<const ir::BlockNode*> top_level;
+  // Per block, its realization (the bindings of its iteration variables).
+  std::unordered_map<const ir::BlockNode*, const ir::BlockRealizeNode*> realize_of;
+  void visit_(const ir::BlockRealizeNode* op) override {
+    realize_of.emplace(op->block.get(), op);
+    ir::StmtVisitor::visit_(op);
+  }
   void visit_(const ir::BlockNode* op) override {
     names.push_back(op->name);
     loops_above.emplace(op, stack_);
+    loops_in_scope.emplace(op, stack_.size() - (block_depth_.empty() ? 0 : block_depth_.back()));
+    if (block_depth_.empty()) top_level.insert(op);
+    if (!blocks_.empty()) non_leaf.insert(blocks_.back());
+    block_depth_.push_back(stack_.size());
+    blocks_.push_back(op);
     ir::StmtVisitor::visit_(op);
+    blocks_.pop_back();
+    block_depth_.pop_back();
   }
+  // Blocks with another block inside.
+  std::unordered_set<const ir::BlockNode*> non_leaf;
 
  private:
   std::vector<const ir::ForNode*> stack_;
+  std::vector<size_t> block_depth_;  // stack_.size() at each enclosing block
+  std::vector<const ir::BlockNode*> blocks_;  // the enclosing blocks
+};
+
+
+
+// The number of nodes of an expression.
+class ExprSize : public ir::ExprVisitor {
+ public:
+  size_t nodes = 0;
+  void visit_(const ir::IntImmNode*) override { ++nodes; }
+  void visit_(const ir::FloatImmNode*) override { ++nodes; }
+  void visit_(const ir::VarNode*) override { ++nodes; }
 };
 
 bool has_default(const SlotSchema& s) { return s.default_kind != DefaultKind::kRequired; }
@@ -95,11 +129,41 @@ std::string rv_word(RVType type, size_t index) { return std::string(1, schedule:
 }  // namespace
 
 LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses)
-    : state_(std::move(state)), counters_(counters), witnesses_(witnesses), scratch_(state_->sch.copy()) {
+    : state_(std::move(state)), counters_(counters), witnesses_(witnesses) {
   BlockNames visitor;
   visitor.visit(state_->sch.func()->body);
   block_names_ = std::move(visitor.names);
   loops_above_ = std::move(visitor.loops_above);
+  loops_in_scope_ = std::move(visitor.loops_in_scope);
+  top_level_blocks_ = std::move(visitor.top_level);
+  realize_of_ = std::move(visitor.realize_of);
+  non_leaf_blocks_ = std::move(visitor.non_leaf);
+  has_location_marks_ = std::find(state_->loop_is_location.begin(), state_->loop_is_location.end(), true) !=
+                        state_->loop_is_location.end();
+}
+
+const ir::BlockNode* LineOracle::block_at(int64_t id) const {
+  auto [it, added] = resolved_.emplace(id * 2 + 1, nullptr);
+  if (added) {
+    try {
+      it->second = state_->sch.get(schedule::BlockRV{id});
+    } catch (const std::exception&) {
+    }
+  }
+  if (it->second == nullptr) throw std::out_of_range("block variable does not resolve");
+  return static_cast<const ir::BlockNode*>(it->second);
+}
+
+const ir::ForNode* LineOracle::loop_at(int64_t id) const {
+  auto [it, added] = resolved_.emplace(id * 2, nullptr);
+  if (added) {
+    try {
+      it->second = state_->sch.get(schedule::LoopRV{id});
+    } catch (const std::exception&) {
+    }
+  }
+  if (it->second == nullptr) throw std::out_of_range("loop variable does not resolve");
+  return static_cast<const ir::ForNode*>(it->second);
 }
 
 bool LineOracle::loop_above_block(const Arg& block, const Arg& loop) const {
@@ -108,9 +172,9 @@ bool LineOracle::loop_above_block(const Arg& block, const Arg& loop) const {
   if (block_rv == nullptr || loop_rv == nullptr || block_rv->type != RVType::kBlock || loop_rv->type != RVType::kLoop)
     return false;
   try {
-    auto it = loops_above_.find(state_->sch.get(schedule::BlockRV{block_rv->id}));
+    auto it = loops_above_.find(block_at(block_rv->id));
     if (it == loops_above_.end()) return false;
-    const ir::ForNode* node = state_->sch.get(schedule::LoopRV{loop_rv->id});
+    const ir::ForNode* node = loop_at(loop_rv->id);
     return std::find(it->second.begin(), it->second.end(), node) != it->second.end();
   } catch (const std::exception&) {
     return false;  // unresolvable: the trial decides
@@ -296,6 +360,14 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     last_error_name_.clear();  // not a failure of ComputeAt's operands
     return false;
   }
+  if (shortcuts_ && next == nullptr) {
+    if (std::optional<bool> ok = outcome_by_rule(kind.kind, inputs, attrs, decision_arg, count)) {
+      last_error_name_.clear();  // not a failure of ComputeAt's operands
+      last_error_reason_.clear();
+      if (*ok) last_success_ = Witness{values, decision};
+      return *ok;
+    }
+  }
   // The same trial on the same state has the same outcome: searches of nested positions
   // and of a position's next words meet the same completions.
   std::string trial_key;
@@ -319,13 +391,14 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     }
   }
   ++counters_->trials;
-  const size_t before = scratch_.trace().size();
+  if (!scratch_) scratch_.emplace(state_->sch.copy());
+  const size_t before = scratch_->trace().size();
   std::vector<RandomVar> outputs;
   bool ok = true;
   last_error_name_.clear();
   last_error_reason_.clear();
   try {
-    outputs = schedule::apply_instruction(scratch_, schedule::Instruction{kind.kind, std::move(inputs), std::move(attrs), {}},
+    outputs = schedule::apply_instruction(*scratch_, schedule::Instruction{kind.kind, std::move(inputs), std::move(attrs), {}},
                                           decision_arg);
   } catch (const schedule::ScheduleError& e) {
     ok = false;
@@ -338,9 +411,10 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   }
   if (ok && count && *count != kAnyCount && static_cast<size_t>(*count) != outputs.size()) ok = false;
   // A decision replay would change is not the script's: the script must say what runs.
-  if (ok && decision_arg && scratch_.trace().decision(scratch_.trace().size() - 1) != decision_arg) ok = false;
+  if (ok && decision_arg && scratch_->trace().decision(scratch_->trace().size() - 1) != decision_arg) ok = false;
   if (ok && next != nullptr) {
-    auto st = std::make_shared<ReplayState>(std::move(scratch_));
+    auto st = std::make_shared<ReplayState>(std::move(*scratch_));
+    scratch_.reset();
     for (size_t t = 0; t < 3; ++t) st->vars[t] = state_->vars[t];
     st->loop_is_location = state_->loop_is_location;
     for (const RandomVar& rv : outputs) {
@@ -355,12 +429,11 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
       ok = false;
     }
     if (ok) *next = std::move(st);
-    scratch_ = state_->sch.copy();
     return ok;
   }
   if (ok) last_success_ = Witness{values, decision};
   trial_memo_.emplace(std::move(trial_key), TrialOutcome{ok, last_error_name_, last_error_reason_});
-  if (ok || scratch_.trace().size() != before) scratch_ = state_->sch.copy();
+  if (ok || scratch_->trace().size() != before) scratch_.reset();
   return ok;
 }
 
@@ -425,14 +498,18 @@ std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position&
   // A buffer index past the block's reads or writes fails (IndexOutOfRange).
   auto buffer_count = [&](bool reads) -> int64_t {
     try {
-      const auto* block = st.sch.get(schedule::BlockRV{pos.values.at(0).as<RandomVar>()->id});
+      const auto* block = block_at(pos.values.at(0).as<RandomVar>()->id);
       return static_cast<int64_t>(reads ? block->reads.size() : block->writes.size());
     } catch (const std::exception&) {
       return 0;
     }
   };
   auto add_ints = [&](int64_t lo, int64_t hi) {
-    for (int64_t v = lo; v <= hi; ++v) out.emplace_back(Arg(v), std::to_string(v));
+    for (int64_t v = lo; v <= hi; ++v) {
+      std::pair<Arg, std::string>& added = out.emplace_back();
+      added.first = Arg(v);
+      added.second = std::to_string(v);
+    }
   };
   const InstructionKind kind = pos.kind->kind;
   const bool location = kind == InstructionKind::ComputeAt || kind == InstructionKind::ReverseComputeAt;
@@ -459,8 +536,8 @@ std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position&
         const RandomVar target = *pos.values.at(0).as<RandomVar>();
         const ir::Annotations* annotations = nullptr;
         try {
-          if (target.type == RVType::kBlock) annotations = &st.sch.get(schedule::BlockRV{target.id})->annotations;
-          else annotations = &st.sch.get(schedule::LoopRV{target.id})->annotations;
+          if (target.type == RVType::kBlock) annotations = &block_at(target.id)->annotations;
+          else annotations = &loop_at(target.id)->annotations;
         } catch (const std::exception&) {
         }
         if (annotations) {
@@ -566,9 +643,16 @@ bool LineOracle::feasible(const Position& pos) {
   const bool mnemonic_only = pos.slot == 0 && pos.values.empty() && pos.elems.empty() && !pos.list_open && !pos.decision;
   const int kind_key = static_cast<int>(pos.kind->kind);
   bool result = false;
+  if (shortcuts_ && mnemonic_only && schedule::can_apply_instruction(pos.kind->kind) &&
+      mnemonic_applies_by_rule(pos.kind->kind)) {
+    feasible_memo_.emplace(key, true);
+    return true;
+  }
   if (mnemonic_only && witnesses_ != nullptr && schedule::can_apply_instruction(pos.kind->kind)) {
     auto w = witnesses_->find(kind_key);
-    if (w != witnesses_->end()) {
+    // Blockize's search tries the cheapest loops first, usually cheaper than the witness.
+    const bool search_cheaper = shortcuts_ && pos.kind->kind == InstructionKind::Blockize;
+    if (w != witnesses_->end() && !search_cheaper && !(shortcuts_ && witness_ruled_out(pos.kind->kind, w->second.values))) {
       Position q = pos;
       q.values = w->second.values;
       q.slot = q.values.size();
@@ -590,8 +674,8 @@ bool LineOracle::loop_holds_producer(const Arg& block, const Arg& loop) const {
   if (block_rv == nullptr || loop_rv == nullptr || block_rv->type != RVType::kBlock || loop_rv->type != RVType::kLoop)
     return true;
   try {
-    const ir::BlockNode* consumer = state_->sch.get(schedule::BlockRV{block_rv->id});
-    const ir::ForNode* node = state_->sch.get(schedule::LoopRV{loop_rv->id});
+    const ir::BlockNode* consumer = block_at(block_rv->id);
+    const ir::ForNode* node = loop_at(loop_rv->id);
     for (const auto& [other, loops] : loops_above_) {
       if (other == consumer || std::find(loops.begin(), loops.end(), node) == loops.end()) continue;
       for (const ir::BufferRegion& write : other->writes) {
@@ -615,7 +699,7 @@ bool LineOracle::fuse_chain_possible(const std::vector<Arg>& loops) const {
     const auto* rv = a.as<RandomVar>();
     if (rv == nullptr || rv->type != RVType::kLoop) return true;  // malformed: the trial decides
     try {
-      nodes.push_back(state_->sch.get(schedule::LoopRV{rv->id}));
+      nodes.push_back(loop_at(rv->id));
     } catch (const std::exception&) {
       return false;
     }
@@ -636,14 +720,37 @@ bool LineOracle::is_valid(RVType type, size_t index) const {
   return known[index] == 1;
 }
 
+std::optional<size_t> LineOracle::script_index(const RandomVar& rv) const {
+  if (index_of_.empty()) {
+    for (size_t t = 0; t < 3; ++t) {
+      for (size_t i = 0; i < state_->vars[t].size(); ++i) index_of_.emplace(state_->vars[t][i].id, i);
+    }
+  }
+  auto it = index_of_.find(rv.id);
+  if (it == index_of_.end()) return std::nullopt;
+  const auto& vars = state_->vars[static_cast<size_t>(rv.type)];
+  if (it->second >= vars.size() || vars[it->second].id != rv.id) return std::nullopt;  // another type
+  return it->second;
+}
+
 bool LineOracle::is_location_mark(const Arg& loop) const {
   const auto* rv = loop.as<RandomVar>();
-  if (rv == nullptr) return false;
-  const auto& loops = state_->vars[static_cast<size_t>(RVType::kLoop)];
-  for (size_t i = 0; i < loops.size(); ++i) {
-    if (loops[i].id == rv->id) return state_->loop_is_location[i];
+  if (rv == nullptr || rv->type != RVType::kLoop) return false;
+  auto i = script_index(*rv);
+  return i && state_->loop_is_location[*i];
+}
+
+
+bool LineOracle::trial_outcome(const schedule::Instruction& inst, const std::optional<Arg>& decision,
+                               std::optional<int64_t> count) const {
+  schedule::Schedule trial = state_->sch.copy();
+  try {
+    std::vector<RandomVar> outputs = schedule::apply_instruction(trial, inst, decision);
+    if (count && *count != kAnyCount && static_cast<size_t>(*count) != outputs.size()) return false;
+    return !decision || trial.trace().decision(trial.trace().size() - 1) == decision;
+  } catch (const std::exception&) {
+    return false;
   }
-  return false;
 }
 
 bool LineOracle::last_failure_block_only(InstructionKind kind) const {
@@ -732,6 +839,28 @@ bool LineOracle::search(const Position& pos) {
   } else {
     pool = completion_pool(pos, slot);
   }
+  if (kind.kind == InstructionKind::Blockize && pos.slot == 0 && shortcuts_) {
+    // Any loop that applies will do; the cheapest trials come first (and the one that
+    // applies becomes the next witness): short chains down to a block whose bindings
+    // are small expressions (blockize analyses each binding).
+    auto cost = [&](const Arg& a) {
+      std::pair<size_t, size_t> c{0, 0};
+      try {
+        const auto* rv = a.as<RandomVar>();
+        if (rv == nullptr || rv->type != RVType::kLoop) return c;
+        const ir::StmtNode* node = loop_at(rv->id);
+        for (; node->kind == ir::NodeKind::For; node = static_cast<const ir::ForNode*>(node)->body.get()) ++c.second;
+        if (node->kind == ir::NodeKind::BlockRealize) {
+          ExprSize size;
+          for (const ir::Expr& e : static_cast<const ir::BlockRealizeNode*>(node)->iter_values) size.visit(e);
+          c.first = size.nodes;
+        }
+      } catch (const std::exception&) {
+      }
+      return c;
+    };
+    std::stable_sort(pool.begin(), pool.end(), [&](const Arg& a, const Arg& b) { return cost(a) < cost(b); });
+  }
   // ComputeAt/ReverseComputeAt's loop slot: once a non-mark loop fails on the block
   // alone, every other non-mark loop fails too; marks take another path and are tried.
   const bool placement_slot = pos.slot == 1 && slot.type == ValueType::kLoop &&
@@ -748,6 +877,7 @@ bool LineOracle::search(const Position& pos) {
     if (placement_slot && !mark && kind.kind == InstructionKind::ReverseComputeAt &&
         !loop_holds_producer(pos.values[0], v))
       continue;
+    if (shortcuts_ && operand_rules_out(kind.kind, pos.slot, v, pos.values)) continue;
     Position q = pos;
     q.values.push_back(v);
     ++q.slot;
@@ -801,6 +931,12 @@ const Options& LineOracle::options(const Position& pos) {
   auto it = options_memo_.find(key);
   if (it != options_memo_.end()) return *it->second;
   return *options_memo_.emplace(key, compute_options(pos, false)).first->second;
+}
+
+const Options& LineOracle::seed_options(const Position& pos, Options options) {
+  auto& slot = options_memo_[memo_key(pos)];
+  slot = std::make_unique<Options>(std::move(options));
+  return *slot;
 }
 
 bool LineOracle::has_continuation(const Position& pos) {

@@ -1,7 +1,8 @@
 // Internal: the semantic half of constrained decoding. A LineOracle holds the schedule
 // replayed up to the last complete line and answers, for a partial line (its committed
 // words), which next words can still lead to a valid line, by trying completions on the
-// schedule. The character-level walk and the caches per prefix are in constrained.cc.
+// schedule (or deciding a trial by an exact rule, line_oracle_rules.cc). The
+// character-level walk and the caches per prefix are in constrained.cc.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "dragon/schedule/schedule.h"
@@ -65,6 +67,9 @@ struct ReplayState {
   explicit ReplayState(schedule::Schedule s) : sch(std::move(s)) {}
 };
 
+// Stands for "whatever the lookup returns" in a completion's count slot; never written.
+inline constexpr int64_t kAnyCount = -1;
+
 struct OracleCounters {
   int64_t positions = 0;
   int64_t trials = 0;
@@ -93,6 +98,9 @@ class LineOracle {
   bool feasible(const Position& pos);
   // The options at `pos` (memoized by pos.text).
   const Options& options(const Position& pos);
+  // Records `options` as the options at `pos` (for a line start reused from the previous
+  // one, README.md); returns the stored copy.
+  const Options& seed_options(const Position& pos, Options options);
   // Whether options(pos).continuable(), stopping at the first next word found (memoized).
   bool has_continuation(const Position& pos);
   // Whether the line `pos` is valid as it stands; on success `next` (when given) receives
@@ -100,6 +108,19 @@ class LineOracle {
   bool line_valid(const Position& pos, std::shared_ptr<ReplayState>* next = nullptr);
 
   const ReplayState& state() const { return *state_; }
+
+  // The exact shortcuts that replace trials (mnemonics known to apply, operands ruled
+  // out, outcomes decided from the operands: README.md) are on by default; tests turn
+  // them off to check that every answer is the same without them. Set before any query.
+  void set_shortcuts(bool on) { shortcuts_ = on; }
+  // For tests: the outcome a shortcut decides for `inst` on this state without applying
+  // it (nullopt: no shortcut covers it), and the outcome of applying it.
+  std::optional<bool> rule_outcome(const schedule::Instruction& inst, const std::optional<schedule::Arg>& decision = {},
+                                   std::optional<int64_t> count = {}) const {
+    return outcome_by_rule(inst.kind, inst.inputs, inst.attrs, decision, count);
+  }
+  bool trial_outcome(const schedule::Instruction& inst, const std::optional<schedule::Arg>& decision = {},
+                     std::optional<int64_t> count = {}) const;
 
  private:
   struct Completion;
@@ -111,9 +132,15 @@ class LineOracle {
   // matter (an Annotate key).
   std::string memo_key(const Position& pos) const;
   bool is_location_mark(const schedule::Arg& loop) const;
+  // The index of a script variable among those of its type (memoized map by id).
+  std::optional<size_t> script_index(const schedule::RandomVar& rv) const;
   // Whether the script's variable `index` of `type` still resolves (memoized: the state
   // is fixed, and Schedule::is_valid throws internally for dead ones).
   bool is_valid(schedule::RVType type, size_t index) const;
+  // The block or loop a variable names in the state, memoized (resolving walks the IR);
+  // throws when it does not resolve.
+  const ir::BlockNode* block_at(int64_t id) const;
+  const ir::ForNode* loop_at(int64_t id) const;
   // Whether `loop` resolves to a loop above the block `block` resolves to.
   bool loop_above_block(const schedule::Arg& block, const schedule::Arg& loop) const;
   // Whether some other block below `loop` writes a buffer `block` reads (true when
@@ -122,6 +149,35 @@ class LineOracle {
   // Fuse's first preconditions (the loops resolve, are distinct and form a chain of only
   // children); false means the trial would fail.
   bool fuse_chain_possible(const std::vector<schedule::Arg>& loops) const;
+  // Whether some completion of the mnemonic `kind` alone is known to apply without a
+  // trial: kinds whose only precondition is that an operand resolves (README.md).
+  bool mnemonic_applies_by_rule(schedule::InstructionKind kind) const;
+  // Whether trying `value` in slot `slot` of `kind` certainly fails, by a precondition the
+  // primitive checks on that operand alone (README.md); false when unsure.
+  // `before`: the values of the earlier slots.
+  bool operand_rules_out(schedule::InstructionKind kind, size_t slot, const schedule::Arg& value,
+                         const std::vector<schedule::Arg>& before) const;
+  // Whether ReverseComputeAt of `block` at the non-mark `loop` fails precondition 7 (a
+  // producer under the loop reduces over it or a loop above it).
+  bool loop_feeds_producer_reduction(const schedule::Arg& block, const schedule::Arg& loop) const;
+  // Whether ComputeAt of `block` at the non-mark `loop` fails precondition 5 (another
+  // block writes its output, or reads it outside the loop).
+  bool consumer_outside_loop(const schedule::Arg& block, const schedule::Arg& loop) const;
+  // Whether ReverseComputeInline of `block` can pass precondition 4 (one produced input
+  // whose producer could be inlined into it); false means it fails.
+  bool single_complete_producer(const ir::BlockNode* block) const;
+  // Whether the witness `values` of `kind` would fail a check the search makes before
+  // trying a completion (then the search runs instead: a cost decision only).
+  bool witness_ruled_out(schedule::InstructionKind kind, const std::vector<schedule::Arg>& values) const;
+  // The outcome of a trial (with the decoder's own checks: a decision kept as written, a
+  // count equal to the outputs) for kinds whose preconditions are all cheap checks of the
+  // operands (Split, Fuse, Reorder, Annotate, Unannotate, GetLoops, SamplePerfectTile,
+  // SampleCategorical, Parallel, Vectorize, Bind, EnterPostproc), decided without
+  // applying it; nullopt for other kinds and operands of unexpected shape (the trial
+  // decides).
+  std::optional<bool> outcome_by_rule(schedule::InstructionKind kind, const std::vector<schedule::Arg>& inputs,
+                                      const std::vector<schedule::Arg>& attrs, const std::optional<schedule::Arg>& decision,
+                                      std::optional<int64_t> count) const;
   // Whether the last failed trial broke a precondition of ComputeAt/ReverseComputeAt's
   // block alone (one every other non-mark loop would break too).
   bool last_failure_block_only(schedule::InstructionKind kind) const;
@@ -129,14 +185,22 @@ class LineOracle {
   std::vector<schedule::Arg> completion_pool(const Position& pos, const SlotSchema& slot) const;
   std::vector<std::vector<schedule::Arg>> rest_extensions(const Position& pos, const SlotSchema& slot) const;
 
+  bool shortcuts_ = true;
   std::shared_ptr<const ReplayState> state_;
   OracleCounters* counters_;
   WitnessMemo* witnesses_;
   std::optional<Witness> last_success_;  // the last trial that applied
   std::string last_error_name_, last_error_reason_;  // the last trial that failed (ScheduleError)
-  schedule::Schedule scratch_;  // failed trials leave it unchanged; re-copied after a success
+  // Failed trials leave it unchanged; after a success it is dropped and copied again from
+  // the state only when the next trial needs it (many oracles never try again).
+  std::optional<schedule::Schedule> scratch_;
   std::vector<std::string> block_names_;
   std::unordered_map<const ir::BlockNode*, std::vector<const ir::ForNode*>> loops_above_;
+  std::unordered_map<const ir::BlockNode*, size_t> loops_in_scope_;
+  std::unordered_set<const ir::BlockNode*> top_level_blocks_;
+  std::unordered_set<const ir::BlockNode*> non_leaf_blocks_;
+  std::unordered_map<const ir::BlockNode*, const ir::BlockRealizeNode*> realize_of_;
+  bool has_location_marks_ = false;  // some loop variable is a SampleComputeLocation mark
   std::unordered_map<std::string, bool> feasible_memo_;
   std::unordered_map<std::string, std::unique_ptr<Options>> options_memo_;
   std::unordered_map<std::string, bool> continuation_memo_;
@@ -145,7 +209,10 @@ class LineOracle {
     std::string error_name, error_reason;
   };
   std::unordered_map<std::string, TrialOutcome> trial_memo_;  // by the instruction tried
-  mutable std::vector<int8_t> valid_cache_[3];  // per type and index: -1 unknown, 0, 1
+  // By 2 * id + (1 for a block); null: does not resolve.
+  mutable std::unordered_map<int64_t, const ir::StmtNode*> resolved_;
+  mutable std::vector<int8_t> valid_cache_[3];
+  mutable std::unordered_map<int64_t, size_t> index_of_;  // by variable id  // per type and index: -1 unknown, 0, 1
 };
 
 }  // namespace dragon::script::decoding

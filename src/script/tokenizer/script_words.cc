@@ -168,6 +168,8 @@ bool bare_prefix_viable(std::string_view prefix) {
   return true;
 }
 
+bool bare_word_char(char c) { return is_word_char(c); }
+
 bool quoted_prefix_viable(std::string_view prefix) {
   if (prefix.empty() || prefix[0] != '"') return false;
   for (size_t i = 1; i < prefix.size(); ++i) {

@@ -33,6 +33,9 @@ std::string spell_string(std::string_view s, std::span<const ShortName> names);
 bool quoted_prefix_viable(std::string_view prefix);
 // Whether `prefix` can still become a bare word ([A-Za-z_][A-Za-z0-9_.]*).
 bool bare_prefix_viable(std::string_view prefix);
+// Whether `c` may follow the first character of a bare word: a viable bare prefix
+// extended by `c` is viable exactly when this holds.
+bool bare_word_char(char c);
 
 // The canonical spelling of a float (shortest round trip, ".0" when integral).
 std::string spell_float(double value);
