@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a built-in default workload: its canonical IR (the model's prompt), a
 # run on the reference interpreter, the generated C++ checked against it, and for a
-# matmul an expert schedule script applied, compiled and checked.
+# matmul expert schedule scripts applied: one compiled to C++ and checked, one for the
+# GPU compiled to CUDA and a CUBIN (NVRTC, no GPU needed), run, checked and timed on the
+# GPU when there is one.
 # Usage: scripts/demo.sh BUILD_DIR SPEC
 set -euo pipefail
 build_dir=${1:-build}
@@ -26,6 +28,25 @@ if [[ $spec == matmul* ]]; then
   echo
   echo "-- that script applied, compiled to C++ and checked against the unscheduled function"
   "$dragon" run "$spec" --seed 1 --script "$script" --target cpu | tail -n 2
+fi
+if [[ $spec == matmul:m=128,n=128,k=128 ]]; then
+  script=data/scripts/expert/gemm_gpu.script
+  echo
+  echo "-- a GPU script: shared-memory tiles, threads and cooperative fetch ($script, $(wc -l <"$script") lines)"
+  echo
+  echo "-- its CUDA kernel for the H200 (dragon build --target cuda), first lines"
+  "$dragon" build "$spec" --script "$script" --target cuda | sed -n '/__global__/,$p' | head -n 24
+  cubin=$(mktemp --suffix=.cubin)
+  "$dragon" build "$spec" --script "$script" --target cuda --emit cubin -o "$cubin" 2>&1
+  rm -f "$cubin"
+  echo
+  if "$dragon" run "$spec" --seed 1 --script "$script" --target cuda --time >/tmp/dragon-demo-gpu.txt 2>&1; then
+    echo "-- on the GPU: checked against the interpreter and timed"
+    tail -n 3 /tmp/dragon-demo-gpu.txt
+  else
+    echo "-- not run on a GPU: $(grep -o 'needs a CUDA device[^(]*' /tmp/dragon-demo-gpu.txt || tail -n 1 /tmp/dragon-demo-gpu.txt)"
+  fi
+  rm -f /tmp/dragon-demo-gpu.txt
 fi
 echo
 echo "-- $("$dragon" ops | tail -n 1)"

@@ -32,6 +32,12 @@ class KernelScan final : public ir::StmtExprVisitor {
   std::map<std::string, int64_t> extents;
   std::set<const ir::BufferNode*> buffers;
   std::vector<const ir::BufferNode*> shared;
+  // Buffers the kernel stores to and loads from (tensorized blocks keep their stores and
+  // loads in the IR: the emitter prints them as intrinsics).
+  std::set<const ir::BufferNode*> written, read;
+
+  // Whether the kernel may read `buffer` after some thread wrote it.
+  bool written_and_read(const ir::BufferNode* buffer) const { return written.count(buffer) && read.count(buffer); }
 
  protected:
   using ir::StmtExprVisitor::visit_;
@@ -53,13 +59,23 @@ class KernelScan final : public ir::StmtExprVisitor {
   }
   void visit_(const ir::BufferStoreNode* op) override {
     buffers.insert(op->buffer.get());
+    written.insert(op->buffer.get());
     ir::StmtExprVisitor::visit_(op);
   }
   void visit_(const ir::BufferLoadNode* op) override {
     buffers.insert(op->buffer.get());
+    read.insert(op->buffer.get());
     ir::StmtExprVisitor::visit_(op);
   }
 };
+
+// `__restrict__ ` for a global buffer no thread of the kernel both writes and reads, else
+// nothing. With __restrict__ on a buffer one thread writes and others then read (a row's
+// maximum stored by thread 0 and read by all after __syncthreads), NVRTC moved the other
+// threads' loads above the barrier: they read the value from before the store.
+std::string global_qualifier(const KernelScan& scan, const ir::BufferNode* buffer) {
+  return scan.written_and_read(buffer) ? "" : "__restrict__ ";
+}
 
 }  // namespace
 
@@ -212,14 +228,14 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
     const ir::Buffer& buffer = func_params[i].buffer;
     if (scan.buffers.count(buffer.get()) == 0) continue;
     bool read_only = func_params[i].role == ir::ParamRole::kInput;
-    params.push_back(fmt::format("{}{}* {} {}", read_only ? "const " : "", type_name(buffer->dtype),
-                                 restrict_qualifier(), buffer_name(buffer)));
+    params.push_back(fmt::format("{}{}* {}{}", read_only ? "const " : "", type_name(buffer->dtype),
+                                 global_qualifier(scan, buffer.get()), buffer_name(buffer)));
     launch.args.push_back({KernelArg::Kind::kParam, static_cast<int>(i)});
   }
   for (size_t i = 0; i < workspaces_.size(); ++i) {
     if (scan.buffers.count(workspaces_[i].get()) == 0) continue;
-    params.push_back(fmt::format("{}* {} {}", type_name(workspaces_[i]->dtype), restrict_qualifier(),
-                                 buffer_name(workspaces_[i])));
+    params.push_back(fmt::format("{}* {}{}", type_name(workspaces_[i]->dtype),
+                                 global_qualifier(scan, workspaces_[i].get()), buffer_name(workspaces_[i])));
     launch.args.push_back({KernelArg::Kind::kWorkspace, static_cast<int>(i)});
   }
 
@@ -248,7 +264,9 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
     emit_kernel(kernel_roots_[i], static_cast<int>(i));
     uses_warp_blocks_ = uses_warp_blocks_ || warp_mode_;
   }
-  result_.code = cuda_prelude() + std::string(uses_warp_blocks_ ? mma_prelude() : "") + out_.str();
+  std::string prelude = cuda_prelude() + std::string(uses_warp_blocks_ ? mma_prelude() : "");
+  result_.prelude_size = prelude.size();
+  result_.code = std::move(prelude) + out_.str();
   return std::move(result_);
 }
 

@@ -426,7 +426,13 @@ class Printer : public ExprFunctor<std::string>, public StmtFunctor<void> {
     buffers_.pop_to(mark);
   }
 
-  void visit_(const EvaluateNode* op) override { line("eval " + visit(op->value)); }
+  void visit_(const EvaluateNode* op) override {
+    // Two statements, not `line("eval " + visit(op->value))`: GCC 12 at -O3 (ipa-cp with
+    // devirtualization) compiled that one-liner, reached through StmtFunctor::visit, into
+    // a tail call to memcpy that read past the node (tests crashed in Release builds).
+    std::string value = visit(op->value);
+    line("eval " + value);
+  }
 
   std::string out_;
   int indent_ = 0;

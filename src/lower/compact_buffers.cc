@@ -1,6 +1,7 @@
 // compact_buffers: shrinks each Allocate'd buffer, per dimension, to the range its accesses
 // reach while the loops around the Allocate are fixed (shared memory: for every thread of
 // a block) and shifts accesses by the range's start. Block-free IR; parameters untouched.
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -8,6 +9,8 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/simplify.h"
+#include "dragon/ir/structural_equal.h"
+#include "dragon/ir/structural_hash.h"
 #include "dragon/lower/passes.h"
 
 namespace dragon::lower {
@@ -87,19 +90,44 @@ struct CompactDim {
   int64_t extent = 0;
 };
 
+// Every distinct expression among `exprs`, in order of first appearance (free variables by
+// identity, structural_equal.h).
+std::vector<ir::Expr> distinct(const std::vector<ir::Expr>& exprs) {
+  std::unordered_map<uint64_t, std::vector<size_t>> seen;  // structural hash -> positions in `unique`
+  std::vector<ir::Expr> unique;
+  for (const ir::Expr& e : exprs) {
+    std::vector<size_t>& same_hash = seen[ir::structural_hash(e)];
+    bool repeated = std::any_of(same_hash.begin(), same_hash.end(),
+                                [&](size_t u) { return ir::structural_equal(unique[u], e); });
+    if (repeated) continue;
+    same_hash.push_back(unique.size());
+    unique.push_back(e);
+  }
+  return unique;
+}
+
 // The tightest [offset, offset + extent) among candidate offsets (each access's index with
-// the inner loops at their first iteration) that provably holds every access.
+// the inner loops at their first iteration) that provably holds every access. A buffer is
+// often read and written at the same index, and many indices share their start: each
+// distinct index and each distinct offset is analysed once, since this pass is quadratic in
+// them and a large share of a candidate's lowering time (bench/lower_codegen_bench.cc).
 CompactDim compact_dim(int dim, int64_t original_extent, const AccessCollector& uses, const ir::Analyzer& all_loops,
                        const std::unordered_map<const ir::VarNode*, ir::Expr>& inner_mins) {
-  CompactDim best{ir::Expr(), original_extent};
-  for (const std::vector<ir::Expr>& candidate_access : uses.accesses) {
+  std::vector<ir::Expr> indices;
+  for (const std::vector<ir::Expr>& access : uses.accesses) indices.push_back(access[dim]);
+  indices = distinct(indices);
+  std::vector<ir::Expr> offsets;
+  for (const ir::Expr& index : indices) {
     VarReplacer at_start(inner_mins);
-    ir::Expr offset = all_loops.simplify(at_start.visit(candidate_access[dim]));
-    if (uses_any(offset, inner_mins)) continue;
+    ir::Expr offset = all_loops.simplify(at_start.visit(index));
+    if (!uses_any(offset, inner_mins)) offsets.push_back(offset);
+  }
+  CompactDim best{ir::Expr(), original_extent};
+  for (const ir::Expr& offset : distinct(offsets)) {
     int64_t extent = 0;
     bool bounded = true;
-    for (const std::vector<ir::Expr>& access : uses.accesses) {
-      ir::ConstIntBound bound = all_loops.const_int_bound(all_loops.simplify(access[dim] - as_type(offset, access[dim])));
+    for (const ir::Expr& index : indices) {
+      ir::ConstIntBound bound = all_loops.const_int_bound(all_loops.simplify(index - as_type(offset, index)));
       if (!bound.min || !bound.max || *bound.min < 0) {
         bounded = false;
         break;

@@ -7,12 +7,19 @@
 
 #include <mutex>
 #include <optional>
+#include <utility>
 
 namespace dragon::runtime {
 
 using CUresult = int;
 using CUdevice = int;
 constexpr int kCuFuncAttributeMaxDynamicSharedSizeBytes = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+// CUdevice_attribute values.
+constexpr int kCuDeviceAttributeMultiprocessorCount = 16;
+constexpr int kCuDeviceAttributeL2CacheSize = 38;
+constexpr int kCuDeviceAttributeComputeCapabilityMajor = 75;
+constexpr int kCuDeviceAttributeComputeCapabilityMinor = 76;
+constexpr int kCuDeviceAttributeMaxSharedMemoryPerBlockOptin = 97;
 
 struct CudaDriver::Api {
   CUresult (*cuInit)(unsigned int);
@@ -32,6 +39,14 @@ struct CudaDriver::Api {
   CUresult (*cuMemFree)(DevicePtr);
   CUresult (*cuMemcpyHtoD)(DevicePtr, const void*, size_t);
   CUresult (*cuMemcpyDtoH)(void*, DevicePtr, size_t);
+  CUresult (*cuMemcpyDtoD)(DevicePtr, DevicePtr, size_t);
+  CUresult (*cuMemsetD8)(DevicePtr, unsigned char, size_t);
+  CUresult (*cuEventCreate)(void**, unsigned int);
+  CUresult (*cuEventDestroy)(void*);
+  CUresult (*cuEventRecord)(void*, void*);
+  CUresult (*cuEventSynchronize)(void*);
+  CUresult (*cuEventElapsedTime)(float*, void*, void*);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 };
@@ -87,6 +102,17 @@ Expected<CudaDriver*> CudaDriver::get() {
               resolve(library, "cuMemAlloc_v2", api.cuMemAlloc) && resolve(library, "cuMemFree_v2", api.cuMemFree) &&
               resolve(library, "cuMemcpyHtoD_v2", api.cuMemcpyHtoD) &&
               resolve(library, "cuMemcpyDtoH_v2", api.cuMemcpyDtoH) &&
+              resolve(library, "cuMemcpyDtoD_v2", api.cuMemcpyDtoD) &&
+              resolve(library, "cuMemsetD8_v2", api.cuMemsetD8) &&
+              resolve(library, "cuEventCreate", api.cuEventCreate) &&
+              resolve(library, "cuEventDestroy_v2", api.cuEventDestroy) &&
+              resolve(library, "cuEventRecord", api.cuEventRecord) &&
+              resolve(library, "cuEventSynchronize", api.cuEventSynchronize) &&
+              // CUDA 12.8 added _v2 (it also reports events recorded out of order); older
+              // drivers have only the first.
+              (resolve(library, "cuEventElapsedTime_v2", api.cuEventElapsedTime) ||
+               resolve(library, "cuEventElapsedTime", api.cuEventElapsedTime)) &&
+              resolve(library, "cuDeviceGetAttribute", api.cuDeviceGetAttribute) &&
               resolve(library, "cuGetErrorName", api.cuGetErrorName) &&
               resolve(library, "cuGetErrorString", api.cuGetErrorString);
     if (!ok) {
@@ -189,6 +215,65 @@ Status CudaDriver::copy_to_host(void* dst, DevicePtr src, size_t bytes) {
   if (Status s = bind_context(); !s) return s;
   DRAGON_CU(api_->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
   return {};
+}
+
+Status CudaDriver::copy_on_device(DevicePtr dst, DevicePtr src, size_t bytes) {
+  if (bytes == 0) return {};
+  if (Status s = bind_context(); !s) return s;
+  DRAGON_CU(api_->cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+  return {};
+}
+
+Status CudaDriver::fill_bytes(DevicePtr dst, unsigned char value, size_t bytes) {
+  if (bytes == 0) return {};
+  if (Status s = bind_context(); !s) return s;
+  DRAGON_CU(api_->cuMemsetD8(dst, value, bytes), "cuMemsetD8");
+  return {};
+}
+
+Expected<void*> CudaDriver::create_event() {
+  if (Status s = bind_context(); !s) return s.error();
+  void* event = nullptr;
+  DRAGON_CU(api_->cuEventCreate(&event, 0), "cuEventCreate");
+  return event;
+}
+
+void CudaDriver::destroy_event(void* event) {
+  if (event != nullptr && bind_context()) api_->cuEventDestroy(event);
+}
+
+Status CudaDriver::record_event(void* event) {
+  if (Status s = bind_context(); !s) return s;
+  DRAGON_CU(api_->cuEventRecord(event, nullptr), "cuEventRecord");
+  return {};
+}
+
+Status CudaDriver::wait_event(void* event) {
+  DRAGON_CU(api_->cuEventSynchronize(event), "cuEventSynchronize");
+  return {};
+}
+
+Expected<float> CudaDriver::elapsed_ms(void* start, void* end) {
+  float ms = 0;
+  DRAGON_CU(api_->cuEventElapsedTime(&ms, start, end), "cuEventElapsedTime");
+  return ms;
+}
+
+Expected<CudaDriver::Properties> CudaDriver::properties() {
+  if (Status s = bind_context(); !s) return s.error();
+  auto attribute = [&](int which, int& value) -> Status {
+    DRAGON_CU(api_->cuDeviceGetAttribute(&value, which, 0), "cuDeviceGetAttribute");
+    return {};
+  };
+  int sm = 0, l2 = 0, major = 0, minor = 0, shared = 0;
+  for (auto [which, value] : {std::pair{kCuDeviceAttributeMultiprocessorCount, &sm},
+                              std::pair{kCuDeviceAttributeL2CacheSize, &l2},
+                              std::pair{kCuDeviceAttributeComputeCapabilityMajor, &major},
+                              std::pair{kCuDeviceAttributeComputeCapabilityMinor, &minor},
+                              std::pair{kCuDeviceAttributeMaxSharedMemoryPerBlockOptin, &shared}}) {
+    if (Status s = attribute(which, *value); !s) return s.error();
+  }
+  return Properties{sm, l2, shared, major * 10 + minor};
 }
 
 }  // namespace dragon::runtime

@@ -2,16 +2,17 @@
 // building needs no GPU; running needs one and says so when there is none.
 #pragma once
 
+#include <memory>
 #include <mutex>
 
 #include "dragon/runtime/build.h"
+#include "dragon/runtime/cuda_function.h"
 
 namespace dragon::runtime {
 
 class CudaExecutable final : public Executable {
  public:
   CudaExecutable(ir::PrimFunc lowered, CudaBuild build);
-  ~CudaExecutable() override;
   Status run(std::vector<interp::HostTensor>& args) const override;
 
  private:
@@ -20,8 +21,9 @@ class CudaExecutable final : public Executable {
 
   CudaBuild build_;
   mutable std::mutex mutex_;
-  mutable void* module_ = nullptr;
-  mutable std::vector<void*> functions_;
+  mutable std::unique_ptr<LoadedCudaFunction> loaded_;
+  // The workspaces are allocated once per load, so runs from several threads take turns.
+  mutable std::mutex run_mutex_;
 };
 
 }  // namespace dragon::runtime

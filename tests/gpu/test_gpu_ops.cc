@@ -12,7 +12,9 @@
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/build.h"
 #include "dragon/runtime/cuda_driver.h"
+#include "dragon/script/script.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
+#include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/codegen/golden_cases.h"
 #include "unit/codegen/default_gpu_schedule.h"
@@ -48,6 +50,24 @@ constexpr double kGpuToleranceScale = 4;
   ::testing::AssertionResult match = testing::outputs_match(original, reference, args, tolerance_scale);
   if (!match) return ::testing::AssertionFailure() << label << ": " << match.message();
   return ::testing::AssertionSuccess();
+}
+
+// The expert GPU scripts of data/scripts/expert/gpu/ whose splits do not depend on the
+// problem size, at shapes the interpreter checks quickly: the benchmark compares them with
+// libtorch at full size, this says whether a failure there is ours.
+TEST(GpuOps, ExpertGpuScriptsAtSmallShapesMatchInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  const std::string dir = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"softmax_kb.script", "softmax:shape=4x4096,axis=1"},
+      {"layer_norm_kb.script", "layer_norm:shape=2x64x32x64,normalized_dims=3,eps=1e-5"},
+  };
+  for (const auto& [file, spec] : cases) {
+    ops::Workload w = ops::OpRegistry::global().make_workload(spec);
+    schedule::Schedule sch(w.func);
+    script::decode(read_text_file(dir + file)).apply_to(sch);
+    EXPECT_TRUE(runs_like_interpreter(std::string(file) + " on " + spec, w.func, sch.func(), kGpuToleranceScale));
+  }
 }
 
 TEST(GpuOps, EveryOpKindMatchesInterpreter) {

@@ -14,9 +14,11 @@
 #include "dragon/interp/tensor_summary.h"
 #include "dragon/lower/target.h"
 #include "dragon/runtime/build.h"
+#include "dragon/runtime/cuda_driver.h"
 #include "dragon/support/error.h"
 #include "function_source.h"
 #include "script_source.h"
+#include "time_on_gpu.h"
 
 namespace dragon::cli {
 namespace {
@@ -27,7 +29,8 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string distribution = "normal";
   bool json = false;
-  std::string target;  // "cpu" or "cuda": also run generated code; empty: interpreter only
+  std::string target = "interp";  // "cpu" or "cuda": also run generated code
+  bool time = false;              // cuda: also time the kernels with the harness's timer
 };
 
 double milliseconds_since(std::chrono::steady_clock::time_point start) {
@@ -52,6 +55,13 @@ struct TargetRun {
 TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name, std::vector<interp::HostTensor> inputs,
                         const std::vector<interp::HostTensor>& expected) {
   lower::Target target = target_name == "cuda" ? lower::Target::cuda_h200() : lower::Target::cpu();
+  if (target.is_gpu()) {
+    // Said before anything is built: NVRTC would compile, and only the launch would fail.
+    if (auto driver = runtime::CudaDriver::get(); !driver.ok()) {
+      throw UserError("--target cuda needs a CUDA device and there is none here (" + driver.error().message +
+                      "); `dragon build --target cuda --emit cubin` compiles without one");
+    }
+  }
   TargetRun result;
   auto start = std::chrono::steady_clock::now();
   auto exe = runtime::build(func, target);
@@ -99,7 +109,13 @@ int run(const RunOptions& options) {
   compiled.run(args);
   double run_ms = milliseconds_since(start);
   std::optional<TargetRun> target_run;
-  if (!options.target.empty()) target_run = run_on_target(func, options.target, target_inputs, args);
+  if (options.time && options.target != "cuda") throw UserError("--time times kernels on the GPU: give --target cuda");
+  std::optional<harness::GpuTiming> gpu_timing;
+  if (options.target != "interp") {
+    target_run = run_on_target(func, options.target, target_inputs, args);
+    // Timed only once the outputs were found right.
+    if (options.time && target_run->mismatch.empty()) gpu_timing = time_on_gpu(func, target_inputs);
+  }
 
   std::string mismatch;
   if (!options.script.empty()) {
@@ -145,6 +161,12 @@ int run(const RunOptions& options) {
                        {"from_cache", target_run->from_cache},
                        {"matches_interpreter", target_run->mismatch.empty()}};
     }
+    if (gpu_timing) {
+      out["gpu_timing"] = {{"median_ms", gpu_timing->median_ms}, {"min_ms", gpu_timing->min_ms},
+                           {"max_ms", gpu_timing->max_ms},       {"ci95_ms", gpu_timing->ci95_half_width_ms},
+                           {"calls", gpu_timing->samples_ms.size()}, {"converged", gpu_timing->converged},
+                           {"gpu", harness::read_gpu_state().describe()}};
+    }
     std::printf("%s\n", out.dump(2).c_str());
     if (!mismatch.empty()) throw UserError("the scheduled function differs from the unscheduled one:" + mismatch);
     check_target_run(options, target_run);
@@ -164,6 +186,9 @@ int run(const RunOptions& options) {
     std::printf("%s: %.3f ms (build %.3f ms%s)%s\n", options.target.c_str(), target_run->run_ms, target_run->build_ms,
                 target_run->from_cache ? ", cached" : "",
                 target_run->mismatch.empty() ? "; outputs match the interpreter" : "");
+  }
+  if (gpu_timing) {
+    std::printf("cuda kernels: %s on %s\n", gpu_timing->describe().c_str(), harness::read_gpu_state().describe().c_str());
   }
   if (!options.script.empty()) {
     if (!mismatch.empty()) throw UserError("the scheduled function differs from the unscheduled one:" + mismatch);
@@ -186,9 +211,13 @@ Command add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--json", options->json, "Print JSON");
   sub->add_option("--target", options->target,
-                  "Also lower, compile and run generated code for cpu or cuda on the same inputs, checked against "
-                  "the interpreter")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
+                  "interp: the reference interpreter only; cpu or cuda: also lower, compile and run generated code "
+                  "on the same inputs, checked against the interpreter")
+      ->check(CLI::IsMember({"interp", "cpu", "cuda"}))
+      ->capture_default_str();
+  sub->add_flag("--time", options->time,
+                "With --target cuda: time the kernels on the GPU (CUDA events, L2 flushed, repeated until the 95% "
+                "confidence interval is within 1%) once their outputs match");
   return [options] { return run(*options); };
 }
 

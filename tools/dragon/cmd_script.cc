@@ -1,12 +1,14 @@
-// dragon script encode|decode|check: convert between TVM's JSON traces and compact
-// scripts (or print TVM's Python form), and check a script against a workload
-// (docs/script-format.md).
+// dragon script encode|decode|check|postproc: convert between TVM's JSON traces and
+// compact scripts (or print TVM's Python form), check a script against a workload, and
+// realise a sketch's annotations with the postprocessors (docs/script-format.md).
 #include <cstdio>
 
 #include "commands.h"
 #include "dragon/schedule/trace_json.h"
 #include "dragon/script/script.h"
 #include "dragon/script/trace_python.h"
+#include "dragon/search/rewrite_cooperative_fetch.h"
+#include "dragon/search/rewrite_unroll.h"
 #include "function_source.h"
 #include "script_source.h"
 
@@ -34,6 +36,16 @@ Command add_script_command(CLI::App& app) {
   source->add_options(check);
   check->add_option("script", *check_file, "A compact script or a JSON trace")->required();
 
+  auto post_source = std::make_shared<FunctionSource>();
+  auto post_file = std::make_shared<std::string>();
+  CLI::App* postproc = sub->add_subcommand(
+      "postproc",
+      "Apply a script to an op spec, run the postprocessors on it (RewriteCooperativeFetch: annotated "
+      "shared-memory copies spread over the kernel's threads and vectorized; RewriteUnroll: a sampled unroll "
+      "step handed to every loop nest) and print the whole script");
+  post_source->add_options(postproc);
+  postproc->add_option("script", *post_file, "A compact script or a JSON trace")->required();
+
   return [=] {
     if (encode->parsed()) {
       const schedule::Trace trace = load_script_file(*encode_file).trace;
@@ -46,6 +58,13 @@ Command add_script_command(CLI::App& app) {
       ScriptFile script = load_script_file(*check_file);
       apply_script(func, script);
       std::printf("%s: %zu instructions apply to %s\n", check_file->c_str(), script.trace.size(), label.c_str());
+    } else if (postproc->parsed()) {
+      schedule::Schedule sch = replay_script(post_source->load(), load_script_file(*post_file));
+      const int fetches = search::rewrite_cooperative_fetch(sch);
+      const int unrolled = search::rewrite_unroll(sch);
+      std::fputs(script::encode(sch.trace()).c_str(), stdout);
+      std::fprintf(stderr, "postproc: %d cooperative fetches rewritten, %d loop nests given an unroll step\n", fetches,
+                   unrolled);
     }
     return 0;
   };

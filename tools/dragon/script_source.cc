@@ -51,7 +51,7 @@ ScriptFile load_script_file(const std::string& path) {
   return out;
 }
 
-ir::PrimFunc apply_script(const ir::PrimFunc& func, const ScriptFile& script) {
+schedule::Schedule replay_script(const ir::PrimFunc& func, const ScriptFile& script) {
   schedule::Schedule sch(func);
   // Every replayed instruction records itself once, so the trace length so far is the
   // index of the one that failed.
@@ -72,7 +72,11 @@ ir::PrimFunc apply_script(const ir::PrimFunc& func, const ScriptFile& script) {
     if (script.compact) throw UserError(fmt::format("{}: {}", where(sch.trace().size()), e.what()));
     throw UserError(fmt::format("{}: {}", script.path, e.what()));
   }
-  return sch.func();
+  return sch;
+}
+
+ir::PrimFunc apply_script(const ir::PrimFunc& func, const ScriptFile& script) {
+  return replay_script(func, script).func();
 }
 
 ir::PrimFunc apply_script_file(const ir::PrimFunc& func, const std::string& path) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dragon/ir/function.h"
+#include "dragon/schedule/schedule.h"
 #include "dragon/schedule/trace.h"
 
 namespace dragon::cli {
@@ -25,6 +26,10 @@ bool looks_like_json(const std::string& text);
 // Reads and decodes the file; throws UserError "FILE:LINE:COL: why" for a malformed
 // compact script, "FILE: trace JSON: ..." for malformed JSON.
 ScriptFile load_script_file(const std::string& path);
+
+// Replays the script on `func` and returns the schedule (its trace and function); errors
+// as apply_script's.
+schedule::Schedule replay_script(const ir::PrimFunc& func, const ScriptFile& script);
 
 // Replays the script on `func`. Throws UserError naming the file and the failing
 // instruction ("FILE:7:1: instruction 5 (Split) `sp l2 v0 v1` failed: ..." for a compact

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,10 @@ struct Workspace {
 
 struct CudaSource {
   std::string code;
+  // code's first prelude_size bytes are its file-scope prelude (headers, typedefs, macros,
+  // helper functions); the kernels follow. Several functions' kernels may share one
+  // translation unit under one prelude (runtime/build.h, compile_cuda_batch).
+  size_t prelude_size = 0;
   std::vector<KernelLaunch> kernels;  // in launch order
   std::vector<Workspace> workspaces;
 };

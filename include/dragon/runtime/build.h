@@ -24,6 +24,8 @@ struct BuildOptions {
   CpuCompileOptions cpu;
   NvrtcOptions nvrtc;             // arch defaults to the target's
   CompileCache* cache = nullptr;  // nullptr: CompileCache::global()
+  // CUDA: how many NVRTC programs compile at once (nvrtc_compile_all's pool, at most 8).
+  int nvrtc_threads = 8;
 };
 
 class Executable {
@@ -70,5 +72,18 @@ struct CudaBuild {
 // CUDA only: flat function -> CUDA source -> CUBIN, on NVRTC threads; no GPU needed.
 std::vector<Expected<CudaBuild>> compile_cuda_all(const std::vector<ir::PrimFunc>& flats, const lower::Target& target,
                                                   const BuildOptions& options = {});
+// CUDA only, like compile_cuda_all but with up to `functions_per_program` functions (in input
+// order) in one NVRTC program: NVRTC's fixed cost per program (starting up, parsing the
+// fp16/bf16 headers) is paid once per batch. In a batch of two or more, member p is
+// generated as if named "b<p>_<name>", so its kernels ("b<p>_<name>_kernel<k>") are unique
+// in the program; the program is one prelude (the longest of the members', cuda_codegen.h)
+// and then every member's kernels. A member's result holds its own source (its code alone,
+// under the batch's entry names) and the CUBIN of the whole program, which also holds the
+// other members' kernels. A batch NVRTC rejects is compiled again member by member, so a
+// bad function fails alone, with its own log, and the others still build. A batch of one
+// is exactly compile_cuda_all's compile. Results in input order.
+std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFunc>& flats,
+                                                    const lower::Target& target, const BuildOptions& options = {},
+                                                    int functions_per_program = 4);
 
 }  // namespace dragon::runtime

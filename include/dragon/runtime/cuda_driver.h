@@ -37,6 +37,25 @@ class CudaDriver {
   void release(DevicePtr ptr);
   Status copy_to_device(DevicePtr dst, const void* src, size_t bytes);
   Status copy_to_host(void* dst, DevicePtr src, size_t bytes);
+  Status copy_on_device(DevicePtr dst, DevicePtr src, size_t bytes);
+  // Sets `bytes` bytes to `value`, ordered on the default stream like a launch.
+  Status fill_bytes(DevicePtr dst, unsigned char value, size_t bytes);
+
+  // Events on the default stream, for the harness's timer (CUevent handles).
+  Expected<void*> create_event();
+  void destroy_event(void* event);
+  Status record_event(void* event);
+  Status wait_event(void* event);  // blocks the host until the event has happened
+  Expected<float> elapsed_ms(void* start, void* end);
+
+  // Device 0's properties the harness needs.
+  struct Properties {
+    int sm_count = 0;
+    int64_t l2_bytes = 0;
+    int64_t max_shared_bytes_per_block = 0;  // with opt-in
+    int compute_capability = 0;              // 90 for sm_90
+  };
+  Expected<Properties> properties();
 
   struct Api;  // the driver entry points (cuda_driver.cc)
 

@@ -39,7 +39,7 @@ template <typename F> DRAGON_INLINE int64_t dragon_f2i64(F x) {
 }
 // conv2d for sm_90a
 
-extern "C" __global__ void __launch_bounds__(256) conv2d_kernel0(const float* __restrict__ X, const float* __restrict__ W, float* __restrict__ Y) {
+extern "C" __global__ void __launch_bounds__(256) conv2d_kernel0(const float* __restrict__ X, const float* __restrict__ W, float* Y) {
   const int32_t i0_i1_i2_i3_fused_0 = (int32_t)blockIdx.x;
   const int32_t i0_i1_i2_i3_fused_1 = (int32_t)threadIdx.x;
   for (int32_t r0 = 0; r0 < 8; ++r0) {

@@ -39,7 +39,7 @@ template <typename F> DRAGON_INLINE int64_t dragon_f2i64(F x) {
 }
 // matmul for sm_90a
 
-extern "C" __global__ void __launch_bounds__(256) matmul_kernel0(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
+extern "C" __global__ void __launch_bounds__(256) matmul_kernel0(const float* __restrict__ A, const float* __restrict__ B, float* C) {
   const int32_t i0_i1_fused_0 = (int32_t)blockIdx.x;
   const int32_t i0_i1_fused_1 = (int32_t)threadIdx.x;
   for (int32_t r0 = 0; r0 < 64; ++r0) {

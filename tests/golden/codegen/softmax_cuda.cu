@@ -39,7 +39,7 @@ template <typename F> DRAGON_INLINE int64_t dragon_f2i64(F x) {
 }
 // softmax for sm_90a
 
-extern "C" __global__ void __launch_bounds__(16) softmax_kernel0(const float* __restrict__ X, float* __restrict__ x_max) {
+extern "C" __global__ void __launch_bounds__(16) softmax_kernel0(const float* __restrict__ X, float* x_max) {
   const int32_t i0_fused_0 = (int32_t)blockIdx.x;
   const int32_t i0_fused_1 = (int32_t)threadIdx.x;
   for (int32_t r0 = 0; r0 < 256; ++r0) {
@@ -56,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_kernel1(const float* _
   x_exp[((i0_i1_fused_0 * 256) + i0_i1_fused_1)] = expf((X[((i0_i1_fused_0 * 256) + i0_i1_fused_1)] - x_max[i0_i1_fused_0]));
 }
 
-extern "C" __global__ void __launch_bounds__(16) softmax_kernel2(float* __restrict__ x_exp, float* __restrict__ exp_sum) {
+extern "C" __global__ void __launch_bounds__(16) softmax_kernel2(float* __restrict__ x_exp, float* exp_sum) {
   const int32_t i0_fused_0_1 = (int32_t)blockIdx.x;
   const int32_t i0_fused_1_1 = (int32_t)threadIdx.x;
   for (int32_t r0_1 = 0; r0_1 < 256; ++r0_1) {

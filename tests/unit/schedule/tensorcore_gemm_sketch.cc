@@ -18,6 +18,10 @@
 namespace dragon::schedule::testing {
 
 Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding) {
+  return tensorcore_gemm_sketch(spec, row_padding, TensorCoreDecisions{});
+}
+
+Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding, const TensorCoreDecisions& decisions) {
   const bool bf16 = spec.find("dtype=bf16") != std::string::npos;
   const char* half = bf16 ? "bf16" : "f16";
   // B stored [n, k]: its fragments load untransposed and the mma takes B^T.
@@ -39,9 +43,9 @@ Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding) {
     std::vector<ExprRV> f = sch.sample_perfect_tile(loop, n, 4, decision);
     return sch.split(loop, std::vector<SplitFactor>(f.begin(), f.end()));
   };
-  std::vector<LoopRV> i = tile(it[0], 5, {2, 1, 2, 2, 1});
-  std::vector<LoopRV> j = tile(jt[0], 5, {2, 2, 2, 1, 2});
-  std::vector<LoopRV> k = tile(kt[0], 3, {2, 2, 2});
+  std::vector<LoopRV> i = tile(it[0], 5, decisions.i);
+  std::vector<LoopRV> j = tile(jt[0], 5, decisions.j);
+  std::vector<LoopRV> k = tile(kt[0], 3, decisions.k);
   sch.reorder({i[0], j[0], i[1], j[1], i[2], j[2], k[0], k[1], i[3], j[3], k[2], i[4], j[4], it[1], jt[1], kt[1]});
   LoopRV by = sch.fuse({i[0], j[0]});
   sch.bind(by, "blockIdx.y");
@@ -56,18 +60,17 @@ Schedule tensorcore_gemm_sketch(const std::string& spec, int64_t row_padding) {
   // every reader of a cache under the loop).
   sch.compute_at(a_warp, k[1], true, -1);
   sch.compute_at(b_warp, k[1], true, -1);
-  int64_t fetch_decision = 3;
-  for (BlockRV shared : {a_shared, b_shared}) {
+  for (auto [shared, fetch_decision] : {std::pair{a_shared, decisions.fetch_a}, std::pair{b_shared, decisions.fetch_b}}) {
     sch.compute_at(shared, k[0], true, -1);
     // Rows padded to 32 + row_padding elements against shared-memory bank conflicts
     // (TVM's values: 32 + 8).
     sch.storage_align(shared, 0, -2, 32, row_padding);
     std::vector<LoopRV> cl = sch.get_loops(shared);
     sch.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
-    ExprRV v = sch.sample_categorical({1, 2, 4, 8}, {0.25, 0.25, 0.25, 0.25}, fetch_decision--);
+    ExprRV v = sch.sample_categorical({1, 2, 4, 8}, {0.25, 0.25, 0.25, 0.25}, fetch_decision);
     sch.annotate(shared, "meta_schedule.cooperative_fetch", v);
   }
-  ExprRV unroll = sch.sample_categorical({0, 16, 64, 512, 1024}, {0.2, 0.2, 0.2, 0.2, 0.2}, 3);
+  ExprRV unroll = sch.sample_categorical({0, 16, 64, 512, 1024}, {0.2, 0.2, 0.2, 0.2, 0.2}, decisions.unroll);
   sch.annotate(root, "meta_schedule.unroll_explicit", unroll);
   sch.enter_postproc();
   // RewriteReductionBlock, then RewriteTensorize: the update, its init, the fragment

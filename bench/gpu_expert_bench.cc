@@ -1,0 +1,487 @@
+// bench_gpu_expert: hand-written expert scripts (data/scripts/expert/gpu/index.tsv) built
+// for the H200 and timed by the harness's GPU timer side by side with a vendor baseline in
+// the same process: cuBLAS for the GEMMs, libtorch eager for softmax and layernorm. Rounds
+// alternate baseline and candidate so clock or thermal drift hits both alike. Every
+// candidate's output is checked against the baseline's at full size before it is timed.
+// Usage: bench_gpu_expert [--cases NAME,NAME] [--json FILE]; prints a markdown table.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dragon/harness/gpu_timer.h"
+#include "dragon/harness/physics_floor.h"
+#include "dragon/interp/host_tensor.h"
+#include "dragon/interp/tensor_compare.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/build.h"
+#include "dragon/runtime/cuda_function.h"
+#include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/script/script.h"
+#include "dragon/support/error.h"
+#include "dragon/support/file.h"
+
+#if DRAGON_BENCH_HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+#if DRAGON_BENCH_HAVE_TORCH
+#include <torch/torch.h>
+#endif
+
+namespace dragon::bench {
+namespace {
+
+using runtime::CudaDriver;
+using runtime::DevicePtr;
+using runtime::Status;
+
+struct ExpertCase {
+  std::string name, spec, script, baseline;
+};
+
+std::vector<ExpertCase> read_index(const std::string& path) {
+  std::vector<ExpertCase> cases;
+  std::istringstream lines(read_text_file(path));
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    ExpertCase c;
+    if (!(fields >> c.name >> c.spec >> c.script >> c.baseline)) {
+      throw UserError(path + ":" + std::to_string(number) + ": expected NAME SPEC SCRIPT BASELINE");
+    }
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+void check(const Status& s, const std::string& what) {
+  if (!s.ok()) throw UserError(what + ": " + s.error().describe());
+}
+template <typename T>
+T check(runtime::Expected<T> e, const std::string& what) {
+  if (!e.ok()) throw UserError(what + ": " + e.error().describe());
+  return std::move(e.value());
+}
+
+// Device buffers of one function's parameters, freed at the end of a case.
+struct DeviceArgs {
+  CudaDriver* driver;
+  std::vector<DevicePtr> ptrs;
+  std::vector<int64_t> bytes;
+  ~DeviceArgs() {
+    for (DevicePtr p : ptrs) driver->release(p);
+  }
+};
+
+// Normal(0, 1) inputs written on the device (gigabytes of host-side generation and copies
+// would dominate the run): a counter-based hash, Box-Muller, stored as f32, f16 or bf16.
+class DeviceFiller {
+ public:
+  explicit DeviceFiller(CudaDriver* driver) : driver_(driver) {
+    const std::string code = R"(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__device__ float normal_at(unsigned long long i, unsigned long long seed) {
+  unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+  float u1 = ((x >> 40) + 1) * (1.0f / 16777217.0f);
+  float u2 = ((x >> 16) & 0xffffff) * (1.0f / 16777216.0f);
+  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+}
+extern "C" __global__ void fill_f32(float* p, unsigned long long n, unsigned long long seed) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = normal_at(i, seed);
+}
+extern "C" __global__ void fill_f16(__half* p, unsigned long long n, unsigned long long seed) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = __float2half(normal_at(i, seed));
+}
+extern "C" __global__ void fill_bf16(__nv_bfloat16* p, unsigned long long n, unsigned long long seed) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = __float2bfloat16(normal_at(i, seed));
+}
+)";
+    runtime::Cubin cubin = check(runtime::nvrtc_compile(code, "fill.cu", {}, runtime::CompileCache::global()),
+                                 "NVRTC (input filler)");
+    module_ = check(driver_->load_module(cubin.bytes), "loading the input filler");
+  }
+  ~DeviceFiller() { driver_->unload_module(module_); }
+
+  void fill(DevicePtr ptr, ir::DataType dtype, int64_t elements, uint64_t seed) {
+    std::string kernel = dtype == ir::DataType::f32()    ? "fill_f32"
+                         : dtype == ir::DataType::f16()  ? "fill_f16"
+                         : dtype == ir::DataType::bf16() ? "fill_bf16"
+                                                         : "";
+    if (kernel.empty()) throw UserError("the filler has no kernel for " + ir::to_string(dtype));
+    void* f = check(driver_->get_function(module_, kernel), "filler " + kernel);
+    unsigned long long n = static_cast<unsigned long long>(elements), s = seed;
+    void* params[] = {&ptr, &n, &s};
+    check(driver_->launch(f, {1024, 1, 1}, {256, 1, 1}, 0, params), "filler launch");
+  }
+
+ private:
+  CudaDriver* driver_;
+  void* module_ = nullptr;
+};
+
+// What a baseline computes: outputs for the same device inputs, written where the caller
+// says. Each baseline owns its library handles and any output tensors it allocated.
+class Baseline {
+ public:
+  virtual ~Baseline() = default;
+  virtual std::string name() const = 0;
+  // Launches the computation of params' outputs; a timed call.
+  virtual Status run(const std::vector<DevicePtr>& params) = 0;
+  // Copies the baseline's result of output `index` (a parameter index) to `host`.
+  virtual Status copy_output(int index, const std::vector<DevicePtr>& params, interp::HostTensor& host) = 0;
+};
+
+// Baselines write into their own copies of the output buffers, so the candidate's output
+// and theirs can be compared afterwards.
+class OwnOutputs {
+ public:
+  OwnOutputs(CudaDriver* driver, const DeviceArgs& args, const ir::PrimFunc& func) : driver_(driver) {
+    for (size_t i = 0; i < func->params.size(); ++i) {
+      DevicePtr p = args.ptrs[i];
+      if (func->params[i].role != ir::ParamRole::kInput) {
+        p = check(driver->allocate(static_cast<size_t>(args.bytes[i])), "baseline output");
+        owned_.push_back(p);
+      }
+      ptrs_.push_back(p);
+    }
+  }
+  ~OwnOutputs() {
+    for (DevicePtr p : owned_) driver_->release(p);
+  }
+  const std::vector<DevicePtr>& ptrs() const { return ptrs_; }
+
+ private:
+  CudaDriver* driver_;
+  std::vector<DevicePtr> ptrs_, owned_;
+};
+
+#if DRAGON_BENCH_HAVE_CUBLAS
+// Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T: cuBLAS gets B first.
+class CublasGemm final : public Baseline {
+ public:
+  CublasGemm(CudaDriver* driver, const DeviceArgs& args, const ir::PrimFunc& func, int64_t m, int64_t n, int64_t k,
+             ir::DataType dtype)
+      : driver_(driver), outputs_(driver, args, func), m_(m), n_(n), k_(k), dtype_(dtype) {
+    if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) throw UserError("cublasCreate failed");
+  }
+  ~CublasGemm() override { cublasDestroy(handle_); }
+  std::string name() const override { return dtype_ == ir::DataType::f32() ? "cublasSgemm" : "cublasGemmEx"; }
+  Status run(const std::vector<DevicePtr>&) override {
+    const auto& p = outputs_.ptrs();
+    const void* a = reinterpret_cast<const void*>(p[0]);
+    const void* b = reinterpret_cast<const void*>(p[1]);
+    void* c = reinterpret_cast<void*>(p[2]);
+    const float alpha = 1, beta = 0;
+    cublasStatus_t status;
+    if (dtype_ == ir::DataType::f32()) {
+      // The default math mode: true fp32, no TF32 (what torch.matmul does by default).
+      status = cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
+                           static_cast<int>(k_), &alpha, static_cast<const float*>(b), static_cast<int>(n_),
+                           static_cast<const float*>(a), static_cast<int>(k_), &beta, static_cast<float*>(c),
+                           static_cast<int>(n_));
+    } else {
+      cudaDataType_t t = dtype_ == ir::DataType::f16() ? CUDA_R_16F : CUDA_R_16BF;
+      status = cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
+                            static_cast<int>(k_), &alpha, b, t, static_cast<int>(n_), a, t, static_cast<int>(k_), &beta,
+                            c, t, static_cast<int>(n_), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      return DRAGON_RUNTIME_FAILURE(name().c_str(), cublasGetStatusString(status), "");
+    }
+    return {};
+  }
+  Status copy_output(int index, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
+    check(driver_->synchronize(), "cuBLAS");
+    return driver_->copy_to_host(host.data(), outputs_.ptrs()[index], static_cast<size_t>(host.size_bytes()));
+  }
+
+ private:
+  CudaDriver* driver_;
+  OwnOutputs outputs_;
+  int64_t m_, n_, k_;
+  ir::DataType dtype_;
+  cublasHandle_t handle_ = nullptr;
+};
+#endif
+
+#if DRAGON_BENCH_HAVE_TORCH
+// libtorch eager on tensors viewing our device inputs: what KernelBench's reference runs.
+class TorchEager final : public Baseline {
+ public:
+  TorchEager(std::string op, const DeviceArgs& args, const ir::PrimFunc& func) : op_(std::move(op)) {
+    for (size_t i = 0; i < func->params.size(); ++i) {
+      if (func->params[i].role != ir::ParamRole::kInput) continue;
+      const ir::Buffer& buffer = func->params[i].buffer;
+      std::vector<int64_t> shape = buffer->shape;
+      auto options = torch::TensorOptions().device(torch::kCUDA).dtype(
+          buffer->dtype == ir::DataType::f32() ? torch::kFloat32 : torch::kFloat16);
+      inputs_.push_back(torch::from_blob(reinterpret_cast<void*>(args.ptrs[i]), shape, options));
+    }
+  }
+  std::string name() const override { return "torch." + op_ + " (eager)"; }
+  Status run(const std::vector<DevicePtr>&) override {
+    if (op_ == "softmax") {
+      result_ = torch::softmax(inputs_[0], 1);
+    } else if (op_ == "layer_norm") {
+      std::vector<int64_t> normalized(inputs_[0].sizes().begin() + 1, inputs_[0].sizes().end());
+      result_ = torch::layer_norm(inputs_[0], normalized, inputs_.size() > 1 ? inputs_[1] : torch::Tensor(),
+                                  inputs_.size() > 2 ? inputs_[2] : torch::Tensor(), 1e-5);
+    } else {
+      return DRAGON_RUNTIME_FAILURE("torch", "no eager baseline for " + op_, "");
+    }
+    return {};
+  }
+  Status copy_output(int, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
+    torch::Tensor cpu = result_.contiguous().cpu();
+    if (static_cast<int64_t>(cpu.nbytes()) != host.size_bytes()) {
+      return DRAGON_RUNTIME_FAILURE("torch", "the eager result has another size than our output", "");
+    }
+    std::memcpy(host.data(), cpu.data_ptr(), cpu.nbytes());
+    return {};
+  }
+
+ private:
+  std::string op_;
+  std::vector<torch::Tensor> inputs_;
+  torch::Tensor result_;
+};
+#endif
+
+std::unique_ptr<Baseline> make_baseline(const ExpertCase& c, CudaDriver* driver, const DeviceArgs& args,
+                                        const ops::Workload& w) {
+#if DRAGON_BENCH_HAVE_CUBLAS
+  if (c.baseline == "cublas") {
+    const ir::Buffer& a = w.func->params[0].buffer;
+    const ir::Buffer& b = w.func->params[1].buffer;
+    return std::make_unique<CublasGemm>(driver, args, w.func, a->shape[0], b->shape[1], a->shape[1], a->dtype);
+  }
+#endif
+#if DRAGON_BENCH_HAVE_TORCH
+  if (c.baseline.rfind("torch.", 0) == 0) return std::make_unique<TorchEager>(c.baseline.substr(6), args, w.func);
+#endif
+  return nullptr;
+}
+
+// Work the problem must do, for achieved rates: 2mnk flops for GEMMs; for the others the
+// bytes of every input and output once.
+struct Work {
+  double flops = 0, bytes = 0;
+};
+Work minimal_work(const ExpertCase& c, const ir::PrimFunc& func, const DeviceArgs& args) {
+  Work w;
+  for (int64_t b : args.bytes) w.bytes += static_cast<double>(b);
+  if (c.baseline == "cublas") {
+    const ir::Buffer& a = func->params[0].buffer;
+    const ir::Buffer& b = func->params[1].buffer;
+    w.flops = 2.0 * a->shape[0] * a->shape[1] * b->shape[1];
+  }
+  return w;
+}
+
+struct CaseResult {
+  std::string name, spec, baseline_name, error;
+  harness::GpuTiming ours, theirs;
+  double normalized_error = 0, tolerance = 0;
+  bool correct = false;
+  Work work;
+  double build_ms = 0;
+  harness::PhysicsFloor floor;
+};
+
+CaseResult run_case(const ExpertCase& c, const std::string& data_dir, CudaDriver* driver, DeviceFiller& filler) {
+  CaseResult r;
+  r.name = c.name;
+  r.spec = c.spec;
+  ops::Workload w = ops::OpRegistry::global().make_workload(c.spec);
+  schedule::Schedule sch(w.func);
+  script::decode(read_text_file(data_dir + "/" + c.script)).apply_to(sch);
+  lower::Target target = lower::Target::cuda_h200();
+  auto started = std::chrono::steady_clock::now();
+  ir::PrimFunc flat = lower::lower(sch.func(), target).func;
+  std::vector<runtime::Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
+  runtime::CudaBuild build = check(std::move(builds[0]), c.name + ": NVRTC");
+  r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  auto ours = check(runtime::LoadedCudaFunction::load(std::move(build)), c.name + ": loading");
+
+  DeviceArgs args{driver, {}, {}};
+  for (size_t i = 0; i < w.func->params.size(); ++i) {
+    const ir::Buffer& buffer = w.func->params[i].buffer;
+    int64_t elements = 1;
+    for (int64_t extent : buffer->shape) elements *= extent;
+    int64_t bytes = elements * buffer->dtype.bytes();
+    args.ptrs.push_back(check(driver->allocate(static_cast<size_t>(bytes)), c.name + ": allocating"));
+    args.bytes.push_back(bytes);
+    if (w.func->params[i].role == ir::ParamRole::kInput) {
+      filler.fill(args.ptrs.back(), buffer->dtype, elements, 1000 + i);
+    } else {
+      check(driver->fill_bytes(args.ptrs.back(), 0xff, static_cast<size_t>(bytes)), "NaN sentinel");
+    }
+  }
+  check(driver->synchronize(), c.name + ": filling inputs");
+  r.work = minimal_work(c, w.func, args);
+  r.floor = harness::physics_floor(w.func, harness::DevicePeaks::h200_spec_sheet());
+
+  std::unique_ptr<Baseline> baseline = make_baseline(c, driver, args, w);
+  r.baseline_name = baseline ? baseline->name() : "none (" + c.baseline + " not built in)";
+
+  // Correctness at full size: ours against the baseline, output by output.
+  check(ours->launch(args.ptrs), c.name + ": launch");
+  check(driver->synchronize(), c.name + ": run");
+  r.correct = true;
+  if (baseline) {
+    check(baseline->run(args.ptrs), c.name + ": baseline");
+    for (size_t i = 0; i < w.func->params.size(); ++i) {
+      if (w.func->params[i].role == ir::ParamRole::kInput) continue;
+      interp::HostTensor mine = interp::HostTensor::like(w.func->params[i].buffer);
+      interp::HostTensor expected = interp::HostTensor::like(w.func->params[i].buffer);
+      check(driver->copy_to_host(mine.data(), args.ptrs[i], static_cast<size_t>(mine.size_bytes())), "copy out");
+      check(baseline->copy_output(static_cast<int>(i), args.ptrs, expected), "baseline copy out");
+      // Libraries reduce in other orders than we do: a few reorderings' worth of error.
+      r.tolerance = 8 * interp::reordering_tolerance(mine.dtype());
+      interp::TensorComparison cmp = interp::compare_tensors(expected, mine, r.tolerance);
+      r.normalized_error = std::max(r.normalized_error, cmp.normalized_error);
+      if (!cmp.ok) {
+        r.correct = false;
+        r.error = interp::describe(cmp, expected, mine);
+      }
+    }
+  }
+
+  // Rounds alternate the two so drift hits both; each round stops at its CI or its cap.
+  harness::GpuTimerOptions options{.warmup_calls = 3, .min_calls = 10, .max_calls = 200, .max_seconds = 1.0};
+  std::vector<double> ours_samples, theirs_samples;
+  for (int round = 0; round < 3; ++round) {
+    if (baseline) {
+      harness::GpuTiming t =
+          check(harness::time_gpu([&](int) { return baseline->run(args.ptrs); }, options), c.name + ": baseline");
+      theirs_samples.insert(theirs_samples.end(), t.samples_ms.begin(), t.samples_ms.end());
+    }
+    harness::GpuTiming t = check(harness::time_gpu([&](int) { return ours->launch(args.ptrs); }, options), c.name);
+    ours_samples.insert(ours_samples.end(), t.samples_ms.begin(), t.samples_ms.end());
+  }
+  r.ours = harness::summarize_samples(ours_samples);
+  r.ours.converged = harness::timing_converged(r.ours, options);
+  if (baseline) {
+    r.theirs = harness::summarize_samples(theirs_samples);
+    r.theirs.converged = harness::timing_converged(r.theirs, options);
+  }
+  return r;
+}
+
+std::string rate(const Work& w, double ms) {
+  if (ms <= 0) return "-";
+  char text[64];
+  if (w.flops > 0) {
+    std::snprintf(text, sizeof(text), "%.1f TFLOP/s", w.flops / (ms * 1e-3) / 1e12);
+  } else {
+    std::snprintf(text, sizeof(text), "%.2f TB/s", w.bytes / (ms * 1e-3) / 1e12);
+  }
+  return text;
+}
+
+int main_impl(int argc, char** argv) {
+  std::string json_path, only;
+  std::string data_dir = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else if (arg == "--cases" && i + 1 < argc) {
+      only = "," + std::string(argv[++i]) + ",";
+    } else {
+      throw UserError("usage: bench_gpu_expert [--cases NAME,NAME] [--json FILE] (got '" + arg + "')");
+    }
+  }
+  CudaDriver* driver = check(CudaDriver::get(), "this benchmark needs a CUDA device");
+  DeviceFiller filler(driver);
+  harness::GpuState state = harness::read_gpu_state();
+  std::printf("GPU: %s\n\n", state.describe().c_str());
+  std::printf("| case | spec | ours (median ms) | baseline | baseline (median ms) | baseline / ours | ours rate | "
+              "baseline rate | max error (tol) | physics floor (ms) |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  nlohmann::json results = nlohmann::json::array();
+  int failures = 0;
+  for (const ExpertCase& c : read_index(data_dir + "/index.tsv")) {
+    if (!only.empty() && only.find("," + c.name + ",") == std::string::npos) continue;
+    CaseResult r;
+    try {
+      r = run_case(c, data_dir, driver, filler);
+    } catch (const std::exception& e) {
+      r.name = c.name;
+      r.spec = c.spec;
+      r.error = e.what();
+      ++failures;
+      std::printf("| %s | `%s` | failed: %s |||||||\n", c.name.c_str(), c.spec.c_str(), e.what());
+      results.push_back({{"case", c.name}, {"spec", c.spec}, {"error", r.error}});
+      std::fflush(stdout);
+      continue;
+    }
+    // A time under the physics floor is a broken measurement or a kernel skipping work.
+    const bool impossible = harness::faster_than_physics(r.ours.median_ms, r.floor) ||
+                            (r.theirs.median_ms > 0 && harness::faster_than_physics(r.theirs.median_ms, r.floor));
+    if (!r.correct || impossible) ++failures;
+    double ratio = r.ours.median_ms > 0 && r.theirs.median_ms > 0 ? r.theirs.median_ms / r.ours.median_ms : 0;
+    std::printf("| %s | `%s` | %.4f | %s | %.4f | %.3f | %s | %s | %.2g (%.0g)%s | %.4f%s |\n", r.name.c_str(),
+                r.spec.c_str(), r.ours.median_ms, r.baseline_name.c_str(), r.theirs.median_ms, ratio,
+                rate(r.work, r.ours.median_ms).c_str(), rate(r.work, r.theirs.median_ms).c_str(), r.normalized_error,
+                r.tolerance, r.correct ? "" : " WRONG", r.floor.floor_ms, impossible ? " IMPOSSIBLE" : "");
+    if (!r.correct) std::printf("\n%s: %s\n\n", r.name.c_str(), r.error.c_str());
+    std::fflush(stdout);
+    results.push_back({{"case", r.name},
+                       {"spec", r.spec},
+                       {"baseline", r.baseline_name},
+                       {"ours_ms", {{"median", r.ours.median_ms}, {"min", r.ours.min_ms}, {"max", r.ours.max_ms},
+                                    {"ci95", r.ours.ci95_half_width_ms}, {"calls", r.ours.samples_ms.size()}}},
+                       {"baseline_ms", {{"median", r.theirs.median_ms}, {"min", r.theirs.min_ms},
+                                        {"max", r.theirs.max_ms}, {"ci95", r.theirs.ci95_half_width_ms},
+                                        {"calls", r.theirs.samples_ms.size()}}},
+                       {"baseline_over_ours", ratio},
+                       {"correct", r.correct},
+                       {"normalized_error", r.normalized_error},
+                       {"tolerance", r.tolerance},
+                       {"build_ms", r.build_ms},
+                       {"physics_floor_ms", r.floor.floor_ms},
+                       {"impossible", impossible},
+                       {"flops", r.work.flops},
+                       {"bytes", r.work.bytes},
+                       {"error", r.error}});
+  }
+  state = harness::read_gpu_state();
+  std::printf("\nGPU after the run: %s\nPhysics floors from %s. Times are medians of CUDA-event windows (L2 flushed, "
+              "device-wide synchronize inside), 3 alternating rounds of baseline and ours.\n",
+              state.describe().c_str(), harness::DevicePeaks::h200_spec_sheet().source.c_str());
+  if (!json_path.empty()) {
+    nlohmann::json out = {{"gpu", state.describe()}, {"results", results}};
+    write_text_file(json_path, out.dump(2) + "\n");
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace dragon::bench
+
+int main(int argc, char** argv) {
+  try {
+    return dragon::bench::main_impl(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

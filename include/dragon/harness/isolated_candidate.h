@@ -1,0 +1,68 @@
+// A Candidate (candidate.h) whose kernel runs in a child process, dragon-kernel-runner,
+// started afresh for every run: it sees the current run's argument tensors through a
+// shared memory region and nothing else of ours (no reference outputs, no seeds, no
+// environment beyond what its driver needs). A crash, a hang, an error of its own or an
+// exit without the success handshake becomes the run's outcome; the caller goes on.
+//
+// Where the runner is: IsolationOptions::runner_path, else $DRAGON_KERNEL_RUNNER, else
+// dragon-kernel-runner next to the running executable (the build puts it beside dragon).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "dragon/harness/candidate.h"
+#include "dragon/harness/isolated_kernel.h"
+#include "dragon/runtime/compile_cache.h"
+#include "dragon/runtime/cpu_module.h"
+#include "dragon/runtime/expected.h"
+#include "dragon/runtime/nvrtc_compiler.h"
+
+namespace dragon::harness {
+
+struct IsolationOptions {
+  // One run, from fork to exit (CUDA: context creation included); past it the child's
+  // whole process group is killed and the run is kTimedOut.
+  std::chrono::milliseconds timeout{10000};
+  // Compiling a CPU kernel (itself in a child: the result is loaded there to check its entry).
+  std::chrono::milliseconds compile_timeout{120000};
+  size_t output_limit = 4096;  // bytes of the child's stdout + stderr attached to a reason (the last ones)
+  std::string runner_path;     // empty: find_kernel_runner()
+  // Make this process non-dumpable before starting a runner, which drops its capabilities:
+  // together they keep a kernel from reading our memory (the reference's outputs, the
+  // seeds) through /proc/PID/mem or ptrace. Costs this process its core dumps and
+  // unprivileged debugger attach; turn off only to debug the harness itself.
+  bool hide_parent_memory = true;
+  runtime::CpuCompileOptions cpu;
+  runtime::NvrtcOptions nvrtc;
+  runtime::CompileCache* cache = nullptr;  // nullptr: CompileCache::global()
+};
+
+// Where dragon-kernel-runner is (see above); a failure says where it looked.
+runtime::Expected<std::string> find_kernel_runner(const IsolationOptions& options);
+
+// A kernel ready to run in a child: the CPU shared object in the compile cache, or the CUBIN.
+struct CompiledKernel {
+  KernelLanguage language = KernelLanguage::kCpu;
+  std::string entry;
+  std::string module_path;  // CPU
+  std::string cubin;        // CUDA
+  std::string log;          // the compiler's warnings, if any
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t dynamic_shared_bytes = 0;
+};
+
+// Compiles without running: CPU in a runner child (the parent never loads untrusted code),
+// CUDA with NVRTC in this process (no GPU needed). A compile error returns the log.
+runtime::Expected<CompiledKernel> compile_isolated_kernel(const IsolatedKernel& kernel,
+                                                          const IsolationOptions& options);
+
+// Compiles on the first run (a compile failure is then every run's kFailed outcome, with
+// the compiler's log) and runs each call in a new child. Candidate::run throws only for
+// the harness's own failures (no runner, no memory for the region).
+std::unique_ptr<Candidate> make_isolated_candidate(IsolatedKernel kernel, IsolationOptions options = {});
+
+}  // namespace dragon::harness

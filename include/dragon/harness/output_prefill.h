@@ -1,0 +1,21 @@
+// What the harness writes into a candidate's outputs before each run, so that elements it
+// never writes show: a NaN sentinel whose payload no arithmetic produces (a written NaN is
+// then told apart from an unwritten element), or seeded random garbage for the repeated
+// run of the determinism check. Not the inputs (interp/input_generator.h).
+#pragma once
+
+#include <cstdint>
+
+#include "dragon/interp/host_tensor.h"
+
+namespace dragon::harness {
+
+// Floats: a quiet NaN with the payload 0x5a5a... (not the canonical NaN of 0/0 or nan());
+// integers and bool: 0x5a bytes.
+void fill_sentinel(interp::HostTensor& tensor);
+
+// Floats: finite values of either sign spread over many magnitudes; integers: random bits;
+// bool: random bytes other than 0 and 1. Different seeds give different garbage.
+void fill_garbage(interp::HostTensor& tensor, uint64_t seed);
+
+}  // namespace dragon::harness

@@ -1,0 +1,49 @@
+// What the runner's two CUDA jobs share: the job's kernel loaded from its CUBIN (opted in
+// to its dynamic shared memory), launched on a list of device pointers; device buffers
+// freed however a job ends; and the reply for a driver failure, which tells the kernel's
+// device faults from failures to start it.
+#pragma once
+
+#include <vector>
+
+#include "dragon/runtime/cuda_driver.h"
+#include "runner_jobs.h"
+
+namespace dragon::harness::kernel_runner {
+
+class JobKernel {
+ public:
+  // Loads `job.cubin` and finds `job.entry` (a failure says the entry must be extern "C").
+  static runtime::Expected<JobKernel> load(const Job& job);
+  runtime::CudaDriver* driver() const { return driver_; }
+  // One launch of the job's grid, block and dynamic shared memory on the default stream;
+  // `pointers` holds one device pointer per parameter and must outlive the call.
+  runtime::Status launch(std::vector<runtime::DevicePtr>& pointers) const;
+
+ private:
+  JobKernel(const Job& job, runtime::CudaDriver* driver, void* function)
+      : job_(&job), driver_(driver), function_(function) {}
+  const Job* job_;
+  runtime::CudaDriver* driver_;
+  void* function_;
+};
+
+// Device allocations released when the job ends, whichever way.
+struct DeviceBuffers {
+  runtime::CudaDriver* driver;
+  std::vector<runtime::DevicePtr> ptrs;
+  DeviceBuffers(runtime::CudaDriver* d) : driver(d) {}  // NOLINT(google-explicit-constructor)
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+  ~DeviceBuffers() {
+    for (runtime::DevicePtr p : ptrs) driver->release(p);
+  }
+  // A new buffer of `bytes` (at least one byte: empty tensors still get a distinct pointer).
+  runtime::Expected<runtime::DevicePtr> add(uint64_t bytes);
+};
+
+// kFaulted for errors that are the kernel's fault at run time (an illegal address, a trap),
+// which leave the context unusable; kFailed for the rest.
+Reply cuda_failure_reply(const Job& job, const runtime::RuntimeFailure& failure);
+
+}  // namespace dragon::harness::kernel_runner

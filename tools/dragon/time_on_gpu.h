@@ -1,0 +1,17 @@
+// `dragon run --target cuda --time`: the scheduled function's kernels timed on the GPU by
+// the harness's timer (events, device-wide synchronize, L2 flushed, CI stopping rule) on
+// device-resident copies of the run's inputs. No copies are inside the timed windows.
+#pragma once
+
+#include <vector>
+
+#include "dragon/harness/gpu_timer.h"
+#include "dragon/interp/host_tensor.h"
+#include "dragon/ir/function.h"
+
+namespace dragon::cli {
+
+// Throws UserError when there is no GPU or building or a launch fails.
+harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<interp::HostTensor>& args);
+
+}  // namespace dragon::cli
