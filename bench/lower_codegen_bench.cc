@@ -31,8 +31,10 @@
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
+#include "dragon/search/rewrite_unroll.h"
 #include "dragon/support/error.h"
 #include "unit/schedule/random_trace.h"
+#include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
 
 namespace dragon {
@@ -56,36 +58,15 @@ ir::PrimFunc workload(const std::string& spec) { return ops::OpRegistry::global(
 // 16, cooperative fetch of 2 and 4 floats, unroll limit 64; then its postprocessor.
 ir::PrimFunc tiled_gemm_4096() {
   Schedule sch(workload(kGemm));
-  BlockRV c = sch.get_block("C");
-  std::vector<LoopRV> loops = sch.get_loops(c);
-  auto tile = [&](LoopRV loop, const std::vector<int64_t>& decision) {
-    std::vector<ExprRV> f = sch.sample_perfect_tile(loop, static_cast<int>(decision.size()), 64, decision);
-    return sch.split(loop, std::vector<schedule::SplitFactor>(f.begin(), f.end()));
-  };
-  std::vector<LoopRV> i = tile(loops[0], {32, 1, 16, 2, 4});
-  std::vector<LoopRV> j = tile(loops[1], {32, 1, 16, 2, 4});
-  std::vector<LoopRV> k = tile(loops[2], {256, 4, 4});
-  sch.reorder({i[0], j[0], i[1], j[1], i[2], j[2], k[0], k[1], i[3], j[3], k[2], i[4], j[4]});
-  LoopRV blocks = sch.fuse({i[0], j[0]});
-  sch.bind(blocks, "blockIdx.x");
-  sch.bind(sch.fuse({i[1], j[1]}), "vthread.x");
-  LoopRV tx = sch.fuse({i[2], j[2]});
-  sch.bind(tx, "threadIdx.x");
-  BlockRV c_local = sch.cache_write(c, 0, "local");
-  sch.reverse_compute_at(c_local, tx, true, -1);
-  for (int64_t index : {0, 1}) {
-    BlockRV shared = sch.cache_read(c, index, "shared", {c});
-    sch.compute_at(shared, k[0], true, -1);
-    std::vector<LoopRV> cl = sch.get_loops(shared);
-    sch.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
-    ExprRV v = sch.sample_categorical({1, 2, 3, 4}, {0.25, 0.25, 0.25, 0.25}, index == 0 ? 1 : 3);
-    sch.annotate(shared, "meta_schedule.cooperative_fetch", v);
-  }
+  schedule::testing::GemmSketchDecisions d;
+  d.i = {32, 1, 16, 2, 4};
+  d.j = {32, 1, 16, 2, 4};
+  d.k = {256, 4, 4};
+  d.unroll = 2;  // 64
+  schedule::testing::apply_gemm_sketch(sch, d);
   sch.enter_postproc();
-  // What MetaSchedule's RewriteUnroll makes of a sampled unroll_explicit of 64 (no
-  // postprocessor here does it yet, and lowering reads only the pragma).
-  sch.annotate(blocks, "pragma_auto_unroll_max_step", int64_t{64});
   if (search::rewrite_cooperative_fetch(sch) != 2) throw InternalError("the GEMM sketch has two shared copies");
+  search::rewrite_unroll(sch);
   return sch.func();
 }
 

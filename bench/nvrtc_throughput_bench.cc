@@ -32,54 +32,23 @@
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
+#include "dragon/search/rewrite_unroll.h"
+#include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
 
 namespace dragon {
 namespace {
 
-using schedule::BlockRV;
-using schedule::ExprRV;
-using schedule::LoopRV;
 using schedule::Schedule;
 
-// One tiling of the MetaSchedule GEMM sketch (tests/unit/schedule/gemm_sketch.h, which
-// fixes these decisions for 64^3): i and j in 5 levels (blockIdx, vthread, threadIdx,
-// two serial), k in 3, and the auto-unroll limit.
-struct Fp32Tiling {
-  std::vector<int64_t> i, j, k;
-  int64_t unroll_max_step;  // lowering unrolls nests of at most this many statements
-};
-
-Schedule tiled_fp32_gemm(const Fp32Tiling& t) {
+// The MetaSchedule GEMM sketch (tests/unit/schedule/gemm_sketch.h) with `decisions` on a
+// 1024^3 matmul, and its postprocessors.
+Schedule tiled_fp32_gemm(const schedule::testing::GemmSketchDecisions& decisions) {
   Schedule sch(ops::OpRegistry::global().make_workload("matmul:m=1024,n=1024,k=1024").func);
-  BlockRV c = sch.get_block("C");
-  std::vector<LoopRV> loops = sch.get_loops(c);
-  auto tile = [&](LoopRV loop, const std::vector<int64_t>& decision) {
-    std::vector<ExprRV> f = sch.sample_perfect_tile(loop, static_cast<int>(decision.size()), 64, decision);
-    return sch.split(loop, std::vector<schedule::SplitFactor>(f.begin(), f.end()));
-  };
-  std::vector<LoopRV> i = tile(loops[0], t.i), j = tile(loops[1], t.j), k = tile(loops[2], t.k);
-  sch.reorder({i[0], j[0], i[1], j[1], i[2], j[2], k[0], k[1], i[3], j[3], k[2], i[4], j[4]});
-  LoopRV blocks = sch.fuse({i[0], j[0]});
-  sch.bind(blocks, "blockIdx.x");
-  sch.bind(sch.fuse({i[1], j[1]}), "vthread.x");
-  LoopRV tx = sch.fuse({i[2], j[2]});
-  sch.bind(tx, "threadIdx.x");
-  BlockRV c_local = sch.cache_write(c, 0, "local");
-  sch.reverse_compute_at(c_local, tx, true, -1);
-  for (int64_t index : {0, 1}) {
-    BlockRV shared = sch.cache_read(c, index, "shared", {c});
-    sch.compute_at(shared, k[0], true, -1);
-    std::vector<LoopRV> cl = sch.get_loops(shared);
-    sch.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
-    ExprRV v = sch.sample_categorical({1, 2, 3, 4}, {0.25, 0.25, 0.25, 0.25}, index == 0 ? 1 : 3);
-    sch.annotate(shared, "meta_schedule.cooperative_fetch", v);
-  }
+  schedule::testing::apply_gemm_sketch(sch, decisions);
   sch.enter_postproc();
-  // What MetaSchedule's RewriteUnroll makes of a sampled unroll_explicit (no postprocessor
-  // here does it yet, and lowering reads only the pragma).
-  sch.annotate(blocks, "pragma_auto_unroll_max_step", t.unroll_max_step);
   search::rewrite_cooperative_fetch(sch);
+  search::rewrite_unroll(sch);
   return sch;
 }
 
@@ -100,11 +69,11 @@ std::vector<Variant> gemm_variants() {
   for (Block b : {Block{64, 64, 1, 1}, Block{128, 128, 1, 1}, Block{128, 64, 2, 1}, Block{64, 128, 1, 2}}) {
     for (int64_t bk : {8, 16}) {
       for (int64_t unroll : {16, 512}) {
-        Fp32Tiling t;
+        schedule::testing::GemmSketchDecisions t;
         t.i = {1024 / b.bm, b.vthread_i, 16 / b.vthread_i, b.bm / 64, 4};
         t.j = {1024 / b.bn, b.vthread_j, 16 / b.vthread_j, b.bn / 64, 4};
         t.k = {1024 / bk, bk / 4, 4};
-        t.unroll_max_step = unroll;
+        t.unroll = unroll == 16 ? 1 : 3;  // {0, 16, 64, 512, 1024}
         Schedule sch = tiled_fp32_gemm(t);
         search::auto_bind(sch);
         variants.push_back({fmt::format("fp32 {}x{}x{} vthread {}x{} unroll {}", b.bm, b.bn, bk, b.vthread_i,

@@ -2,8 +2,9 @@
 # On the GPU machine (Ubuntu 24.04, g++ 13, CUDA 13, PyTorch's libtorch): builds the GPU
 # benchmarks from this tree with cuBLAS and libtorch, and runs the expert scripts of
 # data/scripts/expert/gpu/ against their vendor baselines in one process.
-# Writes $OUT/gpu-expert.md (the table), $OUT/gpu-expert.json, $OUT/machine.txt,
-# $OUT/bench-build.log (out/ when OUT is unset).
+# Also measures NVRTC's build throughput on this machine's cores (NVRTC needs no GPU; the
+# development VM has 2). Writes $OUT/gpu-expert.md (the table), $OUT/gpu-expert.json,
+# $OUT/nvrtc-throughput.txt, $OUT/machine.txt, $OUT/bench-build.log (out/ when OUT is unset).
 # Usage (through the device tool): DRAGON_COMMIT=<sha> scripts/device-bench.sh [--cases a,b]
 # Environment: BUILD_DIR (default build-device), JOBS (default nproc).
 set -uo pipefail
@@ -29,7 +30,7 @@ torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
   -DCMAKE_PREFIX_PATH="$torch_prefix" >"$out/bench-build.log" 2>&1 || { echo "configure failed"; exit 1; }
 grep -E "Little Dragon" "$out/bench-build.log"
-cmake --build "$build" -j "$jobs" --target bench_gpu_expert >>"$out/bench-build.log" 2>&1 ||
+cmake --build "$build" -j "$jobs" --target bench_gpu_expert bench_nvrtc_throughput >>"$out/bench-build.log" 2>&1 ||
   { grep -E "error|FAILED" "$out/bench-build.log" | head -n 40; echo "build failed (bench-build.log)"; exit 1; }
 
 {
@@ -44,3 +45,10 @@ cmake --build "$build" -j "$jobs" --target bench_gpu_expert >>"$out/bench-build.
   echo
   echo "bench_gpu_expert exit status: $status (1: a case failed, was wrong or impossibly fast)"
 } | tee "$out/gpu-expert.md"
+
+{
+  echo "# NVRTC build throughput on the GPU machine's CPUs ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
+  echo "command: $build/bench/bench_nvrtc_throughput 3"
+  "$build/bench/bench_nvrtc_throughput" 3 2>&1
+} >"$out/nvrtc-throughput.txt"
+tail -n 20 "$out/nvrtc-throughput.txt"

@@ -2,6 +2,7 @@
 // to -o, and clear user errors for impossible combinations and a missing GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -84,6 +85,30 @@ TEST(RunCli, TargetsInterpCpuAndCuda) {
   CliResult cuda = run_dragon("run relu:shape=4x8 --target cuda");
   EXPECT_EQ(cuda.status, 1) << cuda.output;
   EXPECT_NE(cuda.output.find("--target cuda needs a CUDA device"), std::string::npos) << cuda.output;
+}
+
+TEST(BenchCli, ListsASuiteOneProblemALine) {
+  CliResult kb = run_dragon("bench kernelbench-l1 --list");
+  ASSERT_EQ(kb.status, 0) << kb.output;
+  EXPECT_EQ(std::count(kb.output.begin(), kb.output.end(), '\n'), 100);
+  EXPECT_EQ(kb.output.rfind("1\t1_Square_matrix_multiplication_\t4096x4096\tmatmul:m=4096,n=4096,k=4096\n", 0), 0u)
+      << kb.output.substr(0, 200);
+  CliResult some = run_dragon("bench dlrm --list --problems R1,R12");
+  ASSERT_EQ(some.status, 0) << some.output;
+  EXPECT_EQ(std::count(some.output.begin(), some.output.end(), '\n'), 2);
+  EXPECT_EQ(some.output.rfind("R1\t", 0), 0u);
+}
+
+TEST(BenchCli, BadSuitesAndSelectionsAreUserErrors) {
+  CliResult unknown = run_dragon("bench kernelbench --list");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.output.find("unknown suite 'kernelbench'"), std::string::npos) << unknown.output;
+  CliResult bad = run_dragon("bench dlrm --list --problems R99");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.output.find("'R99' names no problem"), std::string::npos) << bad.output;
+  CliResult run = run_dragon("bench dlrm");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.output.find("only with --list"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ Command add_run_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
 Command add_script_command(CLI::App& app);
 Command add_build_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
 
 }  // namespace dragon::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_profile_command);
   add(dragon::cli::add_script_command);
   add(dragon::cli::add_build_command);
+  add(dragon::cli::add_bench_command);
   add(dragon::cli::add_verify_command);
 
   try {
