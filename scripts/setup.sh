@@ -3,15 +3,22 @@
 # Quiet when everything is present; run as root or with sudo available.
 set -euo pipefail
 
-# Core build and test dependencies (clang and its runtime for the libFuzzer targets).
-# Optional parts (CUDA, libtorch) are detected by CMake at configure time and are not
-# installed here.
+# Core build and test dependencies (clang and its runtime for the libFuzzer targets), and
+# Debian's libtorch (CPU): the eager baselines of dragon bench are checked against the
+# interpreter with it, and the model will train on it. The CUDA toolkit is detected by
+# CMake at configure time and not installed here.
+# --with-chromium adds headless Chromium, which scripts/report-screenshot.sh uses to check
+# and capture an HTML report (not needed to build or test).
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
   clang libclang-rt-14-dev
+  libtorch-dev
 )
+if [ "${1:-}" = "--with-chromium" ]; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -188,27 +188,32 @@ std::string_view distribution_name(Distribution distribution) {
 
 std::string_view distribution_names() { return "normal, uniform, rand, offset, edge"; }
 
+HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution) {
+  DRAGON_CHECK(func.defined() && index < func->params.size(), "make_argument of parameter {} of {}", index,
+               func.defined() ? func->params.size() : 0);
+  const ir::Param& param = func->params[index];
+  HostTensor t = HostTensor::like(param.buffer);
+  if (param.role == ir::ParamRole::kOutput) {
+    fill_output(t);
+    return t;
+  }
+  Rng rng(seed, index);
+  switch (param.domain.kind) {
+    case ir::ValueDomain::Kind::kReal: fill_real(t, rng, distribution, param); break;
+    case ir::ValueDomain::Kind::kPositive: fill_positive(t, rng, distribution); break;
+    case ir::ValueDomain::Kind::kSimplex: fill_simplex(t, rng, param, func); break;
+    case ir::ValueDomain::Kind::kIntRange: fill_int_range(t, rng, param.domain, param, func); break;
+    case ir::ValueDomain::Kind::kOffsets: fill_offsets(t, rng, param.domain, param, func); break;
+  }
+  return t;
+}
+
 std::vector<HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution) {
   DRAGON_CHECK(func.defined(), "make_arguments of an undefined function");
   std::vector<HostTensor> args;
   args.reserve(func->params.size());
   for (size_t index = 0; index < func->params.size(); ++index) {
-    const ir::Param& param = func->params[index];
-    HostTensor t = HostTensor::like(param.buffer);
-    if (param.role == ir::ParamRole::kOutput) {
-      fill_output(t);
-      args.push_back(std::move(t));
-      continue;
-    }
-    Rng rng(seed, index);
-    switch (param.domain.kind) {
-      case ir::ValueDomain::Kind::kReal: fill_real(t, rng, distribution, param); break;
-      case ir::ValueDomain::Kind::kPositive: fill_positive(t, rng, distribution); break;
-      case ir::ValueDomain::Kind::kSimplex: fill_simplex(t, rng, param, func); break;
-      case ir::ValueDomain::Kind::kIntRange: fill_int_range(t, rng, param.domain, param, func); break;
-      case ir::ValueDomain::Kind::kOffsets: fill_offsets(t, rng, param.domain, param, func); break;
-    }
-    args.push_back(std::move(t));
+    args.push_back(make_argument(func, index, seed, distribution));
   }
   return args;
 }

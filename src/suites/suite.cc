@@ -1,5 +1,6 @@
 // Suite files (suite.h): tab-separated rows, '#' comments; kernelbench-l1 is the union of
-// parts/kb_*.tsv ordered by numeric id, dlrm is dlrm.tsv in file order.
+// parts/kb_*.tsv ordered by numeric id, dlrm is dlrm.tsv and models
+// models.tsv, in file order.
 #include "dragon/suites/suite.h"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ bool is_number(std::string_view s) {
 }  // namespace
 
 const std::vector<std::string>& suite_names() {
-  static const std::vector<std::string> names = {"kernelbench-l1", "dlrm"};
+  static const std::vector<std::string> names = {"kernelbench-l1", "dlrm", "models"};
   return names;
 }
 
@@ -76,6 +77,8 @@ Suite load_suite(std::string_view name, const std::string& suites_dir) {
                      [](const Problem& a, const Problem& b) { return std::stoi(a.id) < std::stoi(b.id); });
   } else if (name == "dlrm") {
     suite.problems = read_rows(fs::path(suites_dir) / "dlrm.tsv", "dlrm.tsv");
+  } else if (name == "models") {
+    suite.problems = read_rows(fs::path(suites_dir) / "models.tsv", "models.tsv");
   } else {
     throw UserError(fmt::format("unknown suite '{}'; known: {}", name, fmt::join(suite_names(), ", ")));
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -106,9 +107,50 @@ TEST(BenchCli, BadSuitesAndSelectionsAreUserErrors) {
   CliResult bad = run_dragon("bench dlrm --list --problems R99");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.output.find("'R99' names no problem"), std::string::npos) << bad.output;
-  CliResult run = run_dragon("bench dlrm");
-  EXPECT_EQ(run.status, 1);
-  EXPECT_NE(run.output.find("only with --list"), std::string::npos) << run.output;
+  CliResult no_out = run_dragon("bench dlrm");
+  EXPECT_EQ(no_out.status, 1);
+  EXPECT_NE(no_out.output.find("give --out FILE.json"), std::string::npos) << no_out.output;
+  CliResult nothing = run_dragon("bench");
+  EXPECT_EQ(nothing.status, 1);
+  EXPECT_NE(nothing.output.find("name a suite"), std::string::npos) << nothing.output;
+}
+
+TEST(BenchCli, RunsPeaksAndAuditsNeedAGpuAndSaySo) {
+  if (runtime::cuda_device_available()) GTEST_SKIP() << "[SKIP] a GPU is present; tests/gpu runs these";
+  for (const std::string& command : {std::string("bench dlrm --out /tmp/dragon_cli_bench.json"), std::string("peaks"),
+                                     std::string("audit dlrm")}) {
+    CliResult r = run_dragon(command);
+    EXPECT_EQ(r.status, 1) << command << ": " << r.output;
+    EXPECT_NE(r.output.find("GPU"), std::string::npos) << command << ": " << r.output;
+  }
+}
+
+// A report is rendered from a results file anywhere: what happens to results the GPU
+// machine sends back.
+TEST(BenchCli, RendersAReportFromAResultsFileWithoutAGpu) {
+  std::string results = ::testing::TempDir() + "dragon_cli_results.json";
+  std::string report = ::testing::TempDir() + "dragon_cli_report.html";
+  {
+    std::ofstream out(results);
+    out << R"({"suite": "dlrm", "device": "NVIDIA H200", "problems": [
+      {"id": "R11", "name": "kjt_lengths_to_offsets", "status": "ok",
+       "ours": {"name": "ours", "status": "ok", "checks": [], "time": {"median_ms": 0.02, "min_ms": 0.019,
+                "max_ms": 0.03, "ci95_ms": 0.001, "calls": 50, "converged": true}},
+       "baselines": [{"name": "torch eager: at::cumsum", "status": "ok", "checks": [],
+                      "time": {"median_ms": 0.04, "min_ms": 0.039, "max_ms": 0.05, "ci95_ms": 0.001, "calls": 50}}]}]})";
+  }
+  CliResult r = run_dragon("bench --from " + results + " --report " + report);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(report);
+  std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("kjt_lengths_to_offsets"), std::string::npos);
+  EXPECT_NE(html.find(">2x<"), std::string::npos) << "0.04 / 0.02";
+  CliResult no_report = run_dragon("bench --from " + results);
+  EXPECT_EQ(no_report.status, 1);
+  EXPECT_NE(no_report.output.find("--report"), std::string::npos) << no_report.output;
+  CliResult broken = run_dragon("bench --from /nonexistent/results.json --report " + report);
+  EXPECT_EQ(broken.status, 1);
+  EXPECT_NE(broken.output.find("cannot read"), std::string::npos) << broken.output;
 }
 
 }  // namespace

@@ -1,11 +1,23 @@
-// dragon bench SUITE --list: the problems of a benchmark suite, one a line (id, name,
-// output shape, op spec). Running a suite against its baselines is issue #7's next step and
-// is refused with a message until it exists.
+// dragon bench SUITE: --list prints the problems; otherwise every selected problem runs on
+// the GPU against its baselines (bench/suite_run.h), the results file is rewritten after
+// each problem, and --report renders the HTML page. --from re-renders a report from a
+// results file without a GPU.
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "dragon/bench/html_report.h"
+#include "dragon/bench/suite_results.h"
+#include "dragon/bench/suite_run.h"
+#include "dragon/runtime/cuda_driver.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
+#include "run_provenance.h"
+#include "script_source.h"
 
 namespace dragon::cli {
 namespace {
@@ -15,15 +27,13 @@ struct BenchOptions {
   std::string problems;
   std::string suites_dir = suites::default_suites_dir();
   bool list = false;
+  std::string scripts_dir, out, report, peaks_file;
+  std::vector<std::string> from;
+  bool no_eager = false, no_cublas = false;
+  double max_seconds = 1.0;
 };
 
-int bench(const BenchOptions& options) {
-  suites::Suite suite = suites::load_suite(options.suite, options.suites_dir);
-  std::vector<suites::Problem> problems = suites::select_problems(suite, options.problems);
-  if (!options.list) {
-    throw UserError("dragon bench runs only with --list so far: timing a suite against its baselines is not built "
-                    "yet (bench/gpu_expert_bench.cc times the expert scripts on the GPU machine)");
-  }
+void list(const std::vector<suites::Problem>& problems) {
   for (const suites::Problem& p : problems) {
     if (p.supported()) {
       std::printf("%s\t%s\t%s\t%s\n", p.id.c_str(), p.name.c_str(), p.output.c_str(), p.spec.c_str());
@@ -31,6 +41,114 @@ int bench(const BenchOptions& options) {
       std::printf("%s\t%s\tunsupported: %s\n", p.id.c_str(), p.name.c_str(), p.output.c_str());
     }
   }
+}
+
+std::string time_of(const bench::Contender* c) {
+  if (!c || !c->time) return c ? c->status : "-";
+  return fmt::format("{:.4g} ms", c->time->median_ms);
+}
+
+// One line per finished problem on stdout (what a log keeps).
+void print_result(const bench::ProblemResult& p) {
+  const bench::Contender* torch = bench::find_baseline(p, "torch");
+  const bench::Contender* cublas = bench::find_baseline(p, "cublas");
+  std::string line = fmt::format("{:<5} {:<48} {:<11} ours {:<12} eager {:<12}", p.id, p.name, p.status,
+                                 time_of(&p.ours), time_of(torch));
+  if (cublas) line += fmt::format(" cuBLAS {:<12}", time_of(cublas));
+  if (torch) {
+    if (std::optional<double> s = p.speedup_over(*torch); s) line += fmt::format(" {:.3g}x vs eager", *s);
+  }
+  if (!p.message.empty()) line += "  (" + p.message.substr(0, 160) + ")";
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// Several files (one suite run in chunks, e.g. one per device call) make one report: the
+// first file's provenance, every file's problems in order, each command kept.
+int render(const BenchOptions& options) {
+  if (options.report.empty()) throw UserError("--from needs --report FILE.html to write");
+  bench::SuiteRun run = bench::load_suite_run(options.from[0]);
+  for (size_t i = 1; i < options.from.size(); ++i) {
+    bench::SuiteRun more = bench::load_suite_run(options.from[i]);
+    if (more.suite != run.suite) {
+      throw UserError(options.from[i] + " is a run of " + more.suite + ", " + options.from[0] + " of " + run.suite);
+    }
+    run.command += " ; " + more.command;
+    if (more.commit != run.commit) run.commit += " and " + more.commit;
+    for (bench::ProblemResult& p : more.problems) run.problems.push_back(std::move(p));
+  }
+  bench::write_file_atomically(options.report, bench::render_html_report(run));
+  std::printf("wrote %s (%zu problems)\n", options.report.c_str(), run.problems.size());
+  return 0;
+}
+
+int bench_suite(const BenchOptions& options) {
+  if (!options.from.empty()) return render(options);
+  suites::Suite suite = suites::load_suite(options.suite, options.suites_dir);
+  if (options.list) {
+    list(suites::select_problems(suite, options.problems));
+    return 0;
+  }
+  if (options.out.empty()) throw UserError("dragon bench " + options.suite + ": give --out FILE.json for the results (or --list)");
+  if (!runtime::cuda_device_available()) {
+    throw UserError("dragon bench runs on a CUDA GPU and this machine has none (--list works anywhere; --from "
+                    "renders a report from a results file)");
+  }
+  bench::SuiteRunOptions run_options;
+  run_options.problems = options.problems;
+  run_options.scripts_dir = options.scripts_dir;
+  run_options.eager = !options.no_eager;
+  run_options.cublas = !options.no_cublas;
+  run_options.timer.max_seconds = options.max_seconds;
+  run_options.apply_script = [](const ir::PrimFunc& func, const std::string& path) {
+    return apply_script_file(func, path);
+  };
+  runtime::CudaDriver* driver = runtime::CudaDriver::get().value();
+  if (!options.peaks_file.empty()) {
+    run_options.peaks = bench::load_peaks(options.peaks_file);
+  } else {
+    std::fprintf(stderr, "measuring the GPU's peaks (pass --peaks FILE from `dragon peaks --out FILE` to skip)...\n");
+    run_options.peaks = bench::measure_peaks(driver);
+  }
+
+  RunProvenance provenance = current_provenance();
+  bench::SuiteRun partial;
+  partial.suite = suite.name;
+  partial.command = provenance.command;
+  partial.commit = provenance.commit;
+  partial.started_at = provenance.started_at;
+  const bool terminal = ::isatty(STDERR_FILENO);
+  auto started = std::chrono::steady_clock::now();
+  run_options.on_start = [&](size_t index, size_t count, const suites::Problem& problem) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    int width = 30, done = static_cast<int>(width * index / std::max<size_t>(count, 1));
+    std::string bar = std::string(done, '#') + std::string(width - done, '.');
+    if (terminal) {
+      std::fprintf(stderr, "\r\033[K[%s] %zu/%zu %s (%.0f s)", bar.c_str(), index + 1, count, problem.name.c_str(), elapsed);
+    } else {
+      std::fprintf(stderr, "[%zu/%zu] %s\n", index + 1, count, problem.name.c_str());
+    }
+  };
+  run_options.on_result = [&](const bench::ProblemResult& result) {
+    if (terminal) std::fprintf(stderr, "\r\033[K");
+    print_result(result);
+    // Rewritten after every problem: an interrupted run keeps what it measured.
+    partial.problems.push_back(result);
+    bench::write_file_atomically(options.out, bench::suite_run_to_json(partial));
+  };
+  bench::SuiteRun run = bench::run_suite(suite, run_options);
+  run.command = provenance.command;
+  run.commit = provenance.commit;
+  run.started_at = provenance.started_at;
+  bench::write_file_atomically(options.out, bench::suite_run_to_json(run));
+  if (!options.report.empty()) bench::write_file_atomically(options.report, bench::render_html_report(run));
+
+  int torch_count = 0;
+  std::optional<double> geomean = bench::geomean_speedup(run, "torch", &torch_count);
+  std::printf("wrote %s%s; %zu problems on %s%s\n", options.out.c_str(),
+              options.report.empty() ? "" : (" and " + options.report).c_str(), run.problems.size(), run.device.c_str(),
+              geomean ? fmt::format(", geometric mean speedup over eager {:.3g}x on {} problems", *geomean, torch_count).c_str()
+                      : "");
   return 0;
 }
 
@@ -38,13 +156,25 @@ int bench(const BenchOptions& options) {
 
 Command add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
-  CLI::App* sub = app.add_subcommand("bench", "Benchmark suites: kernelbench-l1 (KernelBench level 1), dlrm (DLRM-Bench)");
-  sub->add_option("suite", options->suite, "kernelbench-l1 or dlrm")->required();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Benchmark suites on the GPU against libtorch eager and cuBLAS: kernelbench-l1, dlrm, models");
+  sub->add_option("suite", options->suite, "kernelbench-l1, dlrm or models");
   sub->add_flag("--list", options->list, "List the problems: id, name, output shape, op spec");
   sub->add_option("--problems", options->problems, "Only these: ids and ranges, e.g. 1-5,23 or R1,R9");
+  sub->add_option("--scripts", options->scripts_dir, "A folder of ID.script or NAME.script files (else the default schedule)");
+  sub->add_option("--out", options->out, "The results file (JSON), rewritten after every problem");
+  sub->add_option("--report", options->report, "Also write the HTML report here");
+  sub->add_option("--peaks", options->peaks_file, "Peaks measured by `dragon peaks --out FILE` (else measured first)");
+  sub->add_option("--from", options->from, "Render --report from these results files (chunks of one suite) instead of running");
+  sub->add_flag("--no-eager", options->no_eager, "Leave out the libtorch eager baselines");
+  sub->add_flag("--no-cublas", options->no_cublas, "Leave out the cuBLAS baselines");
+  sub->add_option("--max-seconds", options->max_seconds, "Cap on each timing's measuring phase")->capture_default_str();
   sub->add_option("--suites-dir", options->suites_dir, "Where the suite files are ($DRAGON_SUITES_DIR)")
       ->capture_default_str();
-  return [options] { return bench(*options); };
+  return [options] {
+    if (options->suite.empty() && options->from.empty()) throw UserError("dragon bench: name a suite (or --from RESULTS.json)");
+    return bench_suite(*options);
+  };
 }
 
 }  // namespace dragon::cli

@@ -20,5 +20,7 @@ Command add_script_command(CLI::App& app);
 Command add_build_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
+Command add_peaks_command(CLI::App& app);
+Command add_audit_command(CLI::App& app);
 
 }  // namespace dragon::cli

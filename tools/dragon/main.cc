@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_build_command);
   add(dragon::cli::add_bench_command);
   add(dragon::cli::add_verify_command);
+  add(dragon::cli::add_peaks_command);
+  add(dragon::cli::add_audit_command);
 
   try {
     app.parse(argc, argv);

@@ -27,6 +27,10 @@ struct DevicePeaks {
 struct PhysicsFloor {
   double bytes = 0;    // that must cross HBM: every input once, outputs beyond the L2
   double flops = 0;    // multiply, add and subtract of float values, over every iteration
+  // A structural mask (triu, causal, padding) selects some values away: the arithmetic
+  // behind them may be skipped, so the floor is the memory floor alone. Inputs read only
+  // through indices (embedding tables) are not counted in bytes either.
+  bool flops_skippable = false;
   double floor_ms = 0;
   bool compute_bound = false;
   std::string describe() const;  // "floor 0.112 ms (memory: 537 MB at 4.8 TB/s)"

@@ -30,4 +30,8 @@ std::string_view distribution_names();
 // are filled with NaN (floats) or a garbage pattern (ints) so unwritten elements show.
 std::vector<HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution);
 
+// Parameter `index` alone, the same bytes make_arguments gives it: callers that fill large
+// real-valued inputs elsewhere (on the device) still draw domain-bound ones here.
+HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution);
+
 }  // namespace dragon::interp

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
@@ -62,6 +63,43 @@ class FlopCounter : public ir::StmtVisitor {
   }
 };
 
+// Buffers some load reads at an index computed from another load (a gather: embedding
+// rows chosen by an index tensor). A kernel reads only the rows the indices name, and they
+// may repeat, so nothing about how much of such a buffer must cross HBM is known from the
+// function alone.
+// Also notes structural masks: a select whose condition reads no buffer (triu, a causal
+// mask, padding). Arithmetic feeding the masked-out side may be skipped by a kernel, so the
+// counted flops are not a lower bound there.
+class GatheredBuffers : public ir::StmtExprVisitor {
+ public:
+  std::set<const ir::BufferNode*> gathered;
+  bool structural_mask = false;
+
+ protected:
+  using ir::StmtExprVisitor::visit_;
+  void visit_(const ir::BufferLoadNode* op) override {
+    for (const ir::Expr& index : op->indices) {
+      if (contains_load(index)) gathered.insert(op->buffer.get());
+    }
+    ir::StmtExprVisitor::visit_(op);
+  }
+  void visit_(const ir::SelectNode* op) override {
+    if (!contains_load(op->condition)) structural_mask = true;
+    ir::StmtExprVisitor::visit_(op);
+  }
+
+ private:
+  static bool contains_load(const ir::Expr& e) {
+    struct Finder : ir::ExprVisitor {
+      bool found = false;
+      using ir::ExprVisitor::visit_;
+      void visit_(const ir::BufferLoadNode*) override { found = true; }
+    } finder;
+    finder.visit(e);
+    return finder.found;
+  }
+};
+
 }  // namespace
 
 DevicePeaks DevicePeaks::h200_spec_sheet() {
@@ -76,11 +114,13 @@ PhysicsFloor physics_floor(const ir::PrimFunc& reference, const DevicePeaks& pea
   PhysicsFloor floor;
   double output_bytes = 0;
   bool sixteen_bit_inputs = false;
+  GatheredBuffers gathers;
+  gathers.visit(reference->body);
   for (const ir::Param& p : reference->params) {
     double bytes = static_cast<double>(p.buffer->dtype.bytes());
     for (int64_t extent : p.buffer->shape) bytes *= static_cast<double>(extent);
     if (p.role == ir::ParamRole::kInput) {
-      floor.bytes += bytes;
+      if (!gathers.gathered.count(p.buffer.get())) floor.bytes += bytes;
       sixteen_bit_inputs |= p.buffer->dtype.is_float() && p.buffer->dtype.bits() == 16;
     } else {
       output_bytes += bytes;
@@ -92,7 +132,9 @@ PhysicsFloor physics_floor(const ir::PrimFunc& reference, const DevicePeaks& pea
   floor.flops = counter.flops;
   const double flops_per_s = sixteen_bit_inputs ? peaks.tensor_16bit_flops_per_s : peaks.f32_flops_per_s;
   const double memory_ms = peaks.memory_bytes_per_s > 0 ? 1e3 * floor.bytes / peaks.memory_bytes_per_s : 0;
-  const double compute_ms = flops_per_s > 0 ? 1e3 * floor.flops / flops_per_s : 0;
+  floor.flops_skippable = gathers.structural_mask;
+  const double compute_ms =
+      flops_per_s > 0 && !floor.flops_skippable ? 1e3 * floor.flops / flops_per_s : 0;
   floor.compute_bound = compute_ms > memory_ms;
   floor.floor_ms = std::max(memory_ms, compute_ms);
   return floor;

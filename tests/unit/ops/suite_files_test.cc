@@ -62,5 +62,16 @@ TEST(SuiteFiles, EveryDlrmBenchProblemBuildsOrSaysWhyNot) {
   for (int r = 1; r <= 12; ++r) EXPECT_TRUE(problems.count("R" + std::to_string(r))) << "DLRM-Bench R" << r << " missing";
 }
 
+TEST(SuiteFiles, EveryModelsProblemBuildsAndEachModelIsThere) {
+  std::set<char> models;
+  for (const suites::Problem& row : suites::load_suite("models", DRAGON_SOURCE_DIR "/bench/suites").problems) {
+    ASSERT_TRUE(row.supported()) << row.id;
+    models.insert(row.id[0]);
+    expect_builds_with_output_shape(row);
+  }
+  // GPT-2, LLaMA, BERT, ViT, ResNet-50, MobileNetV2, DLRM.
+  EXPECT_EQ(models, (std::set<char>{'G', 'L', 'B', 'V', 'R', 'M', 'D'}));
+}
+
 }  // namespace
 }  // namespace dragon::ops

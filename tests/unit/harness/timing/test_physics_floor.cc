@@ -57,6 +57,32 @@ TEST(PhysicsFloor, TimesWellBelowTheFloorAreImpossible) {
   EXPECT_FALSE(faster_than_physics(3.0, f));
 }
 
+// An embedding table is read only where the indices point, and they may repeat: the floor
+// counts the indices, offsets and output, never the table (found on the H200, where a
+// default-schedule embedding bag beat a floor that counted the whole 512 MB table).
+TEST(PhysicsFloor, GatheredTablesAreNotCountedAsRead) {
+  PhysicsFloor bag = physics_floor(
+      op("embedding_bag:num_embeddings=1000000,embedding_dim=128,batch=16384,max_bag_length=20,num_indices=327680"),
+      round_peaks());
+  const double table = 1e6 * 128 * 4, indices = 327680 * 8, offsets = 16385 * 8;
+  EXPECT_LT(bag.bytes, table);
+  EXPECT_GE(bag.bytes, indices + offsets);
+  // A plain read of the same size still counts in full.
+  PhysicsFloor copy = physics_floor(op("relu:shape=1000000x128"), round_peaks());
+  EXPECT_GE(copy.bytes, table);
+}
+
+// torch.triu(A @ B): a kernel may compute only the upper triangle, half the products, so
+// the arithmetic is no floor; the bytes still are.
+TEST(PhysicsFloor, MaskedArithmeticIsNoFloor) {
+  PhysicsFloor triangular = physics_floor(op("triangular_matmul:m=1024,n=1024,k=1024"), round_peaks());
+  EXPECT_TRUE(triangular.flops_skippable);
+  EXPECT_FALSE(triangular.compute_bound);
+  EXPECT_NEAR(triangular.floor_ms, 1e3 * triangular.bytes / 1e12, 1e-12);
+  EXPECT_FALSE(physics_floor(op("matmul:m=1024,n=1024,k=1024"), round_peaks()).flops_skippable);
+  EXPECT_FALSE(physics_floor(op("relu:shape=64x64"), round_peaks()).flops_skippable) << "a data-dependent select";
+}
+
 TEST(PhysicsFloor, H200SpecSheet) {
   DevicePeaks p = DevicePeaks::h200_spec_sheet();
   EXPECT_DOUBLE_EQ(p.memory_bytes_per_s, 4.8e12);
