@@ -18,6 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dragon/bench/cublas_gemm.h"
+#include "dragon/bench/device_filler.h"
+#include "dragon/bench/eager_plugin.h"
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/harness/physics_floor.h"
 #include "dragon/interp/host_tensor.h"
@@ -32,12 +35,6 @@
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
 
-#if DRAGON_BENCH_HAVE_CUBLAS
-#include <cublas_v2.h>
-#endif
-#if DRAGON_BENCH_HAVE_TORCH
-#include <torch/torch.h>
-#endif
 
 namespace dragon::bench {
 namespace {
@@ -87,56 +84,6 @@ struct DeviceArgs {
   }
 };
 
-// Normal(0, 1) inputs written on the device (gigabytes of host-side generation and copies
-// would dominate the run): a counter-based hash, Box-Muller, stored as f32, f16 or bf16.
-class DeviceFiller {
- public:
-  explicit DeviceFiller(CudaDriver* driver) : driver_(driver) {
-    const std::string code = R"(#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-__device__ float normal_at(unsigned long long i, unsigned long long seed) {
-  unsigned long long x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
-  float u1 = ((x >> 40) + 1) * (1.0f / 16777217.0f);
-  float u2 = ((x >> 16) & 0xffffff) * (1.0f / 16777216.0f);
-  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-}
-extern "C" __global__ void fill_f32(float* p, unsigned long long n, unsigned long long seed) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = normal_at(i, seed);
-}
-extern "C" __global__ void fill_f16(__half* p, unsigned long long n, unsigned long long seed) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = __float2half(normal_at(i, seed));
-}
-extern "C" __global__ void fill_bf16(__nv_bfloat16* p, unsigned long long n, unsigned long long seed) {
-  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = __float2bfloat16(normal_at(i, seed));
-}
-)";
-    runtime::Cubin cubin = check(runtime::nvrtc_compile(code, "fill.cu", {}, runtime::CompileCache::global()),
-                                 "NVRTC (input filler)");
-    module_ = check(driver_->load_module(cubin.bytes), "loading the input filler");
-  }
-  ~DeviceFiller() { driver_->unload_module(module_); }
-
-  void fill(DevicePtr ptr, ir::DataType dtype, int64_t elements, uint64_t seed) {
-    std::string kernel = dtype == ir::DataType::f32()    ? "fill_f32"
-                         : dtype == ir::DataType::f16()  ? "fill_f16"
-                         : dtype == ir::DataType::bf16() ? "fill_bf16"
-                                                         : "";
-    if (kernel.empty()) throw UserError("the filler has no kernel for " + ir::to_string(dtype));
-    void* f = check(driver_->get_function(module_, kernel), "filler " + kernel);
-    unsigned long long n = static_cast<unsigned long long>(elements), s = seed;
-    void* params[] = {&ptr, &n, &s};
-    check(driver_->launch(f, {1024, 1, 1}, {256, 1, 1}, 0, params), "filler launch");
-  }
-
- private:
-  CudaDriver* driver_;
-  void* module_ = nullptr;
-};
-
 // What a baseline computes: outputs for the same device inputs, written where the caller
 // says. Each baseline owns its library handles and any output tensors it allocated.
 class Baseline {
@@ -173,110 +120,86 @@ class OwnOutputs {
   std::vector<DevicePtr> ptrs_, owned_;
 };
 
-#if DRAGON_BENCH_HAVE_CUBLAS
-// Row-major C[m,n] = A[m,k] B[k,n] is column-major C^T = B^T A^T: cuBLAS gets B first.
-class CublasGemm final : public Baseline {
+// cuBLAS (bench/cublas_gemm.h, loaded with dlopen) into the baseline's own outputs.
+class CublasBaseline final : public Baseline {
  public:
-  CublasGemm(CudaDriver* driver, const DeviceArgs& args, const ir::PrimFunc& func, int64_t m, int64_t n, int64_t k,
-             ir::DataType dtype)
-      : driver_(driver), outputs_(driver, args, func), m_(m), n_(n), k_(k), dtype_(dtype) {
-    if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) throw UserError("cublasCreate failed");
-  }
-  ~CublasGemm() override { cublasDestroy(handle_); }
-  std::string name() const override { return dtype_ == ir::DataType::f32() ? "cublasSgemm" : "cublasGemmEx"; }
-  Status run(const std::vector<DevicePtr>&) override {
-    const auto& p = outputs_.ptrs();
-    const void* a = reinterpret_cast<const void*>(p[0]);
-    const void* b = reinterpret_cast<const void*>(p[1]);
-    void* c = reinterpret_cast<void*>(p[2]);
-    const float alpha = 1, beta = 0;
-    cublasStatus_t status;
-    if (dtype_ == ir::DataType::f32()) {
-      // The default math mode: true fp32, no TF32 (what torch.matmul does by default).
-      status = cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
-                           static_cast<int>(k_), &alpha, static_cast<const float*>(b), static_cast<int>(n_),
-                           static_cast<const float*>(a), static_cast<int>(k_), &beta, static_cast<float*>(c),
-                           static_cast<int>(n_));
-    } else {
-      cudaDataType_t t = dtype_ == ir::DataType::f16() ? CUDA_R_16F : CUDA_R_16BF;
-      status = cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_), static_cast<int>(m_),
-                            static_cast<int>(k_), &alpha, b, t, static_cast<int>(n_), a, t, static_cast<int>(k_), &beta,
-                            c, t, static_cast<int>(n_), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS) {
-      return DRAGON_RUNTIME_FAILURE(name().c_str(), cublasGetStatusString(status), "");
-    }
-    return {};
-  }
+  CublasBaseline(std::unique_ptr<CublasGemm> gemm, CudaDriver* driver, const DeviceArgs& args,
+                 const ir::PrimFunc& func)
+      : gemm_(std::move(gemm)), driver_(driver), outputs_(driver, args, func) {}
+  std::string name() const override { return gemm_->name(); }
+  Status run(const std::vector<DevicePtr>&) override { return gemm_->run(outputs_.ptrs()); }
   Status copy_output(int index, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
     check(driver_->synchronize(), "cuBLAS");
     return driver_->copy_to_host(host.data(), outputs_.ptrs()[index], static_cast<size_t>(host.size_bytes()));
   }
 
  private:
+  std::unique_ptr<CublasGemm> gemm_;
   CudaDriver* driver_;
   OwnOutputs outputs_;
-  int64_t m_, n_, k_;
-  ir::DataType dtype_;
-  cublasHandle_t handle_ = nullptr;
 };
-#endif
 
-#if DRAGON_BENCH_HAVE_TORCH
-// libtorch eager on tensors viewing our device inputs: what KernelBench's reference runs.
-class TorchEager final : public Baseline {
+// libtorch eager through the plugin (bench/eager_plugin.h) on tensors viewing our device
+// inputs: what KernelBench's reference runs.
+class EagerBaseline final : public Baseline {
  public:
-  TorchEager(std::string op, const DeviceArgs& args, const ir::PrimFunc& func) : op_(std::move(op)) {
-    for (size_t i = 0; i < func->params.size(); ++i) {
-      if (func->params[i].role != ir::ParamRole::kInput) continue;
-      const ir::Buffer& buffer = func->params[i].buffer;
-      std::vector<int64_t> shape = buffer->shape;
-      auto options = torch::TensorOptions().device(torch::kCUDA).dtype(
-          buffer->dtype == ir::DataType::f32() ? torch::kFloat32 : torch::kFloat16);
-      inputs_.push_back(torch::from_blob(reinterpret_cast<void*>(args.ptrs[i]), shape, options));
+  EagerBaseline(const EagerBaselines& eager, const ops::Workload& w, const DeviceArgs& args)
+      : name_("torch eager: " + eager.call(w.op->name)) {
+    ops::OpArgs op_args = ops::OpRegistry::global().parse(w.spec);
+    std::map<std::string, std::string> values;
+    for (const auto& [key, value] : op_args.values()) values[key] = ops::format_param_value(value);
+    std::vector<EagerTensor> inputs;
+    for (size_t i = 0; i < w.func->params.size(); ++i) {
+      if (w.func->params[i].role != ir::ParamRole::kInput) {
+        output_index_[static_cast<int>(i)] = static_cast<int>(output_index_.size());
+        continue;
+      }
+      const ir::Buffer& buffer = w.func->params[i].buffer;
+      inputs.push_back(EagerTensor{reinterpret_cast<void*>(args.ptrs[i]), buffer->dtype, buffer->shape});
     }
+    computation_ = eager.bind(w.op->name, values, inputs, EagerDevice::kCuda, /*promote_to_f64=*/false);
   }
-  std::string name() const override { return "torch." + op_ + " (eager)"; }
+  std::string name() const override { return name_; }
   Status run(const std::vector<DevicePtr>&) override {
-    if (op_ == "softmax") {
-      result_ = torch::softmax(inputs_[0], 1);
-    } else if (op_ == "layer_norm") {
-      std::vector<int64_t> normalized(inputs_[0].sizes().begin() + 1, inputs_[0].sizes().end());
-      result_ = torch::layer_norm(inputs_[0], normalized, inputs_.size() > 1 ? inputs_[1] : torch::Tensor(),
-                                  inputs_.size() > 2 ? inputs_[2] : torch::Tensor(), 1e-5);
-    } else {
-      return DRAGON_RUNTIME_FAILURE("torch", "no eager baseline for " + op_, "");
+    try {
+      computation_->run();
+    } catch (const std::exception& e) {
+      return DRAGON_RUNTIME_FAILURE("torch", e.what(), "");
     }
     return {};
   }
-  Status copy_output(int, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
-    torch::Tensor cpu = result_.contiguous().cpu();
-    if (static_cast<int64_t>(cpu.nbytes()) != host.size_bytes()) {
-      return DRAGON_RUNTIME_FAILURE("torch", "the eager result has another size than our output", "");
+  Status copy_output(int index, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
+    try {
+      computation_->copy_output(static_cast<size_t>(output_index_.at(index)), host.dtype(), host.data(),
+                                host.size_bytes());
+    } catch (const std::exception& e) {
+      return DRAGON_RUNTIME_FAILURE("torch", e.what(), "");
     }
-    std::memcpy(host.data(), cpu.data_ptr(), cpu.nbytes());
     return {};
   }
 
  private:
-  std::string op_;
-  std::vector<torch::Tensor> inputs_;
-  torch::Tensor result_;
+  std::string name_;
+  std::unique_ptr<EagerComputation> computation_;
+  std::map<int, int> output_index_;  // parameter index -> output index
 };
-#endif
 
 std::unique_ptr<Baseline> make_baseline(const ExpertCase& c, CudaDriver* driver, const DeviceArgs& args,
                                         const ops::Workload& w) {
-#if DRAGON_BENCH_HAVE_CUBLAS
   if (c.baseline == "cublas") {
-    const ir::Buffer& a = w.func->params[0].buffer;
-    const ir::Buffer& b = w.func->params[1].buffer;
-    return std::make_unique<CublasGemm>(driver, args, w.func, a->shape[0], b->shape[1], a->shape[1], a->dtype);
+    std::string why_not;
+    std::unique_ptr<CublasGemm> gemm = make_cublas_gemm(w, why_not);
+    if (!gemm) throw UserError(c.name + ": no cuBLAS baseline: " + why_not);
+    return std::make_unique<CublasBaseline>(std::move(gemm), driver, args, w.func);
   }
-#endif
-#if DRAGON_BENCH_HAVE_TORCH
-  if (c.baseline.rfind("torch.", 0) == 0) return std::make_unique<TorchEager>(c.baseline.substr(6), args, w.func);
-#endif
+  if (c.baseline.rfind("torch.", 0) == 0) {
+    const EagerPlugin& plugin = eager_plugin();
+    if (!plugin.baselines) {
+      std::fprintf(stderr, "%s: no eager baseline: %s\n", c.name.c_str(), plugin.why_not.c_str());
+      return nullptr;
+    }
+    return std::make_unique<EagerBaseline>(*plugin.baselines, w, args);
+  }
   return nullptr;
 }
 
@@ -330,7 +253,7 @@ CaseResult run_case(const ExpertCase& c, const std::string& data_dir, CudaDriver
     args.ptrs.push_back(check(driver->allocate(static_cast<size_t>(bytes)), c.name + ": allocating"));
     args.bytes.push_back(bytes);
     if (w.func->params[i].role == ir::ParamRole::kInput) {
-      filler.fill(args.ptrs.back(), buffer->dtype, elements, 1000 + i);
+      filler.fill(args.ptrs.back(), buffer->dtype, elements, DeviceFiller::Distribution::kNormal, 1000 + i);
     } else {
       check(driver->fill_bytes(args.ptrs.back(), 0xff, static_cast<size_t>(bytes)), "NaN sentinel");
     }

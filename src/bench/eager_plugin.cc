@@ -26,6 +26,8 @@ std::vector<std::string> candidates() {
   std::vector<std::string> paths;
   if (std::filesystem::path dir = executable_dir(); !dir.empty()) {
     paths.push_back((dir / kPluginName).string());
+    // Programs one folder down in a build tree (bench/, tests/...) and installed layouts.
+    paths.push_back((dir.parent_path() / kPluginName).string());
     paths.push_back((dir.parent_path() / "lib" / kPluginName).string());
   }
   return paths;

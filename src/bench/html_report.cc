@@ -6,22 +6,12 @@
 #include <cmath>
 #include <map>
 
+#include "dragon/support/html.h"
+
 namespace dragon::bench {
 namespace {
 
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& text) { return html_escape(text); }
 
 std::string ms(const Contender* c) {
   if (!c || !c->time) return "";

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "dragon/support/html.h"
+
 namespace dragon::profile {
 namespace {
 
@@ -14,20 +16,6 @@ std::string pct(double fraction) { return fmt::format("{:.1f}%", 100.0 * fractio
 std::string shorten(const std::string& name, size_t width) {
   if (name.size() <= width) return name;
   return name.substr(0, width - 3) + "...";
-}
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace

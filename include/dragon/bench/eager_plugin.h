@@ -1,6 +1,6 @@
 // Finding and loading the libtorch eager-baseline plugin (libdragon_eager_torch.so):
-// $DRAGON_EAGER_PLUGIN when set, else beside the running executable, else in ../lib from
-// it. A missing or unloadable plugin is a reason, not an error: suites then run without
+// $DRAGON_EAGER_PLUGIN when set, else beside the running executable, else one folder up,
+// else in ../lib from it. A missing or unloadable plugin is a reason, not an error: suites then run without
 // the eager baselines and the results say why.
 #pragma once
 
