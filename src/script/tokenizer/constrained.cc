@@ -6,6 +6,9 @@
 #include "dragon/script/constrained.h"
 
 #include <algorithm>
+#include <bitset>
+#include <limits>
+#include <tuple>
 
 #include "dragon/ir/buffer_dim_align.h"
 #include "dragon/schedule/schedule.h"
@@ -30,6 +33,9 @@ struct Node {
   const Options* options = nullptr;
   std::unordered_map<std::string, std::unique_ptr<Node>> children;  // null: not readable
   bool child_known(const std::string& w) const { return children.count(w) > 0; }
+  // Per first byte of a word here: -1 unknown, else whether the word can start with it
+  // (every walk through this position asks for each byte of the trie's root).
+  std::vector<int8_t> first_byte_viable;
 };
 
 // Everything known about one line's start: the state before it and its positions.
@@ -121,6 +127,9 @@ struct ConstrainedDecoder::Impl {
   // the partial line starts.
   std::vector<std::unique_ptr<LineContext>> contexts;
   std::string complete_text;
+  // The last token prefix given to allowed_tokens and its text.
+  std::vector<TokenId> decoded_ids;
+  std::string decoded_text;
 
   const bool shortcuts;
 
@@ -179,17 +188,6 @@ struct ConstrainedDecoder::Impl {
     return raw;
   }
 
-  static bool word_viable(const Options& o, std::string_view w) {
-    // The unbounded classes first (the same disjunction in a cheaper order): at their
-    // positions most of the words a walk tries are identifiers or integers.
-    if (o.any_string && w[0] != '"' && decoding::bare_prefix_viable(w)) return true;
-    if (o.any_int && decoding::int_prefix_viable(w, o.int_lo, o.int_hi)) return true;
-    auto it = std::lower_bound(o.words.begin(), o.words.end(), w);
-    if (it != o.words.end() && it->compare(0, w.size(), w) == 0) return true;
-    if (o.any_float && (o.float_nonnegative ? probability_prefix_viable(w) : float_prefix_viable(w, false))) return true;
-    return o.any_string && w[0] == '"' && (quoted_closed(w) || decoding::quoted_prefix_viable(w));
-  }
-
   // The character-level state of a partial line.
   struct Cursor {
     LineContext* ctx = nullptr;
@@ -200,7 +198,65 @@ struct ConstrainedDecoder::Impl {
     // The word so far is a viable bare-word prefix where any string may come: then the
     // word stays viable while bare word characters follow (each step is O(1) there).
     bool bare = false;
+    // The words of the node's options (sorted) that start with word[0, narrowed):
+    // [words_lo, words_hi), narrowed to the whole word only when asked (listed_prefix):
+    // most steps are decided by an unbounded class first.
+    uint32_t words_lo = 0, words_hi = 0, narrowed = 0;
+    void start_word(const Options& o, char ch) {
+      word.assign(1, ch);
+      words_lo = 0;
+      words_hi = static_cast<uint32_t>(o.words.size());
+      narrowed = 0;
+    }
+    // The words of o.words that start with `word`: the range narrowed byte by byte. The
+    // words in the range start with word[0, k), so those equal to it come first and the
+    // rest are ordered by byte k.
+    std::pair<uint32_t, uint32_t> listed_range(const Options& o) const {
+      uint32_t lo = words_lo, hi = words_hi;
+      for (size_t k = narrowed; k < word.size() && lo < hi; ++k) {
+        const auto uc = static_cast<unsigned char>(word[k]);
+        auto first = o.words.begin() + lo, last = o.words.begin() + hi;
+        auto a = std::partition_point(first, last, [&](const std::string& s) {
+          return s.size() <= k || static_cast<unsigned char>(s[k]) < uc;
+        });
+        auto b = std::partition_point(a, last, [&](const std::string& s) { return static_cast<unsigned char>(s[k]) == uc; });
+        lo = static_cast<uint32_t>(a - o.words.begin());
+        hi = static_cast<uint32_t>(b - o.words.begin());
+      }
+      return {lo, hi};
+    }
+    // Whether some word of o.words starts with `word` (keeps the narrowed range).
+    bool listed_prefix(const Options& o) {
+      std::tie(words_lo, words_hi) = listed_range(o);
+      narrowed = static_cast<uint32_t>(word.size());
+      return words_lo < words_hi;
+    }
   };
+
+  // int_prefix_viable, with the common unbounded range (annotation values, categorical
+  // candidates) decided from the spelling alone: an optional '-', then "0" alone or up to
+  // 18 digits without a leading zero (every such integer fits int64).
+  static bool int_viable(const Options& o, std::string_view w) {
+    if (o.int_lo == std::numeric_limits<int64_t>::min() && o.int_hi == std::numeric_limits<int64_t>::max()) {
+      const std::string_view digits = !w.empty() && w[0] == '-' ? w.substr(1) : w;
+      if (digits.size() <= 18 && (digits.empty() || digits[0] != '0' || (digits.size() == 1 && w.size() == 1)) &&
+          std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+        return true;
+    }
+    return decoding::int_prefix_viable(w, o.int_lo, o.int_hi);
+  }
+
+  // Whether the cursor's word can still become an admitted word at its node.
+  static bool word_viable(const Options& o, Cursor& c) {
+    const std::string_view w = c.word;
+    // The unbounded classes first (the same disjunction in a cheaper order): at their
+    // positions most of the words a walk tries are identifiers or integers.
+    if (o.any_string && w[0] != '"' && decoding::bare_prefix_viable(w)) return true;
+    if (o.any_int && int_viable(o, w)) return true;
+    if (c.listed_prefix(o)) return true;
+    if (o.any_float && (o.float_nonnegative ? probability_prefix_viable(w) : float_prefix_viable(w, false))) return true;
+    return o.any_string && w[0] == '"' && (quoted_closed(w) || decoding::quoted_prefix_viable(w));
+  }
 
   // Feeds one character; false when no valid script continues with it.
   bool step(Cursor& c, char ch) {
@@ -218,10 +274,15 @@ struct ConstrainedDecoder::Impl {
           return true;
         }
         if (ch == ' ' || ch == '\n' || ch == ']') return false;
-        c.word.assign(1, ch);
+        c.start_word(o, ch);
         c.phase = Cursor::kInWord;
         c.bare = o.any_string && decoding::bare_prefix_viable(c.word);
-        return c.bare || word_viable(o, c.word);
+        if (c.bare) return true;
+        std::vector<int8_t>& known = c.node->first_byte_viable;
+        if (known.empty()) known.assign(256, -1);
+        int8_t& viable = known[static_cast<unsigned char>(ch)];
+        if (viable < 0) viable = word_viable(o, c) ? 1 : 0;
+        return viable == 1;
       }
       case Cursor::kInWord: {
         if (c.bare && decoding::bare_word_char(ch)) {
@@ -238,7 +299,7 @@ struct ConstrainedDecoder::Impl {
           return after_item(c, ch);
         }
         c.word.push_back(ch);
-        return word_viable(options(ctx, *c.node), c.word);
+        return word_viable(options(ctx, *c.node), c);
       }
       case Cursor::kAfterClose:
         return after_item(c, ch);
@@ -464,7 +525,28 @@ struct ConstrainedDecoder::Impl {
 
   void walk(int32_t trie_node, const Cursor& cursor, std::vector<TokenId>& out, size_t depth = 0) {
     const auto& trie = tokenizer.trie();
+    // Inside a word where only listed words may come (no unbounded class), a byte that
+    // no listed word has next cannot be stepped into (word_viable would refuse it): only
+    // those bytes and the separators are tried. (Where numbers may come, most bytes
+    // tried are digits: the filter would not pay for itself.)
+    std::bitset<256> next_bytes;
+    bool filtered = false;
+    if (cursor.phase == Cursor::kInWord && !cursor.bare && cursor.node->options != nullptr) {
+      const Options& o = *cursor.node->options;
+      if (!o.any_string && !o.any_int && !o.any_float) {
+        filtered = true;
+        const auto [lo, hi] = cursor.listed_range(o);
+        const size_t k = cursor.word.size();
+        for (uint32_t i = lo; i < hi; ++i) {
+          if (o.words[i].size() > k) next_bytes.set(static_cast<unsigned char>(o.words[i][k]));
+        }
+        next_bytes.set(static_cast<unsigned char>(' '));
+        next_bytes.set(static_cast<unsigned char>('\n'));
+        next_bytes.set(static_cast<unsigned char>(']'));
+      }
+    }
     for (const auto& [byte, child_node] : trie[trie_node].children) {
+      if (filtered && !next_bytes.test(static_cast<unsigned char>(byte))) continue;
       Cursor& c = walk_cursors[depth];
       c = cursor;
       if (!step(c, static_cast<char>(byte))) continue;
@@ -508,13 +590,21 @@ ConstrainedDecoder::ConstrainedDecoder(const Tokenizer& tokenizer, ir::PrimFunc 
 ConstrainedDecoder::~ConstrainedDecoder() = default;
 
 std::vector<TokenId> ConstrainedDecoder::allowed_tokens(std::span<const TokenId> script_prefix) {
-  std::string text;
+  // Decoding concatenates token texts: a prefix that extends the last one decodes only
+  // its new tokens (a generation loop asks once per token).
+  Impl& d = *impl_;
+  const size_t known = d.decoded_ids.size();
+  const bool extends = script_prefix.size() >= known &&
+                       std::equal(d.decoded_ids.begin(), d.decoded_ids.end(), script_prefix.begin());
+  std::string text = extends ? d.decoded_text : std::string();
   try {
-    text = impl_->tokenizer.decode(script_prefix);
+    text += d.tokenizer.decode(script_prefix.subspan(extends ? known : 0));
   } catch (const UserError&) {
     return {};  // a special token inside the script: nothing can follow
   }
-  return impl_->allowed(text);
+  d.decoded_ids.assign(script_prefix.begin(), script_prefix.end());
+  d.decoded_text = text;
+  return d.allowed(text);
 }
 
 std::vector<TokenId> ConstrainedDecoder::allowed_tokens_after(std::string_view script_text) {

@@ -59,20 +59,48 @@ class BlockNames : public ir::StmtVisitor {
     loops_above.emplace(op, stack_);
     loops_in_scope.emplace(op, stack_.size() - (block_depth_.empty() ? 0 : block_depth_.back()));
     if (block_depth_.empty()) top_level.insert(op);
-    if (!blocks_.empty()) non_leaf.insert(blocks_.back());
+    if (!blocks_.empty()) {
+      non_leaf.insert(blocks_.back());
+      parent.emplace(op, blocks_.back());
+      top_index.emplace(op, top_index_.back());
+    }
+    block_in_init |= init_depth_ > 0;
     block_depth_.push_back(stack_.size());
     blocks_.push_back(op);
-    ir::StmtVisitor::visit_(op);
+    top_index_.push_back(0);
+    // The walk of StmtVisitor::visit_(BlockNode) (the ranges hold no statements), keeping
+    // which top-level statement of the block's body is being visited.
+    if (op->init.defined()) {
+      ++init_depth_;
+      visit(op->init);
+      --init_depth_;
+    }
+    if (const auto* seq = op->body.as<ir::SeqStmtNode>()) {
+      for (size_t i = 0; i < seq->seq.size(); ++i) {
+        top_index_.back() = i;
+        visit(seq->seq[i]);
+      }
+    } else {
+      visit(op->body);
+    }
+    top_index_.pop_back();
     blocks_.pop_back();
     block_depth_.pop_back();
   }
   // Blocks with another block inside.
   std::unordered_set<const ir::BlockNode*> non_leaf;
+  // Per block below another: its enclosing block (the scope block) and which top-level
+  // statement of that block's body holds it (a SeqStmt's element, else 0).
+  std::unordered_map<const ir::BlockNode*, const ir::BlockNode*> parent;
+  std::unordered_map<const ir::BlockNode*, size_t> top_index;
+  bool block_in_init = false;  // some block lies in a block's init
 
  private:
   std::vector<const ir::ForNode*> stack_;
   std::vector<size_t> block_depth_;  // stack_.size() at each enclosing block
   std::vector<const ir::BlockNode*> blocks_;  // the enclosing blocks
+  std::vector<size_t> top_index_;             // per enclosing block, the statement visited
+  int init_depth_ = 0;
 };
 
 
@@ -124,7 +152,11 @@ bool canonical_stop(const KindSchema& kind, const std::vector<Arg>& values) {
   return !has_default(last) || !(values[j - 1] == default_of(kind, j - 1, values));
 }
 
-std::string rv_word(RVType type, size_t index) { return std::string(1, schedule::rv_prefix(type)) + std::to_string(index); }
+std::string rv_word(RVType type, size_t index) {
+  std::string word(1, schedule::rv_prefix(type));
+  word += std::to_string(index);
+  return word;
+}
 
 }  // namespace
 
@@ -138,13 +170,20 @@ LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters*
   top_level_blocks_ = std::move(visitor.top_level);
   realize_of_ = std::move(visitor.realize_of);
   non_leaf_blocks_ = std::move(visitor.non_leaf);
+  parent_block_ = std::move(visitor.parent);
+  top_index_ = std::move(visitor.top_index);
+  block_in_init_ = visitor.block_in_init;
+  std::unordered_set<std::string_view> distinct(block_names_.begin(), block_names_.end());
+  unique_block_names_ = distinct.size() == block_names_.size();
   has_location_marks_ = std::find(state_->loop_is_location.begin(), state_->loop_is_location.end(), true) !=
                         state_->loop_is_location.end();
 }
 
 const ir::BlockNode* LineOracle::block_at(int64_t id) const {
-  auto [it, added] = resolved_.emplace(id * 2 + 1, nullptr);
-  if (added) {
+  // find first: emplace would allocate a node on every lookup.
+  auto it = resolved_.find(id * 2 + 1);
+  if (it == resolved_.end()) {
+    it = resolved_.emplace(id * 2 + 1, nullptr).first;
     try {
       it->second = state_->sch.get(schedule::BlockRV{id});
     } catch (const std::exception&) {
@@ -155,8 +194,10 @@ const ir::BlockNode* LineOracle::block_at(int64_t id) const {
 }
 
 const ir::ForNode* LineOracle::loop_at(int64_t id) const {
-  auto [it, added] = resolved_.emplace(id * 2, nullptr);
-  if (added) {
+  // find first: emplace would allocate a node on every lookup.
+  auto it = resolved_.find(id * 2);
+  if (it == resolved_.end()) {
+    it = resolved_.emplace(id * 2, nullptr).first;
     try {
       it->second = state_->sch.get(schedule::LoopRV{id});
     } catch (const std::exception&) {
@@ -370,11 +411,12 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   }
   // The same trial on the same state has the same outcome: searches of nested positions
   // and of a position's next words meet the same completions.
-  std::string trial_key;
+  std::string trial_key = schedule::to_string(schedule::Instruction{kind.kind, inputs, attrs, {}});
+  if (decision_arg) trial_key += " = " + schedule::to_string(*decision_arg);
+  if (count) trial_key += " #" + std::to_string(*count);
+  // The exact instruction (the memo key below merges Annotate's literals).
+  const std::string applied_key = trial_key;
   if (next == nullptr) {
-    trial_key = schedule::to_string(schedule::Instruction{kind.kind, inputs, attrs, {}});
-    if (decision_arg) trial_key += " = " + schedule::to_string(*decision_arg);
-    if (count) trial_key += " #" + std::to_string(*count);
     const Arg* value = inputs.size() == 2 ? &inputs[1] : nullptr;
     if (kind.kind == InstructionKind::Annotate && value && attrs.size() == 1 && attrs[0].as<std::string>() &&
         (value->as<int64_t>() || value->as<double>() || value->as<std::string>() || value->as<bool>())) {
@@ -390,11 +432,19 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
       return known->second.ok;
     }
   }
+  std::vector<RandomVar> outputs;
+  bool ok = true;
+  if (next != nullptr && last_applied_ && last_applied_->key == applied_key) {
+    // The line was the last trial that applied (its final check): its schedule is the
+    // state after the line.
+    scratch_.emplace(std::move(last_applied_->sch));
+    outputs = std::move(last_applied_->outputs);
+    last_applied_.reset();
+    return commit_line(pos, kind, std::move(outputs), next);
+  }
   ++counters_->trials;
   if (!scratch_) scratch_.emplace(state_->sch.copy());
   const size_t before = scratch_->trace().size();
-  std::vector<RandomVar> outputs;
-  bool ok = true;
   last_error_name_.clear();
   last_error_reason_.clear();
   try {
@@ -412,29 +462,37 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   if (ok && count && *count != kAnyCount && static_cast<size_t>(*count) != outputs.size()) ok = false;
   // A decision replay would change is not the script's: the script must say what runs.
   if (ok && decision_arg && scratch_->trace().decision(scratch_->trace().size() - 1) != decision_arg) ok = false;
-  if (ok && next != nullptr) {
-    auto st = std::make_shared<ReplayState>(std::move(*scratch_));
-    scratch_.reset();
-    for (size_t t = 0; t < 3; ++t) st->vars[t] = state_->vars[t];
-    st->loop_is_location = state_->loop_is_location;
-    for (const RandomVar& rv : outputs) {
-      st->vars[static_cast<size_t>(rv.type)].push_back(rv);
-      if (rv.type == RVType::kLoop)
-        st->loop_is_location.push_back(kind.kind == InstructionKind::SampleComputeLocation);
-    }
-    st->decoder = state_->decoder;
-    try {
-      st->decoder.feed(pos.text);
-    } catch (const std::exception&) {
-      ok = false;
-    }
-    if (ok) *next = std::move(st);
-    return ok;
-  }
+  if (ok && next != nullptr) return commit_line(pos, kind, std::move(outputs), next);
   if (ok) last_success_ = Witness{values, decision};
   trial_memo_.emplace(std::move(trial_key), TrialOutcome{ok, last_error_name_, last_error_reason_});
-  if (ok || scratch_->trace().size() != before) scratch_.reset();
+  if (ok) {
+    // Kept: the line that ends with this instruction is committed from it.
+    last_applied_ = AppliedTrial{applied_key, std::move(*scratch_), std::move(outputs)};
+    scratch_.reset();
+  } else if (scratch_->trace().size() != before) {
+    scratch_.reset();
+  }
   return ok;
+}
+
+bool LineOracle::commit_line(const Position& pos, const KindSchema& kind, std::vector<RandomVar> outputs,
+                             std::shared_ptr<ReplayState>* next) {
+  auto st = std::make_shared<ReplayState>(std::move(*scratch_));
+  scratch_.reset();
+  for (size_t t = 0; t < 3; ++t) st->vars[t] = state_->vars[t];
+  st->loop_is_location = state_->loop_is_location;
+  for (const RandomVar& rv : outputs) {
+    st->vars[static_cast<size_t>(rv.type)].push_back(rv);
+    if (rv.type == RVType::kLoop) st->loop_is_location.push_back(kind.kind == InstructionKind::SampleComputeLocation);
+  }
+  st->decoder = state_->decoder;
+  try {
+    st->decoder.feed(pos.text);
+  } catch (const std::exception&) {
+    return false;
+  }
+  *next = std::move(st);
+  return true;
 }
 
 namespace {
@@ -484,6 +542,22 @@ std::optional<std::vector<int64_t>> complete_decision(const ReplayState& st, con
 // ---- Pools of values ------------------------------------------------------------------
 
 std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position& pos, const SlotSchema& slot) const {
+  // Slots of random variables only: their pool depends on the state alone (and, for a
+  // loop, on whether location marks are admitted), so it is built once per oracle.
+  const bool location_kind =
+      pos.kind->kind == InstructionKind::ComputeAt || pos.kind->kind == InstructionKind::ReverseComputeAt;
+  const bool rv_slot = slot.type == ValueType::kBlock || slot.type == ValueType::kLoop ||
+                       slot.type == ValueType::kExpr || slot.type == ValueType::kBlockOrLoop;
+  if (rv_slot) {
+    const size_t key = static_cast<size_t>(slot.type) * 2 + (slot.type == ValueType::kLoop && location_kind ? 1 : 0);
+    auto it = rv_pools_.find(key);
+    if (it == rv_pools_.end()) it = rv_pools_.emplace(key, build_typing_pool(pos, slot)).first;
+    return it->second;
+  }
+  return build_typing_pool(pos, slot);
+}
+
+std::vector<std::pair<Arg, std::string>> LineOracle::build_typing_pool(const Position& pos, const SlotSchema& slot) const {
   std::vector<std::pair<Arg, std::string>> out;
   const ReplayState& st = *state_;
   // Invalidated variables fail every primitive (precondition 0), except location marks
@@ -492,7 +566,11 @@ std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position&
     const auto& vars = st.vars[static_cast<size_t>(type)];
     for (size_t i = 0; i < vars.size(); ++i) {
       const bool mark = marks_too && type == RVType::kLoop && st.loop_is_location[i];
-      if (type == RVType::kExpr || mark || is_valid(type, i)) out.emplace_back(Arg(vars[i]), rv_word(type, i));
+      if (type == RVType::kExpr || mark || is_valid(type, i)) {
+        std::pair<Arg, std::string>& added = out.emplace_back();
+        added.first = Arg(vars[i]);
+        added.second = rv_word(type, i);
+      }
     }
   };
   // A buffer index past the block's reads or writes fails (IndexOutOfRange).
@@ -659,6 +737,12 @@ bool LineOracle::feasible(const Position& pos) {
       result = try_line(q, w->second.decision, nullptr);
     }
   }
+  // Typed operands meet the checks the search makes on the completions it picks (each a
+  // precondition the primitive checks on that operand alone, so the trial would fail).
+  if (shortcuts_ && !mnemonic_only && typed_operand_fails(pos)) {
+    feasible_memo_.emplace(key, false);
+    return false;
+  }
   if (!result) {
     last_success_.reset();
     result = search(pos);
@@ -666,6 +750,22 @@ bool LineOracle::feasible(const Position& pos) {
   }
   feasible_memo_.emplace(key, result);
   return result;
+}
+
+bool LineOracle::typed_operand_fails(const Position& pos) const {
+  const InstructionKind kind = pos.kind->kind;
+  const bool location = kind == InstructionKind::ComputeAt || kind == InstructionKind::ReverseComputeAt;
+  std::vector<Arg> before;
+  for (size_t s = 0; s < pos.values.size(); ++s) {
+    const Arg& value = pos.values[s];
+    if (location && s == 1 && !is_location_mark(value)) {
+      if (loop_above_block(pos.values[0], value)) return true;
+      if (kind == InstructionKind::ReverseComputeAt && !loop_holds_producer(pos.values[0], value)) return true;
+    }
+    if (operand_rules_out(kind, s, value, before)) return true;
+    before.push_back(value);
+  }
+  return false;
 }
 
 bool LineOracle::loop_holds_producer(const Arg& block, const Arg& loop) const {
@@ -859,7 +959,12 @@ bool LineOracle::search(const Position& pos) {
       }
       return c;
     };
-    std::stable_sort(pool.begin(), pool.end(), [&](const Arg& a, const Arg& b) { return cost(a) < cost(b); });
+    std::vector<std::pair<std::pair<size_t, size_t>, size_t>> order;  // (cost, index), each cost computed once
+    for (size_t i = 0; i < pool.size(); ++i) order.emplace_back(cost(pool[i]), i);
+    std::sort(order.begin(), order.end());
+    std::vector<Arg> sorted;
+    for (const auto& [c, i] : order) sorted.push_back(std::move(pool[i]));
+    pool = std::move(sorted);
   }
   // ComputeAt/ReverseComputeAt's loop slot: once a non-mark loop fails on the block
   // alone, every other non-mark loop fails too; marks take another path and are tried.

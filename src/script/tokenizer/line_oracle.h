@@ -119,6 +119,12 @@ class LineOracle {
                                    std::optional<int64_t> count = {}) const {
     return outcome_by_rule(inst.kind, inst.inputs, inst.attrs, decision, count);
   }
+  // For tests: whether the operand rules claim that `value` in slot `slot` of `kind` fails
+  // whatever the other slots hold.
+  bool operand_ruled_out(schedule::InstructionKind kind, size_t slot, const schedule::Arg& value,
+                         const std::vector<schedule::Arg>& before) const {
+    return operand_rules_out(kind, slot, value, before);
+  }
   bool trial_outcome(const schedule::Instruction& inst, const std::optional<schedule::Arg>& decision = {},
                      std::optional<int64_t> count = {}) const;
 
@@ -126,6 +132,9 @@ class LineOracle {
   struct Completion;
   bool try_line(const Position& pos, const std::optional<std::vector<int64_t>>& decision,
                 std::shared_ptr<ReplayState>* next);
+  // The state after the line `pos` whose instruction applied on scratch_ with `outputs`.
+  bool commit_line(const Position& pos, const KindSchema& kind, std::vector<schedule::RandomVar> outputs,
+                   std::shared_ptr<ReplayState>* next);
   bool search(const Position& pos);
   std::unique_ptr<Options> compute_options(const Position& pos, bool first_only);
   // The memo key of a position: its text, except where the text's difference cannot
@@ -157,6 +166,9 @@ class LineOracle {
   // `before`: the values of the earlier slots.
   bool operand_rules_out(schedule::InstructionKind kind, size_t slot, const schedule::Arg& value,
                          const std::vector<schedule::Arg>& before) const;
+  // Whether an operand written at `pos` fails a check the search applies to the operands
+  // it picks (operand_rules_out, and ComputeAt/ReverseComputeAt's placement checks).
+  bool typed_operand_fails(const Position& pos) const;
   // Whether ReverseComputeAt of `block` at the non-mark `loop` fails precondition 7 (a
   // producer under the loop reduces over it or a loop above it).
   bool loop_feeds_producer_reduction(const schedule::Arg& block, const schedule::Arg& loop) const;
@@ -178,10 +190,44 @@ class LineOracle {
   std::optional<bool> outcome_by_rule(schedule::InstructionKind kind, const std::vector<schedule::Arg>& inputs,
                                       const std::vector<schedule::Arg>& attrs, const std::optional<schedule::Arg>& decision,
                                       std::optional<int64_t> count) const;
+  // Cache rules (cache_read_write.cc in full): CacheRead, CacheWrite and SetScope decided
+  // from the IR as it is; nullopt for operands of unexpected shape or an IR the rules do
+  // not cover (a block in an init, blocks sharing a name).
+  std::optional<bool> cache_read_outcome(const std::vector<schedule::Arg>& inputs,
+                                         const std::vector<schedule::Arg>& attrs) const;
+  std::optional<bool> cache_write_outcome(const std::vector<schedule::Arg>& inputs,
+                                          const std::vector<schedule::Arg>& attrs) const;
+  // DecomposeReduction (decompose_reduction.cc in full, but for predicates that guard a
+  // dropped loop: the trial decides those).
+  std::optional<bool> decompose_reduction_outcome(const std::vector<schedule::Arg>& inputs,
+                                                  const std::vector<schedule::Arg>& attrs) const;
+  // Blockize (blockize.cc in full, its analysis of the bindings repeated).
+  std::optional<bool> blockize_outcome(const std::vector<schedule::Arg>& inputs,
+                                       const std::vector<schedule::Arg>& attrs) const;
+  // RFactor (rfactor.cc in full, but for predicates that guard another reduce loop).
+  std::optional<bool> rfactor_outcome(const std::vector<schedule::Arg>& inputs,
+                                      const std::vector<schedule::Arg>& attrs) const;
+  // StorageAlign (storage_align.cc in full, for a block not yet aligned).
+  std::optional<bool> storage_align_outcome(const std::vector<schedule::Arg>& inputs,
+                                            const std::vector<schedule::Arg>& attrs) const;
+  std::optional<bool> set_scope_outcome(const std::vector<schedule::Arg>& inputs,
+                                        const std::vector<schedule::Arg>& attrs) const;
+  // The value of the expression variable `id` (nullopt: it does not resolve), memoized.
+  std::optional<int64_t> expr_value(int64_t id) const;
+  mutable std::unordered_map<int64_t, std::optional<int64_t>> expr_values_;
+  // Whether the block writes one buffer, a parameter of the function.
+  bool writes_parameter(const ir::BlockNode* block) const;
+  // Whether `scope` encloses `block` (at any depth).
+  bool encloses(const ir::BlockNode* scope, const ir::BlockNode* block) const;
+  // The top-level statement of `scope`'s body that holds `block` (which it encloses).
+  size_t top_index_in(const ir::BlockNode* scope, const ir::BlockNode* block) const;
   // Whether the last failed trial broke a precondition of ComputeAt/ReverseComputeAt's
   // block alone (one every other non-mark loop would break too).
   bool last_failure_block_only(schedule::InstructionKind kind) const;
   std::vector<std::pair<schedule::Arg, std::string>> typing_pool(const Position& pos, const SlotSchema& slot) const;
+  std::vector<std::pair<schedule::Arg, std::string>> build_typing_pool(const Position& pos, const SlotSchema& slot) const;
+  // typing_pool of the random-variable slots, by 2 * ValueType + (loop slot admitting marks).
+  mutable std::unordered_map<size_t, std::vector<std::pair<schedule::Arg, std::string>>> rv_pools_;
   std::vector<schedule::Arg> completion_pool(const Position& pos, const SlotSchema& slot) const;
   std::vector<std::vector<schedule::Arg>> rest_extensions(const Position& pos, const SlotSchema& slot) const;
 
@@ -194,12 +240,23 @@ class LineOracle {
   // Failed trials leave it unchanged; after a success it is dropped and copied again from
   // the state only when the next trial needs it (many oracles never try again).
   std::optional<schedule::Schedule> scratch_;
+  // The last trial that applied (by its exact instruction), with the schedule after it.
+  struct AppliedTrial {
+    std::string key;
+    schedule::Schedule sch;
+    std::vector<schedule::RandomVar> outputs;
+  };
+  std::optional<AppliedTrial> last_applied_;
   std::vector<std::string> block_names_;
   std::unordered_map<const ir::BlockNode*, std::vector<const ir::ForNode*>> loops_above_;
   std::unordered_map<const ir::BlockNode*, size_t> loops_in_scope_;
   std::unordered_set<const ir::BlockNode*> top_level_blocks_;
   std::unordered_set<const ir::BlockNode*> non_leaf_blocks_;
   std::unordered_map<const ir::BlockNode*, const ir::BlockRealizeNode*> realize_of_;
+  std::unordered_map<const ir::BlockNode*, const ir::BlockNode*> parent_block_;  // the scope block
+  std::unordered_map<const ir::BlockNode*, size_t> top_index_;  // its statement in the scope's body
+  bool block_in_init_ = false;      // some block lies in an init (the cache rules then defer)
+  bool unique_block_names_ = true;  // primitives find blocks by name
   bool has_location_marks_ = false;  // some loop variable is a SampleComputeLocation mark
   std::unordered_map<std::string, bool> feasible_memo_;
   std::unordered_map<std::string, std::unique_ptr<Options>> options_memo_;
