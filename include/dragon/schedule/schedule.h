@@ -178,6 +178,11 @@ class Schedule {
   //   8) the consumers' read indices are affine (with floordiv/floormod by constants) in
   //      the loops below `loop`, with bounded extents (NonAffineRegion).
   void compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+  // compute_at's outcome without building the new IR: throws the ScheduleError compute_at
+  // would throw (same preconditions, same order), returns when it would apply. For a
+  // search that only needs to know whether compute_at applies (the script decoder).
+  // preserve_unit_loops only shapes the new loops, so it is not an operand here.
+  void check_compute_at(BlockRV block, LoopRV loop, int64_t index = -1) const;
   // Moves the consumer `block` under `loop` of its producers, at position `index` of the
   // loop's body (-1: the last; -2: the first possible, right after the last child writing
   // what it reads). Its loops are regenerated as compute_at's, its iteration variables
@@ -431,6 +436,9 @@ class Schedule {
   // ReverseComputeAt (`inst`): root records `inst` and changes nothing, inline runs
   // (reverse_)compute_inline with its preconditions and records `inst`. False otherwise.
   bool apply_location_mark(BlockRV block, LoopRV loop, Instruction& inst);
+  // compute_at's preconditions for a loop that is not a location mark (compute_at.cc).
+  struct ComputeAtPlan;
+  ComputeAtPlan plan_compute_at(BlockRV block, LoopRV loop, int64_t index) const;
   // Verifies `func` (when IR checks are on), makes it current, invalidates random
   // variables whose loops or blocks disappeared, and records `inst`.
   void commit(ir::PrimFunc func, Instruction inst);

@@ -283,16 +283,24 @@ bool Schedule::apply_location_mark(BlockRV block_rv, LoopRV loop_rv, Instruction
   return true;
 }
 
-void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
+// What compute_at's construction needs, once its preconditions hold.
+struct Schedule::ComputeAtPlan {
+  const BlockRealizeNode* realize = nullptr;
+  const ForNode* loop = nullptr;
+  std::pair<const StmtNode*, const SeqStmtNode*> site;
+  std::vector<int> dim_of;
+  std::vector<Interval> region;
+  std::vector<Expr> extents;
+  Analyzer analyzer;
+  int64_t position = 0;
+};
+
+// compute_at's preconditions 1 to 8 for a loop that is not a location mark, in order;
+// the first that fails throws. Shared by compute_at and check_compute_at, so the check
+// cannot drift from the primitive.
+Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
   constexpr InstructionKind kKind = InstructionKind::ComputeAt;
   const BlockNode* block = resolve(block_rv, kKind, "block");
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
-  if (apply_location_mark(block_rv, loop_rv, inst)) return;
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
@@ -415,10 +423,38 @@ void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_l
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
   if (!extents) throw error(kKind, 8, "NonAffineRegion", loop_operand, why, at_loop);
 
-  LoopNames names(site->first);
+  return ComputeAtPlan{realize, loop, *site, std::move(*dim_of), std::move(*region), std::move(*extents),
+                       std::move(analyzer), position};
+}
+
+void Schedule::check_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
+  resolve(block_rv, InstructionKind::ComputeAt, "block");  // first, as in compute_at
+  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
+    // As apply_location_mark: root always applies; inline is compute_inline's outcome.
+    if (*mark == -1) return;
+    Schedule inlined = copy();
+    inlined.compute_inline(block_rv);
+    return;
+  }
+  plan_compute_at(block_rv, loop_rv, index);
+}
+
+void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
+  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
+  resolve(block_rv, kKind, "block");  // before the marks: an unknown block fails first
+  Instruction inst;
+  inst.kind = kKind;
+  inst.inputs.emplace_back(block_rv);
+  inst.inputs.emplace_back(loop_rv);
+  inst.attrs.emplace_back(preserve_unit_loops);
+  inst.attrs.emplace_back(index);
+  if (apply_location_mark(block_rv, loop_rv, inst)) return;
+  ComputeAtPlan plan = plan_compute_at(block_rv, loop_rv, index);
+  LoopNames names(plan.site.first);
   names.visit(func_->body);
-  Stmt nest = regenerate(realize, *dim_of, *region, *extents, analyzer, preserve_unit_loops, names.names);
-  commit(move_nest(func_, site->first, site->second, loop, position, nest), std::move(inst));
+  Stmt nest = regenerate(plan.realize, plan.dim_of, plan.region, plan.extents, plan.analyzer, preserve_unit_loops,
+                         names.names);
+  commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
 }
 
 void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {

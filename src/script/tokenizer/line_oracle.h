@@ -221,6 +221,10 @@ class LineOracle {
   bool encloses(const ir::BlockNode* scope, const ir::BlockNode* block) const;
   // The top-level statement of `scope`'s body that holds `block` (which it encloses).
   size_t top_index_in(const ir::BlockNode* scope, const ir::BlockNode* block) const;
+  // ComputeAt's trial outcome by schedule::Schedule::check_compute_at (no new IR), with
+  // the failure's name and reason as a trial would leave them; nullopt for operands of a
+  // shape the check does not take (the trial decides).
+  std::optional<bool> check_compute_at(const std::vector<schedule::Arg>& inputs, const std::vector<schedule::Arg>& attrs);
   // Whether the last failed trial broke a precondition of ComputeAt/ReverseComputeAt's
   // block alone (one every other non-mark loop would break too).
   bool last_failure_block_only(schedule::InstructionKind kind) const;
