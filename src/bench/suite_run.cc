@@ -364,6 +364,9 @@ SuiteRun run_suite(const suites::Suite& suite, const SuiteRunOptions& options) {
 
   SuiteRun run;
   run.suite = suite.name;
+  run.command = options.command;
+  run.commit = options.commit;
+  run.started_at = options.started_at;
   run.device = driver.value()->device_name();
   run.gpu = harness::read_gpu_state();
   run.peaks = options.peaks;
@@ -382,9 +385,8 @@ SuiteRun run_suite(const suites::Suite& suite, const SuiteRunOptions& options) {
                   options.peaks ? floor_peaks(*options.peaks) : harness::DevicePeaks::h200_spec_sheet()};
   for (size_t i = 0; i < problems.size(); ++i) {
     if (options.on_start) options.on_start(i, problems.size(), problems[i]);
-    ProblemResult result = ProblemRunner(context, problems[i]).run();
-    if (options.on_result) options.on_result(result);
-    run.problems.push_back(std::move(result));
+    run.problems.push_back(ProblemRunner(context, problems[i]).run());
+    if (options.on_result) options.on_result(run.problems.back(), run);
   }
   return run;
 }

@@ -4,6 +4,7 @@
 #include "dragon/search/auto_bind.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "dragon/ir/functor.h"
@@ -116,7 +117,16 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
     sch.bind(split[0], "blockIdx.x");
     sch.bind(split[1], "threadIdx.x");
   } else {
-    std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, options.max_threadblocks, threads});
+    // The inferred serial factor pads the product up to a multiple of blocks x threads; near
+    // 2^31 iterations that can pass what an i32 loop holds (KernelBench 38 and 39, 32768 x
+    // 65535, on the H200), so take the largest block count whose padded product still fits.
+    int64_t blocks = options.max_threadblocks;
+    auto padded = [&](int64_t b) {
+      int64_t per_serial_step = b * thread_count;
+      return (extent + per_serial_step - 1) / per_serial_step * per_serial_step;
+    };
+    while (blocks > 1 && padded(blocks) > std::numeric_limits<int32_t>::max()) --blocks;
+    std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, blocks, threads});
     sch.reorder({split[1], split[2], split[0]});
     sch.bind(split[1], "blockIdx.x");
     sch.bind(split[2], "threadIdx.x");

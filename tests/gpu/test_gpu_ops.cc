@@ -179,7 +179,9 @@ TEST(GpuOps, TensorCoreGemmMatchesInterpreter) {
     for (bool cooperative : {false, true}) {
       schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(spec);
       // Shared copies spread over the warps and lanes (threadIdx.x bound to the 32 lanes).
-      if (cooperative) ASSERT_EQ(search::rewrite_cooperative_fetch(sch), 2);
+      if (cooperative) {
+        ASSERT_EQ(search::rewrite_cooperative_fetch(sch), 2);
+      }
       testing::apply_default_gpu_schedule(sch);  // the output cast the sketch leaves unbound
       EXPECT_TRUE(runs_like_interpreter(std::string(spec) + (cooperative ? " cooperative" : ""), w.func, sch.func(),
                                         kGpuToleranceScale));

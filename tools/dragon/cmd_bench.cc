@@ -1,6 +1,6 @@
 // dragon bench SUITE: --list prints the problems; otherwise every selected problem runs on
 // the GPU against its baselines (bench/suite_run.h), the results file is rewritten after
-// each problem, and --report renders the HTML page. --from re-renders a report from a
+// each problem (the report too), and --report renders the HTML page. --from re-renders a report from a
 // results file without a GPU.
 #include <unistd.h>
 
@@ -112,11 +112,9 @@ int bench_suite(const BenchOptions& options) {
   }
 
   RunProvenance provenance = current_provenance();
-  bench::SuiteRun partial;
-  partial.suite = suite.name;
-  partial.command = provenance.command;
-  partial.commit = provenance.commit;
-  partial.started_at = provenance.started_at;
+  run_options.command = provenance.command;
+  run_options.commit = provenance.commit;
+  run_options.started_at = provenance.started_at;
   const bool terminal = ::isatty(STDERR_FILENO);
   auto started = std::chrono::steady_clock::now();
   run_options.on_start = [&](size_t index, size_t count, const suites::Problem& problem) {
@@ -129,17 +127,14 @@ int bench_suite(const BenchOptions& options) {
       std::fprintf(stderr, "[%zu/%zu] %s\n", index + 1, count, problem.name.c_str());
     }
   };
-  run_options.on_result = [&](const bench::ProblemResult& result) {
+  run_options.on_result = [&](const bench::ProblemResult& result, const bench::SuiteRun& so_far) {
     if (terminal) std::fprintf(stderr, "\r\033[K");
     print_result(result);
     // Rewritten after every problem: an interrupted run keeps what it measured.
-    partial.problems.push_back(result);
-    bench::write_file_atomically(options.out, bench::suite_run_to_json(partial));
+    bench::write_file_atomically(options.out, bench::suite_run_to_json(so_far));
+    if (!options.report.empty()) bench::write_file_atomically(options.report, bench::render_html_report(so_far));
   };
   bench::SuiteRun run = bench::run_suite(suite, run_options);
-  run.command = provenance.command;
-  run.commit = provenance.commit;
-  run.started_at = provenance.started_at;
   bench::write_file_atomically(options.out, bench::suite_run_to_json(run));
   if (!options.report.empty()) bench::write_file_atomically(options.report, bench::render_html_report(run));
 

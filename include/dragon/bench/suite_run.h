@@ -60,6 +60,8 @@ struct ProblemResult {
   std::optional<double> speedup_over(const Contender& baseline) const;
 };
 
+struct SuiteRun;
+
 struct SuiteRunOptions {
   std::string problems;     // ids ("1-5,23"); empty: all
   std::string scripts_dir;  // ID.script or NAME.script per problem; others use the default schedule
@@ -70,9 +72,13 @@ struct SuiteRunOptions {
   std::optional<MeasuredPeaks> peaks;  // for achieved fractions; spec sheet floor without
   // Applies a script file to the unscheduled function (the CLI's reader; the library has none).
   std::function<ir::PrimFunc(const ir::PrimFunc&, const std::string& path)> apply_script;
-  // Called before each problem (index, count, problem) and after it with its result.
+  // Provenance copied into the run (the CLI knows its command line and commit).
+  std::string command, commit, started_at;
+  // Called before each problem (index, count, problem), and after it with its result and
+  // the run so far (header and every finished problem: what a results file should hold
+  // if the run is interrupted next).
   std::function<void(size_t, size_t, const suites::Problem&)> on_start;
-  std::function<void(const ProblemResult&)> on_result;
+  std::function<void(const ProblemResult&, const SuiteRun&)> on_result;
 };
 
 struct SuiteRun {

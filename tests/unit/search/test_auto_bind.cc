@@ -114,6 +114,20 @@ TEST(AutoBind, LargeExtentsLoopInsideEachThread) {
   EXPECT_TRUE(same_outputs(workload("relu:shape=1024x256"), sch.func(), 1));
 }
 
+// KernelBench 38 (l1_norm over 32768 x 65535, 2147450880 elements): with 1056 blocks the
+// padded product of the split passed 2^31 and Split refused it. 1047 blocks is the most
+// whose padding still fits: 8012 x 1047 x 256 = 2147472384 <= 2^31 - 1, while 1048 pads to
+// 2147645440. Building only: far too big to run here.
+TEST(AutoBind, NearTwoToTheThirtyOneIterationsStillSplitWithinI32) {
+  Schedule sch(workload("relu:shape=32768x65535"));
+  AutoBindOptions options;
+  options.max_threadblocks = 1056;
+  auto_bind(sch, options);
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 1047}, {"threadIdx.x", 256}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  EXPECT_TRUE(replays_exactly(sch));
+}
+
 TEST(AutoBind, LeavesBoundNestsAloneAndCompletesThreadOnlyOnes) {
   Schedule sch(workload("relu:shape=8x32"));
   std::vector<schedule::LoopRV> loops = sch.get_loops(sch.get_block("relu"));
