@@ -145,6 +145,24 @@ TEST(BenchCli, RendersAReportFromAResultsFileWithoutAGpu) {
   std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("kjt_lengths_to_offsets"), std::string::npos);
   EXPECT_NE(html.find(">2x<"), std::string::npos) << "0.04 / 0.02";
+  // Chunks of one suite make one report; chunks of two suites are refused.
+  std::string other = ::testing::TempDir() + "dragon_cli_results_other.json";
+  {
+    std::ofstream out(other);
+    out << R"({"suite": "dlrm", "device": "NVIDIA H200", "problems": [
+      {"id": "R1", "name": "embedding_bag_sum_fixed_l", "status": "incorrect", "ours": {"name": "ours",
+       "status": "incorrect", "checks": []}, "baselines": []}]})";
+  }
+  CliResult merged = run_dragon("bench --from " + results + " --from " + other + " --report " + report);
+  ASSERT_EQ(merged.status, 0) << merged.output;
+  EXPECT_NE(merged.output.find("(2 problems)"), std::string::npos) << merged.output;
+  {
+    std::ofstream out(other);
+    out << R"({"suite": "kernelbench-l1", "device": "NVIDIA H200", "problems": []})";
+  }
+  CliResult mixed = run_dragon("bench --from " + results + " --from " + other + " --report " + report);
+  EXPECT_EQ(mixed.status, 1);
+  EXPECT_NE(mixed.output.find("is a run of kernelbench-l1"), std::string::npos) << mixed.output;
   CliResult no_report = run_dragon("bench --from " + results);
   EXPECT_EQ(no_report.status, 1);
   EXPECT_NE(no_report.output.find("--report"), std::string::npos) << no_report.output;
