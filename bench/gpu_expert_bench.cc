@@ -145,9 +145,7 @@ class EagerBaseline final : public Baseline {
  public:
   EagerBaseline(const EagerBaselines& eager, const ops::Workload& w, const DeviceArgs& args)
       : name_("torch eager: " + eager.call(w.op->name)) {
-    ops::OpArgs op_args = ops::OpRegistry::global().parse(w.spec);
-    std::map<std::string, std::string> values;
-    for (const auto& [key, value] : op_args.values()) values[key] = ops::format_param_value(value);
+    std::map<std::string, std::string> values = ops::canonical_values(ops::OpRegistry::global().parse(w.spec));
     std::vector<EagerTensor> inputs;
     for (size_t i = 0; i < w.func->params.size(); ++i) {
       if (w.func->params[i].role != ir::ParamRole::kInput) {

@@ -93,12 +93,4 @@ std::unique_ptr<EagerComputation> ProblemBuffers::run_eager(const EagerBaselines
   computation->synchronize();
   return computation;
 }
-
-std::map<std::string, std::string> canonical_values(const std::string& spec) {
-  ops::OpArgs args = ops::OpRegistry::global().parse(spec);
-  std::map<std::string, std::string> values;
-  for (const auto& [name, value] : args.values()) values[name] = ops::format_param_value(value);
-  return values;
-}
-
 }  // namespace dragon::bench

@@ -79,7 +79,4 @@ class ProblemBuffers {
   std::vector<OutputSlot> outputs_;
 };
 
-// The op's canonical parameter values by name, as the eager plugin takes them.
-std::map<std::string, std::string> canonical_values(const std::string& spec);
-
 }  // namespace dragon::bench

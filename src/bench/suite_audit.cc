@@ -56,7 +56,7 @@ class ProblemAuditor {
  private:
   void run(const suites::Problem& problem, AuditedProblem& result) {
     ops::Workload workload = ops::OpRegistry::global().make_workload(problem.spec);
-    std::map<std::string, std::string> values = canonical_values(problem.spec);
+    std::map<std::string, std::string> values = ops::canonical_values(ops::OpRegistry::global().parse(problem.spec));
     ProblemBuffers buffers(driver_, workload);
     const std::vector<OutputSlot>& outputs = buffers.outputs();
     result.audit.function = workload.func->name;

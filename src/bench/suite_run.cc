@@ -119,7 +119,7 @@ class ProblemRunner {
   void run_checked(ProblemResult& r) {
     const ops::OpRegistry& registry = ops::OpRegistry::global();
     workload_ = registry.make_workload(problem_.spec);
-    values_ = canonical_values(problem_.spec);
+    values_ = ops::canonical_values(registry.parse(problem_.spec));
     harness::PhysicsFloor floor = harness::physics_floor(workload_.func, ctx_.floor_peaks);
     r.bytes = floor.bytes;
     r.flops = floor.flops;
@@ -157,8 +157,6 @@ class ProblemRunner {
   void allocate_and_fill() {
     buffers_ = std::make_unique<ProblemBuffers>(ctx_.driver, workload_);
     buffers_->fill_inputs(*ctx_.filler, InputDistribution::kRand, ctx_.options->seed);
-    ptrs_ = buffers_->params();
-    outputs_ = buffers_->outputs();
   }
 
   void compute_reference(ProblemResult& r) {
@@ -175,7 +173,7 @@ class ProblemRunner {
     // not of our op definitions (the libtorch tests cover those).
     ir::PrimFunc twin = harness::promote_floats_to_f64(workload_.func);
     std::unique_ptr<runtime::LoadedCudaFunction> kernels = build_kernels(default_schedule(twin));
-    std::vector<DevicePtr> twin_ptrs = ptrs_;
+    std::vector<DevicePtr> twin_ptrs = device_params();
     const auto& params = workload_.func->params;
     for (size_t i = 0; i < params.size(); ++i) {
       ir::DataType dtype = params[i].buffer->dtype;
@@ -183,12 +181,12 @@ class ProblemRunner {
       int64_t elements = 1;
       for (int64_t extent : params[i].buffer->shape) elements *= extent;
       twin_ptrs[i] = buffers_->allocate(elements * 8, "the f64 copy of " + params[i].buffer->name);
-      ctx_.comparer->widen(ptrs_[i], dtype, twin_ptrs[i], elements);
+      ctx_.comparer->widen(device_params()[i], dtype, twin_ptrs[i], elements);
     }
     // Float outputs become f64 in the twin and land in the reference directly; the others
     // (indices) keep their type and are widened afterwards.
     std::vector<std::pair<const OutputSlot*, DevicePtr>> widen_later;
-    for (const OutputSlot& slot : outputs_) {
+    for (const OutputSlot& slot : outputs()) {
       if (slot.dtype.is_float()) {
         twin_ptrs[slot.param] = slot.reference;
       } else {
@@ -207,8 +205,8 @@ class ProblemRunner {
   std::vector<OutputCheck> check_outputs(const std::vector<DevicePtr>& results,
                                          const std::vector<double>* reference_errors) {
     std::vector<OutputCheck> checks;
-    for (size_t o = 0; o < outputs_.size(); ++o) {
-      const OutputSlot& slot = outputs_[o];
+    for (size_t o = 0; o < outputs().size(); ++o) {
+      const OutputSlot& slot = outputs()[o];
       DeviceComparison c = ctx_.comparer->compare(results[o], slot.dtype, slot.reference, slot.elements);
       OutputCheck check;
       check.output = slot.name;
@@ -231,7 +229,7 @@ class ProblemRunner {
 
   std::vector<DevicePtr> scratch_outputs(const std::string& who) {
     std::vector<DevicePtr> buffers;
-    for (const OutputSlot& slot : outputs_) {
+    for (const OutputSlot& slot : outputs()) {
       buffers.push_back(buffers_->allocate(slot.elements * element_bytes(slot.dtype), who + "'s " + slot.name));
     }
     return buffers;
@@ -244,7 +242,7 @@ class ProblemRunner {
       if (ctx_.eager->call(workload_.op->name).empty()) throw StepFailure("no eager baseline for this op kind");
       std::vector<DevicePtr> results = scratch_outputs("torch");
       std::vector<ir::DataType> dtypes;
-      for (const OutputSlot& slot : outputs_) dtypes.push_back(slot.dtype);
+      for (const OutputSlot& slot : outputs()) dtypes.push_back(slot.dtype);
       Clock::time_point start = Clock::now();
       std::unique_ptr<EagerComputation> eager = buffers_->run_eager(*ctx_.eager, values_, results, dtypes);
       double first = std::chrono::duration<double>(Clock::now() - start).count();
@@ -279,8 +277,8 @@ class ProblemRunner {
     c.name = gemm->name();
     try {
       std::vector<DevicePtr> results = scratch_outputs("cuBLAS");
-      std::vector<DevicePtr> params = ptrs_;
-      for (size_t o = 0; o < outputs_.size(); ++o) params[outputs_[o].param] = results[o];
+      std::vector<DevicePtr> params = device_params();
+      for (size_t o = 0; o < outputs().size(); ++o) params[outputs()[o].param] = results[o];
       Clock::time_point start = Clock::now();
       or_fail(gemm->run(params), "cuBLAS");
       or_fail(ctx_.driver->synchronize(), "cuBLAS");
@@ -299,16 +297,16 @@ class ProblemRunner {
     Contender& c = r.ours;
     try {
       // Unwritten elements show as NaN (floats) or garbage (ints) against the reference.
-      for (const OutputSlot& slot : outputs_) {
-        or_fail(ctx_.driver->fill_bytes(ptrs_[slot.param], 0xff, static_cast<size_t>(slot.elements * element_bytes(slot.dtype))),
+      for (const OutputSlot& slot : outputs()) {
+        or_fail(ctx_.driver->fill_bytes(device_params()[slot.param], 0xff, static_cast<size_t>(slot.elements * element_bytes(slot.dtype))),
                 "pre-filling outputs");
       }
       Clock::time_point start = Clock::now();
-      or_fail(kernels_->launch(ptrs_), "launching our kernels");
+      or_fail(kernels_->launch(device_params()), "launching our kernels");
       or_fail(ctx_.driver->synchronize(), "running our kernels");
       double first = std::chrono::duration<double>(Clock::now() - start).count();
       std::vector<DevicePtr> results;
-      for (const OutputSlot& slot : outputs_) results.push_back(ptrs_[slot.param]);
+      for (const OutputSlot& slot : outputs()) results.push_back(device_params()[slot.param]);
       c.checks = check_outputs(results, eager_errors_.empty() ? nullptr : &eager_errors_);
       if (!all_ok(c.checks)) {
         c.status = "incorrect";
@@ -317,7 +315,7 @@ class ProblemRunner {
         }
         return;  // an incorrect kernel's time means nothing
       }
-      c.time = time_call([&] { return kernels_->launch(ptrs_); }, ctx_.options->timer, first);
+      c.time = time_call([&] { return kernels_->launch(device_params()); }, ctx_.options->timer, first);
       if (harness::faster_than_physics(c.time->median_ms, floor)) {
         c.status = "impossible";
         c.error = fmt::format("{:.4f} ms is below the physics floor: {}", c.time->median_ms, floor.describe());
@@ -330,14 +328,16 @@ class ProblemRunner {
     }
   }
 
+  // What buffers_ holds: every parameter's device buffer, and the outputs.
+  const std::vector<DevicePtr>& device_params() const { return buffers_->params(); }
+  const std::vector<OutputSlot>& outputs() const { return buffers_->outputs(); }
+
   Context& ctx_;
   const suites::Problem& problem_;
   ops::Workload workload_;
   std::unique_ptr<ProblemBuffers> buffers_;
   std::map<std::string, std::string> values_;
   std::unique_ptr<runtime::LoadedCudaFunction> kernels_;
-  std::vector<DevicePtr> ptrs_;  // per parameter
-  std::vector<OutputSlot> outputs_;
   std::vector<double> eager_errors_;  // per output: libtorch's own error against f64
 };
 

@@ -277,6 +277,12 @@ Workload OpRegistry::make_workload(std::string_view spec) const {
   return Workload{canonical_spec(*op, args), op, op->build(args)};
 }
 
+std::map<std::string, std::string> canonical_values(const OpArgs& args) {
+  std::map<std::string, std::string> values;
+  for (const auto& [name, value] : args.values()) values[name] = format_param_value(value);
+  return values;
+}
+
 std::string canonical_spec(const OpKind& op, const OpArgs& args) {
   std::string out = op.name;
   char separator = ':';

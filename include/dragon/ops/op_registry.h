@@ -104,6 +104,10 @@ class OpRegistry {
 // The canonical spelling of an instance: "op:p1=v1,p2=v2" with every parameter.
 std::string canonical_spec(const OpKind& op, const OpArgs& args);
 
+// Every parameter's canonical spelling by name ("size" -> "16x16", "bias" -> "false"): how
+// an op instance crosses a boundary that links no dragon library (the eager plugin).
+std::map<std::string, std::string> canonical_values(const OpArgs& args);
+
 // Parameter declarations for op families. A nullopt default makes the parameter required.
 OpParam int_param(std::string name, std::optional<int64_t> default_value, std::string help, int64_t min_value = 1);
 OpParam float_param(std::string name, std::optional<double> default_value, std::string help);

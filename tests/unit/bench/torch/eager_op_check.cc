@@ -16,12 +16,6 @@ namespace {
 
 using torch_eager::EagerOpParams;
 
-std::map<std::string, std::string> canonical_values(const ops::OpArgs& args) {
-  std::map<std::string, std::string> values;
-  for (const auto& [name, value] : args.values()) values[name] = ops::format_param_value(value);
-  return values;
-}
-
 at::Tensor view(interp::HostTensor& tensor) {
   return at::from_blob(tensor.data(), tensor.shape(),
                        at::TensorOptions().dtype(torch_eager::to_scalar_type(tensor.dtype())));
@@ -42,7 +36,7 @@ void check_run(std::string_view spec, const ops::Workload& workload, const ops::
   }
   std::vector<at::Tensor> outputs;
   try {
-    outputs = entry->run(EagerOpParams(workload.op->name, canonical_values(args)), inputs);
+    outputs = entry->run(EagerOpParams(workload.op->name, ops::canonical_values(args)), inputs);
   } catch (const std::exception& e) {
     FAIL() << spec << (promote ? " (f64 twin)" : "") << ": " << entry->call << " threw: " << e.what();
   }
