@@ -2,8 +2,8 @@
 # On the GPU machine (Ubuntu 24.04, g++ 13, CUDA 13, PyTorch's libtorch): builds dragon with
 # the libtorch eager-baseline plugin, then runs the stages asked for, in order:
 #   build            configure and build (kept in BUILD_DIR between calls on a warm machine)
-#   tests            the eager baselines against the interpreter (CPU, this libtorch) and
-#                    the gpu tests of dragon bench
+#   tests            the eager baselines against the interpreter (CPU, this libtorch), the
+#                    gpu tests of dragon bench and of the cuDNN baselines
 #   peaks            dragon peaks --out peaks.json
 #   bench:SUITE[:IDS]  dragon bench SUITE [--problems IDS] --out bench-SUITE[-IDS].json --report ....html
 #   audit:SUITE[:IDS]  dragon audit SUITE [--problems IDS] --out/--markdown audit-SUITE[-IDS].{json,md}
@@ -26,13 +26,22 @@ start=$(date +%s)
 export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$PWD/$build/kernel-cache}
 export DRAGON_COMMIT=${DRAGON_COMMIT:-unknown}
 summary="$out/suite-summary.md"
+# cuDNN comes with PyTorch's wheels (nvidia-cudnn-cu13), outside the loader's path: the
+# cuDNN baselines load it from here (src/bench/cudnn_api.cc).
+if [ -z "${DRAGON_CUDNN_LIBRARY:-}" ]; then
+  for dir in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    found=$(find "$dir/nvidia" -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
+    [ -n "$found" ] && { export DRAGON_CUDNN_LIBRARY=$found; break; }
+  done
+fi
 echo "# dragon bench on the GPU machine (commit $DRAGON_COMMIT, stages: $*)" >"$summary"
 
 {
   uname -a
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv 2>&1 || true
   g++ --version | head -n 1
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' 2>&1
+  echo "cuDNN library: ${DRAGON_CUDNN_LIBRARY:-not found}"
 } >"$work/machine.txt" 2>&1
 sed 's/^/    /' "$work/machine.txt" >>"$summary"
 
@@ -48,7 +57,7 @@ for stage in "$@"; do
       torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
         -DCMAKE_PREFIX_PATH="$torch_prefix" >"$work/build.log" 2>&1
-      timeout "$(left)" cmake --build "$build" -j "$jobs" --target dragon dragon-kernel-runner test_gpu_bench \
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target dragon dragon-kernel-runner test_gpu_bench test_gpu_cudnn \
         >>"$work/build.log" 2>&1
       status=$?
       note "build: exit $status; $(grep -E 'Little Dragon: libtorch' "$work/build.log")"
@@ -66,8 +75,14 @@ for stage in "$@"; do
       grep -E '^\[  FAILED' "$work/eager-tests.log" | head -n 20 >>"$summary"
       timeout "$(left)" "$build/tests/unit/bench/test_eager_plugin" >"$work/eager-plugin-tests.log" 2>&1
       note "eager plugin: exit $?"
-      timeout "$(left)" "$build/tests/gpu/test_gpu_bench" >"$work/gpu-bench-tests.log" 2>&1
+      # The plugin sits beside dragon, not beside the test binaries.
+      DRAGON_EAGER_PLUGIN="$PWD/$build/libdragon_eager_torch.so" timeout "$(left)" "$build/tests/gpu/test_gpu_bench" \
+        >"$work/gpu-bench-tests.log" 2>&1
       note "gpu bench tests: exit $?; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-bench-tests.log" | tr '\n' ' ')"
+      grep -E '^\[  (FAILED|SKIPPED) ' "$work/gpu-bench-tests.log" | head -n 20 >>"$summary"
+      timeout "$(left)" "$build/tests/gpu/test_gpu_cudnn" >"$work/gpu-cudnn-tests.log" 2>&1
+      note "gpu cuDNN tests: exit $?; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-cudnn-tests.log" | tr '\n' ' ')"
+      grep -E '^\[  (FAILED|SKIPPED) ' "$work/gpu-cudnn-tests.log" | head -n 20 >>"$summary"
       ;;
     peaks)
       timeout "$(left)" "$build/dragon" peaks --out "$work/peaks.json" >"$work/peaks.txt" 2>&1

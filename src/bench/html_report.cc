@@ -29,6 +29,14 @@ std::optional<double> median(const Contender* c) {
   return c->time->median_ms;
 }
 
+// The vendor library's time, named in the cell's tooltip (which call, which math).
+std::string vendor_cell(const Contender* vendor) {
+  std::optional<double> value = median(vendor);
+  std::string key = value && std::isfinite(*value) ? fmt::format("{:.9g}", *value) : "";
+  return fmt::format("<td class=\"num\" data-v=\"{}\" title=\"{}\">{}</td>", key, vendor ? escape(vendor->name) : "",
+                     escape(ms(vendor)));
+}
+
 double peak_flops(const SuiteRun& run, const ProblemResult& p) {
   if (!run.peaks) return 0;
   bool sixteen = p.spec.find("f16") != std::string::npos;  // bf16 and f16 specs
@@ -214,7 +222,8 @@ std::string render_html_report(const SuiteRun& run) {
   std::string counts;
   for (const auto& [status, n] : statuses) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, status);
   html += fmt::format("{} problems: {}.", run.problems.size(), escape(counts));
-  for (auto [prefix, label] : {std::pair{"torch", "libtorch eager"}, std::pair{"cublas", "cuBLAS"}}) {
+  for (auto [prefix, label] :
+       {std::pair{"torch", "libtorch eager"}, std::pair{"cublas", "cuBLAS"}, std::pair{"cudnn", "cuDNN"}}) {
     int n = 0;
     if (std::optional<double> g = geomean_speedup(run, prefix, &n); g) {
       html += fmt::format(" Geometric mean speedup over {}: <b>{:.3g}x</b> on the {} problems where both are correct and timed.",
@@ -226,11 +235,15 @@ std::string render_html_report(const SuiteRun& run) {
   html += "<h2>Problems</h2><p class=\"muted\">Click a column to sort. Times are medians in ms from the harness's GPU "
           "timer (L2 flushed, CI stopping rule); rates are compulsory bytes and flops over our median.</p>";
   html += "<table class=\"sortable\"><thead><tr><th>id</th><th>problem</th><th>ours</th><th>ours ms</th><th>eager ms</th>"
-          "<th>cuBLAS ms</th><th>speedup vs eager</th><th>speedup vs cuBLAS</th><th>TB/s</th><th>TFLOP/s</th>"
+          "<th>cuBLAS / cuDNN ms</th><th>speedup vs eager</th><th>speedup vs cuBLAS / cuDNN</th><th>TB/s</th>"
+          "<th>TFLOP/s</th>"
           "<th>% of peak</th><th>floor ms</th><th>error / tolerance</th><th>note</th></tr></thead><tbody>";
   for (const ProblemResult& p : run.problems) {
     const Contender* torch = find_baseline(p, "torch");
-    const Contender* cublas = find_baseline(p, "cublas");
+    // The vendor library's baseline: a problem is matmul-like (cuBLAS) or a convolution,
+    // pooling or softmax (cuDNN), never both.
+    const Contender* vendor = find_baseline(p, "cublas");
+    if (!vendor) vendor = find_baseline(p, "cudnn");
     std::optional<double> ours_ms = median(&p.ours);
     std::optional<double> tbps, tflops, fraction;
     if (ours_ms) {
@@ -243,17 +256,20 @@ std::string render_html_report(const SuiteRun& run) {
       }
     }
     std::optional<double> vs_torch = torch ? p.speedup_over(*torch) : std::nullopt;
-    std::optional<double> vs_cublas = cublas ? p.speedup_over(*cublas) : std::nullopt;
+    std::optional<double> vs_vendor = vendor ? p.speedup_over(*vendor) : std::nullopt;
     double worst = 0;
     for (const OutputCheck& c : p.ours.checks) worst = std::max(worst, c.tolerance > 0 ? c.normalized_error / c.tolerance : (c.ok ? 0 : INFINITY));
     std::string note = p.message;
     if (torch && torch->status != "ok") note += (note.empty() ? "" : "; ") + std::string("eager: ") + torch->error;
+    if (vendor && vendor->status != "ok") {
+      note += (note.empty() ? "" : "; ") + vendor->name + ": " + vendor->status + (vendor->error.empty() ? "" : " " + vendor->error);
+    }
     html += fmt::format("<tr><td data-v=\"{}\">{}</td><td title=\"{}\">{}</td><td class=\"{}\">{}</td>", 
                         std::isdigit(static_cast<unsigned char>(p.id[0])) ? p.id : "", escape(p.id), escape(p.spec),
                         escape(p.name), p.status == "ok" ? "ok" : "bad", escape(p.status));
-    html += number_cell(ours_ms, ms(&p.ours)) + number_cell(median(torch), ms(torch)) + number_cell(median(cublas), ms(cublas));
+    html += number_cell(ours_ms, ms(&p.ours)) + number_cell(median(torch), ms(torch)) + vendor_cell(vendor);
     html += number_cell(vs_torch, vs_torch ? fmt::format("{:.3g}x", *vs_torch) : "");
-    html += number_cell(vs_cublas, vs_cublas ? fmt::format("{:.3g}x", *vs_cublas) : "");
+    html += number_cell(vs_vendor, vs_vendor ? fmt::format("{:.3g}x", *vs_vendor) : "");
     html += number_cell(tbps, tbps ? fmt::format("{:.3g}", *tbps) : "");
     html += number_cell(tflops, tflops && p.flops > 0 ? fmt::format("{:.3g}", *tflops) : "");
     html += number_cell(fraction, fraction ? fmt::format("{:.1f}%", *fraction) : "");

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include "dragon/bench/device_comparison.h"
 #include "dragon/bench/device_filler.h"
 #include "dragon/bench/eager_plugin.h"
@@ -43,6 +45,7 @@ class ProblemAuditor {
       result.message = problem.output;
       return result;
     }
+    auto start = std::chrono::steady_clock::now();
     try {
       run(problem, result);
       result.status = "ok";
@@ -50,6 +53,7 @@ class ProblemAuditor {
       result.status = "failed";
       result.message = e.what();
     }
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
 
@@ -173,12 +177,12 @@ std::string SuiteAudit::to_markdown() const {
         "KernelBench's columns use torch.rand inputs; ours use N(0,1) and torch.rand inputs with the calibrated "
         "tolerance against libtorch in f64. A **pass** of a trivial output is a hole: the check cannot tell it from "
         "a real kernel.\n\n";
-  md += "| id | problem | max \\|ref\\| (rand) | zeros | ones | reference's mean | an input passed through |\n";
-  md += "|---|---|---|---|---|---|---|\n";
+  md += "| id | problem | max \\|ref\\| (rand) | zeros | ones | reference's mean | an input passed through | s |\n";
+  md += "|---|---|---|---|---|---|---|---|\n";
   int zeros_head = 0, zeros_paper = 0, any_head = 0, any_paper = 0, weak_ours = 0, audited = 0;
   for (const AuditedProblem& p : problems) {
     if (p.status != "ok") {
-      md += fmt::format("| {} | {} | {}: {} | | | | |\n", p.id, p.name, p.status, p.message);
+      md += fmt::format("| {} | {} | {}: {} | | | | | {:.1f} |\n", p.id, p.name, p.status, p.message, p.seconds);
       continue;
     }
     ++audited;
@@ -190,9 +194,9 @@ std::string SuiteAudit::to_markdown() const {
     for (const harness::TrivialOutputAudit& t : p.audit.trivial_outputs) {
       if (t.name.rfind("input ", 0) == 0 && (!identity || t.passes_kernelbench_paper)) identity = &t;
     }
-    md += fmt::format("| {} | {} | {:.3g} | {} | {} | {} | {} |\n", p.id, p.name, p.rand_reference_scale,
+    md += fmt::format("| {} | {} | {:.3g} | {} | {} | {} | {} | {:.1f} |\n", p.id, p.name, p.rand_reference_scale,
                       cell(p.audit.find("zeros")), cell(p.audit.find("ones")), cell(p.audit.find("the reference's mean")),
-                      cell(identity));
+                      cell(identity), p.seconds);
     const harness::TrivialOutputAudit* zeros = p.audit.find("zeros");
     if (zeros && zeros->passes_kernelbench) ++zeros_head;
     if (zeros && zeros->passes_kernelbench_paper) ++zeros_paper;
@@ -229,6 +233,7 @@ std::string SuiteAudit::to_json(int indent) const {
     q["spec"] = p.spec;
     q["status"] = p.status;
     if (!p.message.empty()) q["message"] = p.message;
+    if (p.status != "unsupported") q["seconds"] = p.seconds;
     if (p.status == "ok") {
       q["rand_reference_scale"] = p.rand_reference_scale;
       q["audit"] = nlohmann::ordered_json::parse(p.audit.to_json());
@@ -250,6 +255,9 @@ SuiteAudit audit_suite(const suites::Suite& suite, const SuiteAuditOptions& opti
   std::vector<suites::Problem> problems = suites::select_problems(suite, options.problems);
   SuiteAudit result;
   result.suite = suite.name;
+  result.command = options.command;
+  result.commit = options.commit;
+  result.started_at = options.started_at;
   result.device = driver.value()->device_name();
   result.gpu = harness::read_gpu_state();
   result.eager_library = plugin.baselines->library();
@@ -259,6 +267,7 @@ SuiteAudit audit_suite(const suites::Suite& suite, const SuiteAuditOptions& opti
   for (size_t i = 0; i < problems.size(); ++i) {
     if (options.on_start) options.on_start(i, problems.size(), problems[i]);
     result.problems.push_back(auditor.audit(problems[i]));
+    if (options.on_result) options.on_result(result.problems.back(), result);
   }
   return result;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "dragon/bench/cublas_gemm.h"
+#include "dragon/bench/cudnn_baseline.h"
 #include "dragon/bench/device_comparison.h"
 #include "dragon/bench/device_filler.h"
 #include "dragon/bench/eager_plugin.h"
@@ -151,6 +152,9 @@ class ProblemRunner {
     if (ctx_.options->cublas) {
       if (std::optional<Contender> cublas = run_cublas(); cublas) r.baselines.push_back(std::move(*cublas));
     }
+    if (ctx_.options->cudnn) {
+      if (std::optional<Contender> cudnn = run_cudnn(); cudnn) r.baselines.push_back(std::move(*cudnn));
+    }
     if (kernels_) run_ours(r, floor);
   }
 
@@ -273,19 +277,47 @@ class ProblemRunner {
     std::string why_not;
     std::unique_ptr<CublasGemm> gemm = make_cublas_gemm(workload_, why_not);
     if (!gemm) return std::nullopt;  // not matmul-like: no row for it
-    Contender c;
-    c.name = gemm->name();
+    return run_library_baseline(gemm->name(), "cuBLAS", [&](const std::vector<DevicePtr>& params) {
+      return gemm->run(params);
+    });
+  }
+
+  std::optional<Contender> run_cudnn() {
+    std::string why_not;
+    std::unique_ptr<CudnnBaseline> cudnn;
     try {
-      std::vector<DevicePtr> results = scratch_outputs("cuBLAS");
+      cudnn = make_cudnn_baseline(workload_, why_not);
+    } catch (const std::exception& e) {
+      Contender failed;
+      failed.name = "cuDNN";
+      failed.status = "failed";
+      failed.error = e.what();
+      return failed;
+    }
+    if (!cudnn) return std::nullopt;  // no convolution, pooling or softmax cuDNN can express: no row
+    return run_library_baseline(cudnn->name(), "cuDNN", [&](const std::vector<DevicePtr>& params) {
+      return cudnn->run(params);
+    });
+  }
+
+  // A library call as a baseline (cuBLAS, cuDNN): run once into scratch outputs, checked
+  // against the reference with the eager-calibrated tolerance, then timed. `run` gets every
+  // parameter's device buffer, the outputs replaced by the scratch ones.
+  Contender run_library_baseline(const std::string& name, const std::string& library,
+                                 const std::function<runtime::Status(const std::vector<DevicePtr>&)>& run) {
+    Contender c;
+    c.name = name;
+    try {
+      std::vector<DevicePtr> results = scratch_outputs(library);
       std::vector<DevicePtr> params = device_params();
       for (size_t o = 0; o < outputs().size(); ++o) params[outputs()[o].param] = results[o];
       Clock::time_point start = Clock::now();
-      or_fail(gemm->run(params), "cuBLAS");
-      or_fail(ctx_.driver->synchronize(), "cuBLAS");
+      or_fail(run(params), library);
+      or_fail(ctx_.driver->synchronize(), library);
       double first = std::chrono::duration<double>(Clock::now() - start).count();
       c.checks = check_outputs(results, eager_errors_.empty() ? nullptr : &eager_errors_);
       c.status = all_ok(c.checks) ? "ok" : "incorrect";
-      c.time = time_call([&] { return gemm->run(params); }, ctx_.options->timer, first);
+      c.time = time_call([&] { return run(params); }, ctx_.options->timer, first);
     } catch (const std::exception& e) {
       c.status = "failed";
       c.error = e.what();

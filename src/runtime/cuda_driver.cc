@@ -41,6 +41,7 @@ struct CudaDriver::Api {
   CUresult (*cuMemcpyDtoH)(void*, DevicePtr, size_t);
   CUresult (*cuMemcpyDtoD)(DevicePtr, DevicePtr, size_t);
   CUresult (*cuMemsetD8)(DevicePtr, unsigned char, size_t);
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
   CUresult (*cuEventCreate)(void**, unsigned int);
   CUresult (*cuEventDestroy)(void*);
   CUresult (*cuEventRecord)(void*, void*);
@@ -104,6 +105,7 @@ Expected<CudaDriver*> CudaDriver::get() {
               resolve(library, "cuMemcpyDtoH_v2", api.cuMemcpyDtoH) &&
               resolve(library, "cuMemcpyDtoD_v2", api.cuMemcpyDtoD) &&
               resolve(library, "cuMemsetD8_v2", api.cuMemsetD8) &&
+              resolve(library, "cuMemGetInfo_v2", api.cuMemGetInfo) &&
               resolve(library, "cuEventCreate", api.cuEventCreate) &&
               resolve(library, "cuEventDestroy_v2", api.cuEventDestroy) &&
               resolve(library, "cuEventRecord", api.cuEventRecord) &&
@@ -201,6 +203,13 @@ Expected<DevicePtr> CudaDriver::allocate(size_t bytes) {
 
 void CudaDriver::release(DevicePtr ptr) {
   if (ptr != 0 && bind_context()) api_->cuMemFree(ptr);
+}
+
+Expected<CudaDriver::MemoryInfo> CudaDriver::memory_info() {
+  if (Status s = bind_context(); !s) return s.error();
+  MemoryInfo info;
+  DRAGON_CU(api_->cuMemGetInfo(&info.free_bytes, &info.total_bytes), "cuMemGetInfo");
+  return info;
 }
 
 Status CudaDriver::copy_to_device(DevicePtr dst, const void* src, size_t bytes) {

@@ -9,6 +9,7 @@
 #include "dragon/bench/cublas_gemm.h"
 #include "dragon/bench/device_comparison.h"
 #include "dragon/bench/device_filler.h"
+#include "dragon/bench/eager_plugin.h"
 #include "dragon/bench/peaks.h"
 #include "dragon/bench/suite_run.h"
 #include "dragon/interp/input_generator.h"
@@ -154,6 +155,35 @@ TEST(GpuBench, ASmallSuiteRunChecksAndTimesOursAndTheBaselines) {
     for (const OutputCheck& check : p.ours.checks) EXPECT_TRUE(check.ok) << check.detail;
     for (const Contender& b : p.baselines) EXPECT_EQ(b.status, "ok") << b.name << ": " << b.error;
   }
+}
+
+// A suite run allocates each problem's buffers itself, outside libtorch: memory libtorch's
+// caching allocator kept from an earlier problem would make a later one run out (problems
+// 38 and 39 of kernelbench-l1 need 43 GB). A finished computation hands its blocks back.
+TEST(GpuBench, AnEagerComputationHandsItsCachedDeviceMemoryBack) {
+  REQUIRE_GPU(driver);
+  const EagerPlugin& plugin = eager_plugin();
+  if (!plugin.baselines || !plugin.baselines->cuda_available()) {
+    GTEST_SKIP() << "[SKIP] no libtorch eager plugin with CUDA: " << plugin.why_not;
+  }
+  const int64_t elements = int64_t{1} << 28;  // 1 GiB of f32 in, and as much out
+  runtime::DevicePtr input = driver->allocate(elements * 4).value();
+  ASSERT_TRUE(driver->fill_bytes(input, 0, elements * 4).ok());
+  ASSERT_TRUE(driver->synchronize().ok());
+  const size_t free_before = driver->memory_info().value().free_bytes;
+  {
+    std::vector<EagerTensor> inputs = {EagerTensor{reinterpret_cast<void*>(input), ir::DataType::f32(), {elements}}};
+    std::unique_ptr<EagerComputation> relu =
+        plugin.baselines->bind("relu", {{"shape", std::to_string(elements)}}, inputs, EagerDevice::kCuda, false);
+    relu->run();
+    relu->synchronize();
+    EXPECT_LT(driver->memory_info().value().free_bytes + (size_t{1} << 29), free_before)
+        << "the output should take about 1 GiB while the computation lives";
+  }
+  const size_t free_after = driver->memory_info().value().free_bytes;
+  EXPECT_GE(free_after + (size_t{64} << 20), free_before)
+      << "libtorch still holds " << (free_before - free_after) / (1 << 20) << " MiB after the computation ended";
+  driver->release(input);
 }
 
 }  // namespace

@@ -31,15 +31,19 @@ int audit(const AuditOptions& options) {
     std::fprintf(stderr, terminal ? "\r\033[K[%zu/%zu] %s" : "[%zu/%zu] %s\n", index + 1, count, problem.name.c_str());
   };
   RunProvenance provenance = current_provenance();
+  audit_options.command = provenance.command;
+  audit_options.commit = provenance.commit;
+  audit_options.started_at = provenance.started_at;
+  auto write_files = [&](const bench::SuiteAudit& so_far) {
+    if (!options.out.empty()) bench::write_file_atomically(options.out, so_far.to_json() + "\n");
+    if (!options.markdown.empty()) bench::write_file_atomically(options.markdown, so_far.to_markdown());
+  };
+  // Rewritten after every problem: an audit cut short keeps the problems it finished.
+  audit_options.on_result = [&](const bench::AuditedProblem&, const bench::SuiteAudit& so_far) { write_files(so_far); };
   bench::SuiteAudit result = bench::audit_suite(suite, audit_options);
   if (terminal) std::fprintf(stderr, "\r\033[K");
-  result.command = provenance.command;
-  result.commit = provenance.commit;
-  result.started_at = provenance.started_at;
-  std::string markdown = result.to_markdown();
-  std::printf("%s", markdown.c_str());
-  if (!options.out.empty()) bench::write_file_atomically(options.out, result.to_json() + "\n");
-  if (!options.markdown.empty()) bench::write_file_atomically(options.markdown, markdown);
+  std::printf("%s", result.to_markdown().c_str());
+  write_files(result);
   return 0;
 }
 

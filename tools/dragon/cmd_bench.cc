@@ -29,7 +29,7 @@ struct BenchOptions {
   bool list = false;
   std::string scripts_dir, out, report, peaks_file;
   std::vector<std::string> from;
-  bool no_eager = false, no_cublas = false;
+  bool no_eager = false, no_cublas = false, no_cudnn = false;
   double max_seconds = 1.0;
 };
 
@@ -52,9 +52,11 @@ std::string time_of(const bench::Contender* c) {
 void print_result(const bench::ProblemResult& p) {
   const bench::Contender* torch = bench::find_baseline(p, "torch");
   const bench::Contender* cublas = bench::find_baseline(p, "cublas");
+  const bench::Contender* cudnn = bench::find_baseline(p, "cudnn");
   std::string line = fmt::format("{:<5} {:<48} {:<11} ours {:<12} eager {:<12}", p.id, p.name, p.status,
                                  time_of(&p.ours), time_of(torch));
   if (cublas) line += fmt::format(" cuBLAS {:<12}", time_of(cublas));
+  if (cudnn) line += fmt::format(" cuDNN {:<12}", time_of(cudnn));
   if (torch) {
     if (std::optional<double> s = p.speedup_over(*torch); s) line += fmt::format(" {:.3g}x vs eager", *s);
   }
@@ -99,6 +101,7 @@ int bench_suite(const BenchOptions& options) {
   run_options.scripts_dir = options.scripts_dir;
   run_options.eager = !options.no_eager;
   run_options.cublas = !options.no_cublas;
+  run_options.cudnn = !options.no_cudnn;
   run_options.timer.max_seconds = options.max_seconds;
   run_options.apply_script = [](const ir::PrimFunc& func, const std::string& path) {
     return apply_script_file(func, path);
@@ -152,7 +155,7 @@ int bench_suite(const BenchOptions& options) {
 Command add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* sub = app.add_subcommand(
-      "bench", "Benchmark suites on the GPU against libtorch eager and cuBLAS: kernelbench-l1, dlrm, models");
+      "bench", "Benchmark suites on the GPU against libtorch eager, cuBLAS and cuDNN: kernelbench-l1, dlrm, models");
   sub->add_option("suite", options->suite, "kernelbench-l1, dlrm or models");
   sub->add_flag("--list", options->list, "List the problems: id, name, output shape, op spec");
   sub->add_option("--problems", options->problems, "Only these: ids and ranges, e.g. 1-5,23 or R1,R9");
@@ -163,6 +166,8 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--from", options->from, "Render --report from these results files (chunks of one suite) instead of running");
   sub->add_flag("--no-eager", options->no_eager, "Leave out the libtorch eager baselines");
   sub->add_flag("--no-cublas", options->no_cublas, "Leave out the cuBLAS baselines");
+  sub->add_flag("--no-cudnn", options->no_cudnn,
+                "Leave out the cuDNN baselines (convolutions, pooling, softmax; DRAGON_CUDNN_LIBRARY names the library)");
   sub->add_option("--max-seconds", options->max_seconds, "Cap on each timing's measuring phase")->capture_default_str();
   sub->add_option("--suites-dir", options->suites_dir, "Where the suite files are ($DRAGON_SUITES_DIR)")
       ->capture_default_str();

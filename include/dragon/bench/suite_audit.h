@@ -17,11 +17,19 @@
 
 namespace dragon::bench {
 
+struct AuditedProblem;
+struct SuiteAudit;
+
 struct SuiteAuditOptions {
   std::string problems;        // ids; empty: all
   int kernelbench_trials = 3;  // torch.rand draws, all of which a trivial output must pass
   uint64_t seed = 0x61756474;
+  // Provenance copied into the audit (the CLI knows its command line and commit).
+  std::string command, commit, started_at;
+  // Called before each problem, and after it with the audit so far (what a results file
+  // should hold if the run is interrupted next).
   std::function<void(size_t, size_t, const suites::Problem&)> on_start;
+  std::function<void(const AuditedProblem&, const SuiteAudit&)> on_result;
 };
 
 struct AuditedProblem {
@@ -29,6 +37,7 @@ struct AuditedProblem {
   std::string status;   // "ok", "unsupported", "failed"
   std::string message;
   double rand_reference_scale = 0;  // max |eager output| on torch.rand inputs (first output)
+  double seconds = 0;               // wall time the problem's audit took
   harness::ProblemAudit audit;      // one row per trivial output
 };
 

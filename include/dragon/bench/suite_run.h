@@ -1,7 +1,8 @@
 // `dragon bench SUITE`: every problem of a suite on the GPU at its full shape, side by side
 // with its baselines in one process. Per problem: our kernel (the default schedule, or a
-// script from a folder), the libtorch eager computation KernelBench's reference runs, and
-// cuBLAS for matmul-like problems; each output checked against an f64 reference (libtorch
+// script from a folder), the libtorch eager computation KernelBench's reference runs,
+// cuBLAS for matmul-like problems and cuDNN for convolutions, pooling and softmax
+// (bench/cudnn_plan.h says which); each output checked against an f64 reference (libtorch
 // in f64, else our own f64 twin) with the harness's calibrated tolerance; every figure from
 // the harness's GPU timer; achieved rates against the measured peaks; times below the
 // physics floor rejected.
@@ -37,7 +38,9 @@ struct OutputCheck {
 };
 
 struct Contender {
-  std::string name;            // "ours (default schedule)", "torch eager: at::softmax", "cublasGemmEx (f32, ...)"
+  // "ours (default schedule)", "torch eager: at::softmax", "cublasGemmEx (f32, ...)",
+  // "cudnnPoolingForward (f32, max)"
+  std::string name;
   std::string status;          // "ok", "incorrect", "failed", "impossible" (faster than physics)
   std::string error;           // when failed
   std::vector<OutputCheck> checks;
@@ -67,6 +70,7 @@ struct SuiteRunOptions {
   std::string scripts_dir;  // ID.script or NAME.script per problem; others use the default schedule
   bool eager = true;        // libtorch eager baselines (and reference), when the plugin loads
   bool cublas = true;
+  bool cudnn = true;        // cuDNN for the problems bench/cudnn_plan.h maps
   uint64_t seed = 0x6472676e;  // inputs are fixed per run so baselines and ours see the same
   harness::GpuTimerOptions timer = {.warmup_calls = 2, .min_calls = 5, .max_calls = 200, .max_seconds = 1.0};
   std::optional<MeasuredPeaks> peaks;  // for achieved fractions; spec sheet floor without

@@ -35,6 +35,12 @@ class CudaDriver {
 
   Expected<DevicePtr> allocate(size_t bytes);
   void release(DevicePtr ptr);
+  // Device memory free and in total, as the driver sees it: memory other libraries in the
+  // process (libtorch's caching allocator) hold counts as used.
+  struct MemoryInfo {
+    size_t free_bytes = 0, total_bytes = 0;
+  };
+  Expected<MemoryInfo> memory_info();
   Status copy_to_device(DevicePtr dst, const void* src, size_t bytes);
   Status copy_to_host(void* dst, DevicePtr src, size_t bytes);
   Status copy_on_device(DevicePtr dst, DevicePtr src, size_t bytes);

@@ -6,6 +6,10 @@
 #include <ATen/Version.h>
 #include <torch/version.h>
 
+#if DRAGON_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include <cstring>
 #include <stdexcept>
 
@@ -16,6 +20,20 @@ namespace dragon::bench::torch_eager {
 namespace {
 
 at::Device device_of(EagerDevice device) { return device == EagerDevice::kCuda ? at::Device(at::kCUDA) : at::Device(at::kCPU); }
+
+// libtorch's caching allocator keeps the blocks of freed tensors for reuse, and the driver
+// cannot give them to anyone else: after a problem of 40 GB the next problem's own
+// allocations (ours, outside libtorch) run out of device memory. A computation hands its
+// blocks back when it ends, so a suite run holds only what the current problem needs.
+void release_cached_device_memory() noexcept {
+#if DRAGON_TORCH_HAS_CUDA
+  try {
+    c10::cuda::CUDACachingAllocator::emptyCache();
+  } catch (const std::exception&) {
+    // A device already in an error state: the error surfaces at the next call that checks.
+  }
+#endif
+}
 
 [[noreturn]] void rethrow(std::string_view op_kind, std::string_view what, const std::exception& error) {
   std::string message = error.what();
@@ -30,6 +48,14 @@ class TorchComputation final : public EagerComputation {
                    bool on_cuda)
       : op_kind_(std::move(op_kind)), entry_(entry), params_(std::move(params)), inputs_(std::move(inputs)),
         on_cuda_(on_cuda) {}
+  ~TorchComputation() override {
+    if (!on_cuda_) return;
+    outputs_.clear();
+    inputs_.clear();
+    release_cached_device_memory();
+  }
+  TorchComputation(const TorchComputation&) = delete;
+  TorchComputation& operator=(const TorchComputation&) = delete;
 
   void run() override {
     try {

@@ -11,6 +11,9 @@
 #include "dragon/bench/device_filler.h"
 #include "dragon/bench/html_report.h"
 #include "dragon/bench/peaks.h"
+#include "dragon/bench/suite_audit.h"
+
+#include <nlohmann/json.hpp>
 #include "dragon/bench/suite_results.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/nvrtc_compiler.h"
@@ -74,7 +77,7 @@ SuiteRun sample_run() {
   broken.ours.name = "ours";
   broken.ours.status = "incorrect";
   broken.ours.checks.push_back(OutputCheck{"C", INFINITY, 1e-5, false, "NaN"});
-  broken.baselines = {timed("torch eager: at::softmax", 6.0)};
+  broken.baselines = {timed("torch eager: at::softmax", 6.0), timed("cudnnSoftmaxForward (f32, accurate)", 3.0)};
 
   ProblemResult missing;
   missing.id = "R6";
@@ -142,6 +145,11 @@ TEST(HtmlReport, HasTheSortableTableBothPlotsAndEscapesNames) {
   EXPECT_EQ(html.find("19_ReLU <fast>"), std::string::npos) << "names are escaped";
   EXPECT_NE(html.find("2 problems where both are correct and timed"), std::string::npos);
   EXPECT_NE(html.find("abc1234"), std::string::npos) << "the commit is on the page";
+  // One vendor column: cuBLAS for the matmul, cuDNN for the softmax, named in the tooltip.
+  EXPECT_NE(html.find("title=\"cublasGemmEx (f32, compute 32F)\">1<"), std::string::npos);
+  EXPECT_NE(html.find("title=\"cudnnSoftmaxForward (f32, accurate)\">3<"), std::string::npos);
+  EXPECT_NE(html.find("Geometric mean speedup over cuBLAS: <b>0.25x</b> on the 1 problems"), std::string::npos);
+  EXPECT_EQ(html.find("speedup over cuDNN:"), std::string::npos) << "our softmax is incorrect: no pair to compare";
   // Our matmul: 137 GFLOP in 4 ms is 34.4 TFLOP/s, 68.7% of the 50 TFLOP/s f32 peak.
   EXPECT_NE(html.find(">34.4<"), std::string::npos);
   EXPECT_NE(html.find(">68.7%<"), std::string::npos);
@@ -173,6 +181,57 @@ TEST(Peaks, FilesRoundTripAndTheFloorNeverUsesLessThanTheSpecSheet) {
     EXPECT_NE(std::string(e.what()).find("copy_bytes_per_s"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
+}
+
+SuiteAudit two_audited_problems() {
+  SuiteAudit audit;
+  audit.suite = "dlrm";
+  audit.command = "dragon audit dlrm";
+  audit.commit = "abc1234";
+  AuditedProblem weak;
+  weak.id = "R9h";
+  weak.name = "R9h_mlp_top_sigmoid";
+  weak.status = "ok";
+  weak.rand_reference_scale = 1.0;
+  weak.seconds = 2.4;
+  weak.audit.trivial_outputs = {{"zeros", false, false, false},
+                                {"ones", false, true, true},
+                                {"the reference's mean", false, true, true}};
+  AuditedProblem failed;
+  failed.id = "R3";
+  failed.name = "R3_tbe";
+  failed.status = "failed";
+  failed.message = "out of memory";
+  failed.seconds = 0.5;
+  audit.problems = {weak, failed};
+  return audit;
+}
+
+TEST(SuiteAudit, MarkdownMarksEveryPassAndCountsTheWeakProblems) {
+  std::string md = two_audited_problems().to_markdown();
+  EXPECT_NE(md.find("- commit: abc1234"), std::string::npos) << md;
+  // Ones pass KernelBench HEAD and the paper's tolerance, not ours; zeros pass nothing.
+  EXPECT_NE(md.find("| R9h | R9h_mlp_top_sigmoid | 1 | fail / fail / fail | **pass** / **pass** / fail | "
+                    "**pass** / **pass** / fail | n/a | 2.4 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| R3 | R3_tbe | failed: out of memory | | | | | 0.5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Of 1 problems audited: zeros pass KernelBench HEAD on 0 and the paper's tolerance on 0; some "
+                    "trivial output passes KernelBench HEAD on 1 and the paper's tolerance on 1; some trivial output "
+                    "passes our check on 0."),
+            std::string::npos)
+      << md;
+}
+
+TEST(SuiteAudit, JsonKeepsEachProblemsVerdictsAndTime) {
+  nlohmann::json j = nlohmann::json::parse(two_audited_problems().to_json());
+  ASSERT_EQ(j["problems"].size(), 2u);
+  EXPECT_EQ(j["commit"], "abc1234");
+  EXPECT_DOUBLE_EQ(j["problems"][0]["seconds"].get<double>(), 2.4);
+  EXPECT_EQ(j["problems"][0]["audit"]["trivial_outputs"].size(), 3u);
+  EXPECT_EQ(j["problems"][1]["status"], "failed");
+  EXPECT_EQ(j["problems"][1]["message"], "out of memory");
+  EXPECT_FALSE(j["problems"][1].contains("audit"));
 }
 
 TEST(DeviceKernels, FillerAndComparisonSourcesCompileWithNvrtc) {

@@ -1,0 +1,92 @@
+#include "dragon/bench/cudnn_descriptors.h"
+
+namespace dragon::bench {
+namespace {
+
+runtime::Status library_loaded() {
+  if (!cudnn_api().error.empty()) return DRAGON_RUNTIME_FAILURE("dlopen", cudnn_api().error, "");
+  return {};
+}
+
+}  // namespace
+
+runtime::Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan) {
+  if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
+  const CudnnApi& api = cudnn_api();
+  CudnnConvolutionDescriptors d;
+  auto x = make_tensor_descriptor(plan.x, plan.data_type);
+  if (!x.ok()) return x.error();
+  d.x = std::move(x.value());
+  auto y = make_tensor_descriptor(plan.y, plan.data_type);
+  if (!y.ok()) return y.error();
+  d.y = std::move(y.value());
+  if (plan.bias) {
+    auto bias = make_tensor_descriptor(*plan.bias, plan.data_type);
+    if (!bias.ok()) return bias.error();
+    d.bias = std::move(bias.value());
+  }
+  d.filter = std::make_unique<CudnnDescriptorOwner>(api.create_filter, api.destroy_filter);
+  runtime::Status s = cudnn_status(api.set_filter_nd(d.filter->get(), static_cast<int>(plan.data_type),
+                                                     kCudnnTensorNchw, static_cast<int>(plan.filter.size()),
+                                                     plan.filter.data()),
+                                   "cudnnSetFilterNdDescriptor");
+  if (!s.ok()) return s.error();
+  d.convolution = std::make_unique<CudnnDescriptorOwner>(api.create_convolution, api.destroy_convolution);
+  s = cudnn_status(api.set_convolution_nd(d.convolution->get(), static_cast<int>(plan.padding.size()),
+                                          plan.padding.data(), plan.stride.data(), plan.dilation.data(),
+                                          kCudnnCrossCorrelation, static_cast<int>(plan.compute_type)),
+                   "cudnnSetConvolutionNdDescriptor");
+  if (!s.ok()) return s.error();
+  s = cudnn_status(api.set_convolution_groups(d.convolution->get(), plan.groups), "cudnnSetConvolutionGroupCount");
+  if (!s.ok()) return s.error();
+  s = cudnn_status(api.set_convolution_math(d.convolution->get(), static_cast<int>(plan.math_type)),
+                   "cudnnSetConvolutionMathType");
+  if (!s.ok()) return s.error();
+  return d;
+}
+
+runtime::Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnPoolingPlan& plan) {
+  if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
+  const CudnnApi& api = cudnn_api();
+  CudnnPoolingDescriptors d;
+  auto x = make_tensor_descriptor(plan.x, plan.data_type);
+  if (!x.ok()) return x.error();
+  d.x = std::move(x.value());
+  auto y = make_tensor_descriptor(plan.y, plan.data_type);
+  if (!y.ok()) return y.error();
+  d.y = std::move(y.value());
+  d.pooling = std::make_unique<CudnnDescriptorOwner>(api.create_pooling, api.destroy_pooling);
+  // NaN propagates, as torch's max pooling does.
+  runtime::Status s = cudnn_status(
+      api.set_pooling_nd(d.pooling->get(), static_cast<int>(plan.mode), kCudnnPropagateNan,
+                         static_cast<int>(plan.window.size()), plan.window.data(), plan.padding.data(),
+                         plan.stride.data()),
+      "cudnnSetPoolingNdDescriptor");
+  if (!s.ok()) return s.error();
+  return d;
+}
+
+runtime::Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolutionPlan& plan,
+                                                              const CudnnConvolutionDescriptors& descriptors) {
+  std::vector<int> dims(plan.x.dims.size());
+  CudnnDescriptor input = plan.transposed ? descriptors.y->get() : descriptors.x->get();
+  runtime::Status s = cudnn_status(
+      cudnn_api().get_convolution_output_dims(descriptors.convolution->get(), input, descriptors.filter->get(),
+                                              static_cast<int>(dims.size()), dims.data()),
+      "cudnnGetConvolutionNdForwardOutputDim");
+  if (!s.ok()) return s.error();
+  return dims;
+}
+
+runtime::Expected<std::vector<int>> cudnn_pooling_output_dims(const CudnnPoolingPlan& plan,
+                                                              const CudnnPoolingDescriptors& descriptors) {
+  std::vector<int> dims(plan.x.dims.size());
+  runtime::Status s = cudnn_status(
+      cudnn_api().get_pooling_output_dims(descriptors.pooling->get(), descriptors.x->get(),
+                                          static_cast<int>(dims.size()), dims.data()),
+      "cudnnGetPoolingNdForwardOutputDim");
+  if (!s.ok()) return s.error();
+  return dims;
+}
+
+}  // namespace dragon::bench
