@@ -14,42 +14,45 @@ using namespace dragon::ir;
 
 namespace {
 
-// Depth-first walk keeping the current path; stops at the first node `found` accepts.
-class PathFinder : public StmtVisitor {
- public:
-  explicit PathFinder(std::function<bool(const StmtNode*)> found) : found_(std::move(found)) {}
-  std::vector<const StmtNode*> run(const Stmt& root) {
-    visit(root);
-    return done_ ? result_ : std::vector<const StmtNode*>{};
-  }
-
- protected:
-  void enter(const StmtNode* node, const std::function<void()>& recurse) {
-    if (done_) return;
-    path_.push_back(node);
-    if (found_(node)) {
-      result_ = path_;
-      done_ = true;
-    } else {
-      recurse();
+// Depth-first search in StmtVisitor's order, over the statements that can hold others
+// (stores and evaluations are leaves and never matched). A plain recursion: lookups of
+// loops and blocks by variable or name run it often (every LoopRV/BlockRV resolution),
+// and a visitor with a std::function per node cost several times more. `path` (when
+// given) receives the nodes from the root to the match.
+template <typename Found>
+const StmtNode* find_first(const StmtNode* node, const Found& found, std::vector<const StmtNode*>* path) {
+  if (node->kind == NodeKind::BufferStore || node->kind == NodeKind::Evaluate) return nullptr;
+  if (path) path->push_back(node);
+  if (found(node)) return node;
+  const StmtNode* hit = nullptr;
+  switch (node->kind) {
+    case NodeKind::For: hit = find_first(static_cast<const ForNode*>(node)->body.get(), found, path); break;
+    case NodeKind::Block: {
+      const auto* block = static_cast<const BlockNode*>(node);
+      if (block->init.defined()) hit = find_first(block->init.get(), found, path);
+      if (hit == nullptr) hit = find_first(block->body.get(), found, path);
+      break;
     }
-    path_.pop_back();
+    case NodeKind::BlockRealize:
+      hit = find_first(static_cast<const BlockRealizeNode*>(node)->block.get(), found, path);
+      break;
+    case NodeKind::SeqStmt:
+      for (const Stmt& s : static_cast<const SeqStmtNode*>(node)->seq) {
+        if ((hit = find_first(s.get(), found, path)) != nullptr) break;
+      }
+      break;
+    case NodeKind::IfThenElse: {
+      const auto* branch = static_cast<const IfThenElseNode*>(node);
+      hit = find_first(branch->then_case.get(), found, path);
+      if (hit == nullptr && branch->else_case.defined()) hit = find_first(branch->else_case.get(), found, path);
+      break;
+    }
+    case NodeKind::Allocate: hit = find_first(static_cast<const AllocateNode*>(node)->body.get(), found, path); break;
+    default: break;
   }
-  void visit_(const ForNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const BlockNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const BlockRealizeNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const SeqStmtNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const IfThenElseNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const AllocateNode* op) override { enter(op, [&] { StmtVisitor::visit_(op); }); }
-  void visit_(const BufferStoreNode*) override {}
-  void visit_(const EvaluateNode*) override {}
-
- private:
-  std::function<bool(const StmtNode*)> found_;
-  std::vector<const StmtNode*> path_;
-  std::vector<const StmtNode*> result_;
-  bool done_ = false;
-};
+  if (hit == nullptr && path) path->pop_back();
+  return hit;
+}
 
 class ChildRealizeCollector : public StmtVisitor {
  public:
@@ -173,21 +176,32 @@ class VarUseFinder : public ExprVisitor {
 }  // namespace
 
 std::vector<const StmtNode*> path_to(const PrimFunc& func, const StmtNode* target) {
-  return PathFinder([target](const StmtNode* n) { return n == target; }).run(func->body);
+  std::vector<const StmtNode*> path;
+  if (!func->body.defined() ||
+      find_first(func->body.get(), [target](const StmtNode* n) { return n == target; }, &path) == nullptr) {
+    return {};
+  }
+  return path;
 }
 
 const ForNode* find_loop(const PrimFunc& func, const VarNode* loop_var) {
-  auto path = PathFinder([loop_var](const StmtNode* n) {
-                return n->kind == NodeKind::For && static_cast<const ForNode*>(n)->loop_var.get() == loop_var;
-              }).run(func->body);
-  return path.empty() ? nullptr : static_cast<const ForNode*>(path.back());
+  if (!func->body.defined()) return nullptr;
+  return static_cast<const ForNode*>(find_first(
+      func->body.get(),
+      [loop_var](const StmtNode* n) {
+        return n->kind == NodeKind::For && static_cast<const ForNode*>(n)->loop_var.get() == loop_var;
+      },
+      nullptr));
 }
 
 const BlockRealizeNode* find_block_realize(const PrimFunc& func, std::string_view name) {
-  auto path = PathFinder([name](const StmtNode* n) {
-                return n->kind == NodeKind::BlockRealize && static_cast<const BlockRealizeNode*>(n)->block->name == name;
-              }).run(func->body);
-  return path.empty() ? nullptr : static_cast<const BlockRealizeNode*>(path.back());
+  if (!func->body.defined()) return nullptr;
+  return static_cast<const BlockRealizeNode*>(find_first(
+      func->body.get(),
+      [name](const StmtNode* n) {
+        return n->kind == NodeKind::BlockRealize && static_cast<const BlockRealizeNode*>(n)->block->name == name;
+      },
+      nullptr));
 }
 
 std::vector<const ForNode*> loops_above(const std::vector<const StmtNode*>& path) {

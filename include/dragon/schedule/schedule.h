@@ -204,6 +204,11 @@ class Schedule {
   //   8) the producers' write indices are affine in the loops below `loop`, with bounded
   //      extents (NonAffineRegion).
   void reverse_compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+  // reverse_compute_at's outcome without building the new IR: throws the ScheduleError
+  // reverse_compute_at would throw (same preconditions, same order), returns when it
+  // would apply. For a search that only needs to know whether it applies (the script
+  // decoder); preserve_unit_loops only shapes the new loops, so it is not an operand here.
+  void check_reverse_compute_at(BlockRV block, LoopRV loop, int64_t index = -1) const;
 
   // ---- Inlining and caching ----------------------------------------------------------
   // Inlines the block into every block that reads its buffer: each load B[idx] becomes
@@ -439,6 +444,9 @@ class Schedule {
   // compute_at's preconditions for a loop that is not a location mark (compute_at.cc).
   struct ComputeAtPlan;
   ComputeAtPlan plan_compute_at(BlockRV block, LoopRV loop, int64_t index) const;
+  // reverse_compute_at's preconditions for a loop that is not a location mark.
+  struct ReverseComputeAtPlan;
+  ReverseComputeAtPlan plan_reverse_compute_at(BlockRV block, LoopRV loop, int64_t index) const;
   // Verifies `func` (when IR checks are on), makes it current, invalidates random
   // variables whose loops or blocks disappeared, and records `inst`.
   void commit(ir::PrimFunc func, Instruction inst);

@@ -417,7 +417,11 @@ Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_
       why = fmt::format("the region of {} is not affine in the thread-bound loops", out->name);
       region.reset();
     } else {
-      (*region)[d] = Interval{analyzer.simplify(lo->first), analyzer.simplify(hi->second)};
+      // A bound that uses no thread-bound loop comes back as it was, already simplified.
+      auto simplified = [&](const Expr& relaxed, const Expr& before) {
+        return relaxed.same_as(before) ? before : analyzer.simplify(relaxed);
+      };
+      (*region)[d] = Interval{simplified(lo->first, (*region)[d].first), simplified(hi->second, (*region)[d].second)};
     }
   }
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
@@ -457,16 +461,24 @@ void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_l
   commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
 }
 
-void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
+// What reverse_compute_at's construction needs, once its preconditions hold.
+struct Schedule::ReverseComputeAtPlan {
+  const BlockRealizeNode* realize = nullptr;
+  const ForNode* loop = nullptr;
+  std::pair<const StmtNode*, const SeqStmtNode*> site;
+  std::vector<int> dim_of;
+  std::vector<Interval> region;
+  std::vector<Expr> extents;
+  Analyzer analyzer;
+  int64_t position = 0;
+};
+
+// reverse_compute_at's preconditions 1 to 8 for a loop that is not a location mark, in
+// order; the first that fails throws. Shared by reverse_compute_at and
+// check_reverse_compute_at, so the check cannot drift from the primitive.
+Schedule::ReverseComputeAtPlan Schedule::plan_reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
   constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
   const BlockNode* block = resolve(block_rv, kKind, "block");
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
-  if (apply_location_mark(block_rv, loop_rv, inst)) return;
   const ForNode* loop = resolve(loop_rv, kKind, "loop");
   const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
   const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
@@ -607,11 +619,38 @@ void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserv
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
   if (!extents) throw error(kKind, 8, "NonAffineRegion", loop_operand, why, at_loop);
 
-  LoopNames names(site->first);
+  return ReverseComputeAtPlan{realize, loop, *site, *point_dims(block, *produced), std::move(*region),
+                              std::move(*extents), std::move(analyzer), position};
+}
+
+void Schedule::check_reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
+  resolve(block_rv, InstructionKind::ReverseComputeAt, "block");  // first, as in reverse_compute_at
+  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
+    // As apply_location_mark: root always applies; inline is reverse_compute_inline's outcome.
+    if (*mark == -1) return;
+    Schedule inlined = copy();
+    inlined.reverse_compute_inline(block_rv);
+    return;
+  }
+  plan_reverse_compute_at(block_rv, loop_rv, index);
+}
+
+void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
+  constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
+  resolve(block_rv, kKind, "block");  // before the marks: an unknown block fails first
+  Instruction inst;
+  inst.kind = kKind;
+  inst.inputs.emplace_back(block_rv);
+  inst.inputs.emplace_back(loop_rv);
+  inst.attrs.emplace_back(preserve_unit_loops);
+  inst.attrs.emplace_back(index);
+  if (apply_location_mark(block_rv, loop_rv, inst)) return;
+  ReverseComputeAtPlan plan = plan_reverse_compute_at(block_rv, loop_rv, index);
+  LoopNames names(plan.site.first);
   names.visit(func_->body);
-  Stmt nest = regenerate(realize, *point_dims(block, *produced), *region, *extents, analyzer, preserve_unit_loops,
+  Stmt nest = regenerate(plan.realize, plan.dim_of, plan.region, plan.extents, plan.analyzer, preserve_unit_loops,
                          names.names);
-  commit(move_nest(func_, site->first, site->second, loop, position, nest), std::move(inst));
+  commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
 }
 
 namespace detail {

@@ -3,6 +3,7 @@
 #include "region_cover.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include <fmt/format.h>
@@ -45,16 +46,32 @@ class DataDependence : public ExprVisitor {
   using ExprVisitor::visit_;
 };
 
+// [min, min + extent - 1] of a loop whose bounds are immediates of its variable's type
+// with a non-empty range (nullopt otherwise: the general path simplifies them).
+std::optional<Interval> constant_loop_range(const ForNode* loop) {
+  const auto* min = loop->min.as<IntImmNode>();
+  const auto* extent = loop->extent.as<IntImmNode>();
+  const DataType type = loop->loop_var.dtype();
+  if (!type.is_int() || type.lanes() != 1 || (type.bits() != 32 && type.bits() != 64)) return std::nullopt;
+  if (min == nullptr || extent == nullptr || !(min->dtype == type) || !(extent->dtype == type) || extent->value < 1)
+    return std::nullopt;
+  int64_t last = 0;
+  if (__builtin_add_overflow(min->value, extent->value - 1, &last)) return std::nullopt;
+  if (type.bits() == 32 && (last < INT32_MIN || last > INT32_MAX)) return std::nullopt;
+  return Interval{loop->min, IntImmNode::make(type, last)};
+}
+
 }  // namespace
 
-std::optional<Interval> relax(const Expr& e, const RelaxMap& relaxed) {
-  std::vector<const VarNode*> vars;
-  for (const auto& [v, _] : relaxed) vars.push_back(v);
+// relax() with the relaxed variables listed once (every subexpression asks whether it
+// uses any of them).
+static std::optional<Interval> relax_over(const Expr& e, const RelaxMap& relaxed,
+                                          const std::vector<const VarNode*>& vars) {
   if (!uses_any_var(e, vars)) return Interval{e, e};
   if (const auto* v = e.as<VarNode>()) return relaxed.at(v);
   auto both = [&](const Expr& a, const Expr& b) -> std::optional<std::pair<Interval, Interval>> {
-    auto x = relax(a, relaxed);
-    auto y = relax(b, relaxed);
+    auto x = relax_over(a, relaxed, vars);
+    auto y = relax_over(b, relaxed, vars);
     if (!x || !y) return std::nullopt;
     return std::make_pair(*x, *y);
   };
@@ -76,7 +93,7 @@ std::optional<Interval> relax(const Expr& e, const RelaxMap& relaxed) {
       c = as_const_int(op->a);
     }
     if (!c) return std::nullopt;
-    auto r = relax(scaled, relaxed);
+    auto r = relax_over(scaled, relaxed, vars);
     if (!r) return std::nullopt;
     Expr k = make_const(e.dtype(), static_cast<double>(*c));
     return *c >= 0 ? Interval{r->first * k, r->second * k} : Interval{r->second * k, r->first * k};
@@ -84,13 +101,13 @@ std::optional<Interval> relax(const Expr& e, const RelaxMap& relaxed) {
   if (const auto* op = e.as<FloorDivNode>()) {
     std::optional<int64_t> c = as_const_int(op->b);
     if (!c || *c <= 0) return std::nullopt;
-    auto r = relax(op->a, relaxed);
+    auto r = relax_over(op->a, relaxed, vars);
     if (!r) return std::nullopt;
     return Interval{floordiv(r->first, *c), floordiv(r->second, *c)};
   }
   if (const auto* op = e.as<FloorModNode>()) {
     std::optional<int64_t> c = as_const_int(op->b);
-    if (!c || *c <= 0 || !relax(op->a, relaxed)) return std::nullopt;
+    if (!c || *c <= 0 || !relax_over(op->a, relaxed, vars)) return std::nullopt;
     return Interval{make_zero(e.dtype()), make_const(e.dtype(), static_cast<double>(*c - 1))};
   }
   if (const auto* op = e.as<MinNode>()) {
@@ -106,6 +123,13 @@ std::optional<Interval> relax(const Expr& e, const RelaxMap& relaxed) {
   return std::nullopt;
 }
 
+std::optional<Interval> relax(const Expr& e, const RelaxMap& relaxed) {
+  std::vector<const VarNode*> vars;
+  vars.reserve(relaxed.size());
+  for (const auto& [v, _] : relaxed) vars.push_back(v);
+  return relax_over(e, relaxed, vars);
+}
+
 
 std::optional<std::vector<Interval>> accessed_region(const ForNode* loop, const BufferNode* buffer, Access access,
                                                      const Analyzer& analyzer, std::string& why) {
@@ -114,6 +138,12 @@ std::optional<std::vector<Interval>> accessed_region(const ForNode* loop, const 
   std::optional<std::vector<Interval>> region;
   std::function<bool(const Stmt&, RelaxMap)> walk = [&](const Stmt& s, RelaxMap relaxed) -> bool {
     if (const auto* f = s.as<ForNode>()) {
+      // Most loops run over constants: their last value is folded here, without a trip
+      // through the simplifier (which would fold it to the same immediate).
+      if (std::optional<Interval> range = constant_loop_range(f)) {
+        relaxed[f->loop_var.get()] = *range;
+        return walk(f->body, std::move(relaxed));
+      }
       auto lo = relax(analyzer.simplify(f->min), relaxed);
       auto hi = relax(analyzer.simplify(f->min + f->extent - 1), relaxed);
       if (!lo || !hi) {
@@ -137,17 +167,20 @@ std::optional<std::vector<Interval>> accessed_region(const ForNode* loop, const 
         if (read.buffer.get() != buffer) continue;
         std::vector<Interval> dims;
         for (const Range& r : read.region) {
+          // A point access (extent 1, the usual case) ends where it starts: the simplifier
+          // brings first + 1 - 1 back to the form of first, so its bounds are computed once.
+          const bool point = is_const_int(r.extent, 1);
           Expr first = Substituter(bindings).run(r.min);
-          Expr last = Substituter(bindings).run(r.min + r.extent - 1);
+          Expr last = point ? first : Substituter(bindings).run(r.min + r.extent - 1);
           DataDependence dd;
           dd.visit(first);
-          dd.visit(last);
+          if (!point) dd.visit(last);
           if (dd.found) {
             why = fmt::format("block '{}' {} {} at a data-dependent index", block->name, verb, buffer->name);
             return false;
           }
           auto lo = relax(analyzer.simplify(first), relaxed);
-          auto hi = relax(analyzer.simplify(last), relaxed);
+          auto hi = point ? lo : relax(analyzer.simplify(last), relaxed);
           if (!lo || !hi) {
             why = fmt::format("block '{}' {} {} at an index that is not affine in the loops below", block->name,
                               verb, buffer->name);

@@ -36,6 +36,20 @@ struct Node {
   // Per first byte of a word here: -1 unknown, else whether the word can start with it
   // (every walk through this position asks for each byte of the trie's root).
   std::vector<int8_t> first_byte_viable;
+  // Whether `ch` occurs anywhere in a listed word of `o` (this position's options): a word
+  // ending in another byte is no listed word's prefix. The walk tries every byte of the
+  // trie's root after a partial word; most never occur.
+  bool may_be_listed(const Options& o, char ch) {
+    if (!listed_bytes_known) {
+      for (const std::string& w : o.words) {
+        for (char b : w) listed_bytes.set(static_cast<unsigned char>(b));
+      }
+      listed_bytes_known = true;
+    }
+    return listed_bytes.test(static_cast<unsigned char>(ch));
+  }
+  std::bitset<256> listed_bytes;
+  bool listed_bytes_known = false;
 };
 
 // Everything known about one line's start: the state before it and its positions.
@@ -122,6 +136,7 @@ struct ConstrainedDecoder::Impl {
   ir::PrimFunc workload;
   decoding::OracleCounters counters;
   decoding::WitnessMemo witnesses;  // per kind, the last completion that applied
+  decoding::BlockizeMemo blockize_outcomes;  // the Blockize rule's outcomes by the IR it reads
   int64_t lines_applied = 0;
   // contexts[i] is the state before line i of `complete_text`; the last one is where
   // the partial line starts.
@@ -148,7 +163,7 @@ struct ConstrainedDecoder::Impl {
   std::unique_ptr<LineContext> make_context(std::shared_ptr<ReplayState> st, size_t text_end) {
     auto ctx = std::make_unique<LineContext>();
     ctx->state = std::move(st);
-    ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters, &witnesses);
+    ctx->oracle = std::make_unique<LineOracle>(ctx->state, &counters, &witnesses, &blockize_outcomes);
     ctx->oracle->set_shortcuts(shortcuts);
     ctx->text_end = text_end;
     return ctx;
@@ -225,6 +240,20 @@ struct ConstrainedDecoder::Impl {
       }
       return {lo, hi};
     }
+    // Makes this cursor `from` again after a step from it: a step appends one byte to the
+    // word, empties it, or starts one from the empty word (after a line end too), so
+    // the word is cut back, not copied (the walk restores a cursor per trie child).
+    void restore(const Cursor& from, size_t from_word_size) {
+      ctx = from.ctx;
+      node = from.node;
+      phase = from.phase;
+      bare = from.bare;
+      words_lo = from.words_lo;
+      words_hi = from.words_hi;
+      narrowed = from.narrowed;
+      if (word.size() == from_word_size + 1) word.pop_back();
+      else if (word.size() != from_word_size) word.assign(from.word);
+    }
     // Whether some word of o.words starts with `word` (keeps the narrowed range).
     bool listed_prefix(const Options& o) {
       std::tie(words_lo, words_hi) = listed_range(o);
@@ -246,6 +275,20 @@ struct ConstrainedDecoder::Impl {
     return decoding::int_prefix_viable(w, o.int_lo, o.int_hi);
   }
 
+  // Whether the cursor's word is an integer where any int64 may come, and stays one
+  // (int_viable's spelling rule) after any `more` digits: an optional '-', then a nonzero
+  // digit, at most 18 digits in all.
+  static bool stays_unbounded_int(const Cursor& c, size_t more) {
+    const Options* o = c.node->options;
+    if (o == nullptr || !o->any_int || o->int_lo != std::numeric_limits<int64_t>::min() ||
+        o->int_hi != std::numeric_limits<int64_t>::max())
+      return false;
+    const std::string_view w = c.word;
+    const std::string_view digits = !w.empty() && w[0] == '-' ? w.substr(1) : w;
+    return !digits.empty() && digits[0] >= '1' && digits[0] <= '9' && digits.size() + more <= 18 &&
+           std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  }
+
   // Whether the cursor's word can still become an admitted word at its node.
   static bool word_viable(const Options& o, Cursor& c) {
     const std::string_view w = c.word;
@@ -253,13 +296,15 @@ struct ConstrainedDecoder::Impl {
     // positions most of the words a walk tries are identifiers or integers.
     if (o.any_string && w[0] != '"' && decoding::bare_prefix_viable(w)) return true;
     if (o.any_int && int_viable(o, w)) return true;
-    if (c.listed_prefix(o)) return true;
+    if (c.node->may_be_listed(o, w.back()) && c.listed_prefix(o)) return true;
     if (o.any_float && (o.float_nonnegative ? probability_prefix_viable(w) : float_prefix_viable(w, false))) return true;
     return o.any_string && w[0] == '"' && (quoted_closed(w) || decoding::quoted_prefix_viable(w));
   }
 
-  // Feeds one character; false when no valid script continues with it.
-  bool step(Cursor& c, char ch) {
+  // Feeds one character; false when no valid script continues with it. `listed_next`:
+  // the caller knows that `ch` continues the word into a prefix of a listed word where
+  // only listed words may come (the walk's byte filter), so the word stays viable.
+  bool step(Cursor& c, char ch, bool listed_next = false) {
     LineContext& ctx = *c.ctx;
     switch (c.phase) {
       case Cursor::kItemStart:
@@ -299,6 +344,7 @@ struct ConstrainedDecoder::Impl {
           return after_item(c, ch);
         }
         c.word.push_back(ch);
+        if (listed_next) return true;  // listed_prefix would narrow to a non-empty range
         return word_viable(options(ctx, *c.node), c);
       }
       case Cursor::kAfterClose:
@@ -495,10 +541,17 @@ struct ConstrainedDecoder::Impl {
   // walk takes them all at once.
   std::vector<uint8_t> bare_below;
   std::vector<std::vector<TokenId>> tokens_below;
+  // Per trie node: when every byte below it is a digit (digits are bare-word characters,
+  // so tokens_below lists those tokens), the most digits below it; -1 otherwise. Where
+  // any int64 may come and the word is an integer without a leading zero, each of those
+  // tokens keeps it one while it has at most 18 digits (Impl::int_viable), so the walk
+  // takes them all at once too.
+  std::vector<int8_t> digits_depth_below;
   void index_bare_subtrees() {
     const auto& trie = tokenizer.trie();
     bare_below.assign(trie.size(), 0);
     tokens_below.assign(trie.size(), {});
+    digits_depth_below.assign(trie.size(), -1);
     // Post-order, without recursion: (node, next child to visit).
     std::vector<std::pair<int32_t, size_t>> stack = {{0, 0}};
     while (!stack.empty()) {
@@ -513,6 +566,15 @@ struct ConstrainedDecoder::Impl {
         pure &= decoding::bare_word_char(static_cast<char>(byte)) && bare_below[child];
       }
       bare_below[node] = pure;
+      int digits_depth = 0;
+      for (const auto& [byte, child] : trie[node].children) {
+        if (byte < '0' || byte > '9' || digits_depth_below[child] < 0) {
+          digits_depth = -1;
+          break;
+        }
+        digits_depth = std::max(digits_depth, 1 + digits_depth_below[child]);
+      }
+      digits_depth_below[node] = static_cast<int8_t>(std::min(digits_depth, 100));
       if (pure) {
         for (const auto& [byte, child] : trie[node].children) {
           if (trie[child].token >= 0) tokens_below[node].push_back(trie[child].token);
@@ -527,13 +589,17 @@ struct ConstrainedDecoder::Impl {
     const auto& trie = tokenizer.trie();
     // Inside a word where only listed words may come (no unbounded class), a byte that
     // no listed word has next cannot be stepped into (word_viable would refuse it): only
-    // those bytes and the separators are tried. (Where numbers may come, most bytes
-    // tried are digits: the filter would not pay for itself.)
+    // those bytes and the separators are tried. So too where numbers may come but the
+    // word does not start like one (a variable name among split factors): no number
+    // spelling starts with a byte other than a digit or '-'. (Where a number is being
+    // typed, most bytes tried are digits: the filter would not pay for itself.)
     std::bitset<256> next_bytes;
     bool filtered = false;
     if (cursor.phase == Cursor::kInWord && !cursor.bare && cursor.node->options != nullptr) {
       const Options& o = *cursor.node->options;
-      if (!o.any_string && !o.any_int && !o.any_float) {
+      const char first = cursor.word[0];
+      const bool number_start = (first >= '0' && first <= '9') || first == '-';
+      if (!o.any_string && ((!o.any_int && !o.any_float) || !number_start)) {
         filtered = true;
         const auto [lo, hi] = cursor.listed_range(o);
         const size_t k = cursor.word.size();
@@ -545,13 +611,24 @@ struct ConstrainedDecoder::Impl {
         next_bytes.set(static_cast<unsigned char>(']'));
       }
     }
+    // One copy of the cursor per trie node; between children it is cut back (a step
+    // changes the word by at most one byte at its end, or empties it).
+    Cursor& c = walk_cursors[depth];
+    c = cursor;
+    const size_t word_size = cursor.word.size();
     for (const auto& [byte, child_node] : trie[trie_node].children) {
       if (filtered && !next_bytes.test(static_cast<unsigned char>(byte))) continue;
-      Cursor& c = walk_cursors[depth];
-      c = cursor;
-      if (!step(c, static_cast<char>(byte))) continue;
+      c.restore(cursor, word_size);
+      // Past the filter, a byte other than a separator continues some listed word.
+      const bool listed_next = filtered && byte != ' ' && byte != '\n' && byte != ']';
+      if (!step(c, static_cast<char>(byte), listed_next)) continue;
       if (trie[child_node].token >= 0) out.push_back(trie[child_node].token);
       if (c.phase == Cursor::kInWord && c.bare && bare_below[child_node]) {
+        out.insert(out.end(), tokens_below[child_node].begin(), tokens_below[child_node].end());
+        continue;
+      }
+      if (c.phase == Cursor::kInWord && digits_depth_below[child_node] >= 0 &&
+          stays_unbounded_int(c, static_cast<size_t>(digits_depth_below[child_node]))) {
         out.insert(out.end(), tokens_below[child_node].begin(), tokens_below[child_node].end());
         continue;
       }

@@ -152,6 +152,30 @@ bool canonical_stop(const KindSchema& kind, const std::vector<Arg>& values) {
   return !has_default(last) || !(values[j - 1] == default_of(kind, j - 1, values));
 }
 
+// A copy of `pos` with room for one more value and element and `extra_text` more bytes
+// of text: advance and the search extend a position by that much at most, and a plain
+// copy (capacity equal to size) would reallocate each of them again.
+Position copy_for_extension(const Position& pos, size_t extra_text) {
+  Position p;
+  p.kind = pos.kind;
+  p.slot = pos.slot;
+  // An empty vector stays unallocated: its first push allocates once either way.
+  if (!pos.values.empty()) {
+    p.values.reserve(pos.values.size() + 1);
+    p.values.assign(pos.values.begin(), pos.values.end());
+  }
+  if (!pos.elems.empty()) {
+    p.elems.reserve(pos.elems.size() + 1);
+    p.elems.assign(pos.elems.begin(), pos.elems.end());
+  }
+  p.list_open = pos.list_open;
+  p.decision = pos.decision;
+  p.decision_values = pos.decision_values;
+  p.text.reserve(pos.text.size() + extra_text);
+  p.text = pos.text;
+  return p;
+}
+
 std::string rv_word(RVType type, size_t index) {
   std::string word(1, schedule::rv_prefix(type));
   word += std::to_string(index);
@@ -160,8 +184,9 @@ std::string rv_word(RVType type, size_t index) {
 
 }  // namespace
 
-LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses)
-    : state_(std::move(state)), counters_(counters), witnesses_(witnesses) {
+LineOracle::LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses,
+                       BlockizeMemo* blockize_memo)
+    : state_(std::move(state)), counters_(counters), witnesses_(witnesses), blockize_memo_(blockize_memo) {
   BlockNames visitor;
   visitor.visit(state_->sch.func()->body);
   block_names_ = std::move(visitor.names);
@@ -298,7 +323,7 @@ void finish_rest(const KindSchema& kind, Position& p) {
 }  // namespace
 
 std::optional<Position> LineOracle::advance(const Position& pos, std::string_view word) const {
-  Position p = pos;
+  Position p = copy_for_extension(pos, word.size() + 1);
   if (p.text.empty()) {
     p.text = std::string(word);
   } else if (word == "]" || p.text.back() == '[') {
@@ -373,9 +398,13 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
                           std::shared_ptr<ReplayState>* next) {
   const KindSchema& kind = *pos.kind;
   // Every slot's value, omitted ones at their defaults.
-  std::vector<Arg> values = pos.values;
+  std::vector<Arg> values;
+  values.reserve(kind.slots.size());  // one allocation for the written values and the defaults
+  values.assign(pos.values.begin(), pos.values.end());
   while (values.size() < kind.slots.size()) values.push_back(default_of(kind, values.size(), values));
   std::vector<Arg> inputs, attrs;
+  inputs.reserve(kind.slots.size());
+  attrs.reserve(kind.slots.size());
   auto put = [](std::vector<Arg>& into, size_t index, Arg value) {
     if (into.size() <= index) into.resize(index + 1);
     into[index] = std::move(value);
@@ -405,7 +434,7 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     if (std::optional<bool> ok = outcome_by_rule(kind.kind, inputs, attrs, decision_arg, count)) {
       last_error_name_.clear();  // not a failure of ComputeAt's operands
       last_error_reason_.clear();
-      if (*ok) last_success_ = Witness{values, decision};
+      if (*ok) last_success_ = Witness{std::move(values), decision};
       return *ok;
     }
   }
@@ -428,7 +457,7 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     if (known != trial_memo_.end()) {
       last_error_name_ = known->second.error_name;
       last_error_reason_ = known->second.error_reason;
-      if (known->second.ok) last_success_ = Witness{values, decision};
+      if (known->second.ok) last_success_ = Witness{std::move(values), decision};
       return known->second.ok;
     }
   }
@@ -443,12 +472,13 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
     return commit_line(pos, kind, std::move(outputs), next);
   }
   ++counters_->trials;
-  if (shortcuts_ && next == nullptr && !count && !decision_arg && kind.kind == InstructionKind::ComputeAt) {
-    // Only the outcome is wanted: compute_at's preconditions without building the new IR
-    // (the line's commit, if any, applies it for real). A shortcut: with shortcuts off the
-    // trial runs, so the shortcut tests compare the two at every position.
-    if (std::optional<bool> ok = check_compute_at(inputs, attrs)) {
-      if (*ok) last_success_ = Witness{values, decision};
+  if (shortcuts_ && next == nullptr && !count && !decision_arg &&
+      (kind.kind == InstructionKind::ComputeAt || kind.kind == InstructionKind::ReverseComputeAt)) {
+    // Only the outcome is wanted: the primitive's preconditions without building the new
+    // IR (the line's commit, if any, applies it for real). A shortcut: with shortcuts off
+    // the trial runs, so the shortcut tests compare the two at every position.
+    if (std::optional<bool> ok = check_compute_at(kind.kind, inputs, attrs)) {
+      if (*ok) last_success_ = Witness{std::move(values), decision};
       trial_memo_.emplace(std::move(trial_key), TrialOutcome{*ok, last_error_name_, last_error_reason_});
       return *ok;
     }
@@ -473,7 +503,7 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   // A decision replay would change is not the script's: the script must say what runs.
   if (ok && decision_arg && scratch_->trace().decision(scratch_->trace().size() - 1) != decision_arg) ok = false;
   if (ok && next != nullptr) return commit_line(pos, kind, std::move(outputs), next);
-  if (ok) last_success_ = Witness{values, decision};
+  if (ok) last_success_ = Witness{std::move(values), decision};
   trial_memo_.emplace(std::move(trial_key), TrialOutcome{ok, last_error_name_, last_error_reason_});
   if (ok) {
     // Kept: the line that ends with this instruction is committed from it.
@@ -485,9 +515,10 @@ bool LineOracle::try_line(const Position& pos, const std::optional<std::vector<i
   return ok;
 }
 
-std::optional<bool> LineOracle::check_compute_at(const std::vector<Arg>& inputs, const std::vector<Arg>& attrs) {
-  // Operands of the shapes apply_compute_at accepts; anything else is left to the trial,
-  // which reports the malformed operand as the primitive does.
+std::optional<bool> LineOracle::check_compute_at(InstructionKind kind, const std::vector<Arg>& inputs,
+                                                 const std::vector<Arg>& attrs) {
+  // Operands of the shapes apply_compute_at and apply_reverse_compute_at accept; anything
+  // else is left to the trial, which reports the malformed operand as the primitive does.
   auto rv_of = [](const Arg& a, RVType type) -> std::optional<int64_t> {
     const auto* rv = a.as<RandomVar>();
     if (rv == nullptr || rv->type != type) return std::nullopt;
@@ -502,9 +533,13 @@ std::optional<bool> LineOracle::check_compute_at(const std::vector<Arg>& inputs,
   last_error_name_.clear();
   last_error_reason_.clear();
   try {
-    state_->sch.check_compute_at(schedule::BlockRV{*block}, schedule::LoopRV{*loop}, *attrs[1].as<int64_t>());
+    const schedule::BlockRV block_rv{*block};
+    const schedule::LoopRV loop_rv{*loop};
+    const int64_t index = *attrs[1].as<int64_t>();
+    if (kind == InstructionKind::ComputeAt) state_->sch.check_compute_at(block_rv, loop_rv, index);
+    else state_->sch.check_reverse_compute_at(block_rv, loop_rv, index);
   } catch (const schedule::ScheduleError& e) {
-    if (e.kind() == InstructionKind::ComputeAt) {
+    if (e.kind() == kind) {
       last_error_name_ = e.error_name();
       last_error_reason_ = e.reason();
     }
@@ -581,9 +616,11 @@ std::optional<std::vector<int64_t>> complete_decision(const ReplayState& st, con
 
 // ---- Pools of values ------------------------------------------------------------------
 
-std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position& pos, const SlotSchema& slot) const {
+const LineOracle::TypedPool& LineOracle::typing_pool(const Position& pos, const SlotSchema& slot, TypedPool& built) const {
   // Slots of random variables only: their pool depends on the state alone (and, for a
-  // loop, on whether location marks are admitted), so it is built once per oracle.
+  // loop, on whether location marks are admitted), so it is built once per oracle and
+  // lent, not copied (searches ask for it at every level). rv_pools_ only grows, and an
+  // unordered_map keeps its elements in place, so the reference stays valid.
   const bool location_kind =
       pos.kind->kind == InstructionKind::ComputeAt || pos.kind->kind == InstructionKind::ReverseComputeAt;
   const bool rv_slot = slot.type == ValueType::kBlock || slot.type == ValueType::kLoop ||
@@ -594,10 +631,11 @@ std::vector<std::pair<Arg, std::string>> LineOracle::typing_pool(const Position&
     if (it == rv_pools_.end()) it = rv_pools_.emplace(key, build_typing_pool(pos, slot)).first;
     return it->second;
   }
-  return build_typing_pool(pos, slot);
+  built = build_typing_pool(pos, slot);
+  return built;
 }
 
-std::vector<std::pair<Arg, std::string>> LineOracle::build_typing_pool(const Position& pos, const SlotSchema& slot) const {
+LineOracle::TypedPool LineOracle::build_typing_pool(const Position& pos, const SlotSchema& slot) const {
   std::vector<std::pair<Arg, std::string>> out;
   const ReplayState& st = *state_;
   // Invalidated variables fail every primitive (precondition 0), except location marks
@@ -726,7 +764,10 @@ std::vector<Arg> LineOracle::completion_pool(const Position& pos, const SlotSche
     case ValueType::kFloat: return {Arg(1.0)};
     default: break;
   }
-  for (auto& [value, word] : typing_pool(pos, slot)) out.push_back(std::move(value));
+  TypedPool built;
+  const TypedPool& typed = typing_pool(pos, slot, built);
+  out.reserve(typed.size());
+  for (const auto& [value, word] : typed) out.push_back(value);
   return out;
 }
 
@@ -752,7 +793,7 @@ std::vector<std::vector<Arg>> LineOracle::rest_extensions(const Position& pos, c
 
 bool LineOracle::feasible(const Position& pos) {
   if (pos.kind == nullptr) return true;
-  const std::string key = memo_key(pos);
+  std::string key = memo_key(pos);  // moved into the memo when done
   auto it = feasible_memo_.find(key);
   if (it != feasible_memo_.end()) return it->second;
   // A mnemonic alone: first the completion that applied for this kind before (a trial
@@ -763,7 +804,7 @@ bool LineOracle::feasible(const Position& pos) {
   bool result = false;
   if (shortcuts_ && mnemonic_only && schedule::can_apply_instruction(pos.kind->kind) &&
       mnemonic_applies_by_rule(pos.kind->kind)) {
-    feasible_memo_.emplace(key, true);
+    feasible_memo_.emplace(std::move(key), true);
     return true;
   }
   if (mnemonic_only && witnesses_ != nullptr && schedule::can_apply_instruction(pos.kind->kind)) {
@@ -780,7 +821,7 @@ bool LineOracle::feasible(const Position& pos) {
   // Typed operands meet the checks the search makes on the completions it picks (each a
   // precondition the primitive checks on that operand alone, so the trial would fail).
   if (shortcuts_ && !mnemonic_only && typed_operand_fails(pos)) {
-    feasible_memo_.emplace(key, false);
+    feasible_memo_.emplace(std::move(key), false);
     return false;
   }
   if (!result) {
@@ -788,7 +829,7 @@ bool LineOracle::feasible(const Position& pos) {
     result = search(pos);
     if (result && mnemonic_only && witnesses_ != nullptr && last_success_) (*witnesses_)[kind_key] = *last_success_;
   }
-  feasible_memo_.emplace(key, result);
+  feasible_memo_.emplace(std::move(key), result);
   return result;
 }
 
@@ -861,16 +902,25 @@ bool LineOracle::is_valid(RVType type, size_t index) const {
 }
 
 std::optional<size_t> LineOracle::script_index(const RandomVar& rv) const {
-  if (index_of_.empty()) {
+  if (!index_built_) {
+    // Variable ids are the schedule's symbol indices (small, dense): a table, not a map.
+    // The first variable of an id keeps it, as a map's emplace would.
     for (size_t t = 0; t < 3; ++t) {
-      for (size_t i = 0; i < state_->vars[t].size(); ++i) index_of_.emplace(state_->vars[t][i].id, i);
+      for (size_t i = 0; i < state_->vars[t].size(); ++i) {
+        const int64_t id = state_->vars[t][i].id;
+        if (id < 0) continue;
+        if (static_cast<size_t>(id) >= index_of_.size()) index_of_.resize(static_cast<size_t>(id) + 1, -1);
+        if (index_of_[static_cast<size_t>(id)] < 0) index_of_[static_cast<size_t>(id)] = static_cast<int64_t>(i);
+      }
     }
+    index_built_ = true;
   }
-  auto it = index_of_.find(rv.id);
-  if (it == index_of_.end()) return std::nullopt;
+  if (rv.id < 0 || static_cast<size_t>(rv.id) >= index_of_.size() || index_of_[static_cast<size_t>(rv.id)] < 0)
+    return std::nullopt;
+  const size_t index = static_cast<size_t>(index_of_[static_cast<size_t>(rv.id)]);
   const auto& vars = state_->vars[static_cast<size_t>(rv.type)];
-  if (it->second >= vars.size() || vars[it->second].id != rv.id) return std::nullopt;  // another type
-  return it->second;
+  if (index >= vars.size() || vars[index].id != rv.id) return std::nullopt;  // another type
+  return index;
 }
 
 bool LineOracle::is_location_mark(const Arg& loop) const {
@@ -958,6 +1008,7 @@ bool LineOracle::search(const Position& pos) {
   }
   if (pos.slot >= n) return false;
   const SlotSchema& slot = kind.slots[pos.slot];
+  if (shortcuts_ && required_slot_without_completion(pos)) return false;
   if (kind.kind == InstructionKind::Tensorize) {
     // Tensorize checks its intrinsic's name before anything else about the target; the
     // name a completion writes is "x" (completion_pool), and no target applies with an
@@ -971,8 +1022,10 @@ bool LineOracle::search(const Position& pos) {
   std::vector<Arg> pool;
   if (all_defaulted) {
     // Stopping is not canonical: the next slot must be written with another value.
-    for (auto& [value, word] : typing_pool(pos, slot)) {
-      if (!(value == default_of(kind, pos.slot, pos.values))) pool.push_back(value);
+    const Arg default_value = default_of(kind, pos.slot, pos.values);
+    TypedPool built;
+    for (const auto& [value, word] : typing_pool(pos, slot, built)) {
+      if (!(value == default_value)) pool.push_back(value);
     }
   } else if (slot.shape == SlotShape::kList) {
     pool = {Arg(Arg::List{Arg(int64_t{0})})};  // SampleCategorical's candidates
@@ -1023,13 +1076,26 @@ bool LineOracle::search(const Position& pos) {
         !loop_holds_producer(pos.values[0], v))
       continue;
     if (shortcuts_ && operand_rules_out(kind.kind, pos.slot, v, pos.values)) continue;
-    Position q = pos;
+    Position q = copy_for_extension(pos, 2);
     q.values.push_back(v);
     ++q.slot;
     q.text += " ?";  // completions are never memoized under a real text
     last_error_name_.clear();
     if (search(q)) return true;
     if (placement_slot && !mark && last_failure_block_only(kind.kind)) block_fails = true;
+  }
+  return false;
+}
+
+bool LineOracle::required_slot_without_completion(const Position& pos) const {
+  // Only string slots whose completion pool reads no earlier value qualify: every slot
+  // name but "ann_key" (Unannotate offers the target's keys).
+  const KindSchema& kind = *pos.kind;
+  for (size_t s = pos.slot + 1; s < kind.slots.size(); ++s) {
+    const SlotSchema& later = kind.slots[s];
+    if (later.default_kind == DefaultKind::kRequired && later.shape == SlotShape::kSingle &&
+        later.type == ValueType::kString && later.name != "ann_key" && completion_pool(pos, later).empty())
+      return true;
   }
   return false;
 }
@@ -1072,10 +1138,10 @@ std::string LineOracle::memo_key(const Position& pos) const {
 }
 
 const Options& LineOracle::options(const Position& pos) {
-  const std::string key = memo_key(pos);
+  std::string key = memo_key(pos);
   auto it = options_memo_.find(key);
   if (it != options_memo_.end()) return *it->second;
-  return *options_memo_.emplace(key, compute_options(pos, false)).first->second;
+  return *options_memo_.emplace(std::move(key), compute_options(pos, false)).first->second;
 }
 
 const Options& LineOracle::seed_options(const Position& pos, Options options) {
@@ -1085,13 +1151,13 @@ const Options& LineOracle::seed_options(const Position& pos, Options options) {
 }
 
 bool LineOracle::has_continuation(const Position& pos) {
-  const std::string key = memo_key(pos);
+  std::string key = memo_key(pos);
   auto it = options_memo_.find(key);
   if (it != options_memo_.end()) return it->second->continuable();
   auto c = continuation_memo_.find(key);
   if (c != continuation_memo_.end()) return c->second;
   const bool result = compute_options(pos, true)->continuable();
-  continuation_memo_.emplace(key, result);
+  continuation_memo_.emplace(std::move(key), result);
   return result;
 }
 
@@ -1130,7 +1196,8 @@ std::unique_ptr<Options> LineOracle::compute_options(const Position& pos, bool f
     };
     // The values a slot may take next (typed words and unbounded classes).
     auto slot_values = [&](const SlotSchema& slot) {
-      for (auto& [value, word] : typing_pool(pos, slot)) consider(word);
+      TypedPool built;
+      for (const auto& [value, word] : typing_pool(pos, slot, built)) consider(word);
       if (slot.type == ValueType::kCount) {
         // The count is what the lookup returns: try it once to learn it.
         for (int64_t c = 0; c <= 64 && !stop(); ++c) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,7 +20,8 @@
 
 namespace dragon::script::decoding {
 
-// A partial line after its committed words.
+// A partial line after its committed words. (copy_for_extension in line_oracle.cc copies
+// every field: a new field must be added there too.)
 struct Position {
   const KindSchema* kind = nullptr;     // null: the mnemonic comes next
   size_t slot = 0;                      // the slot being filled, or the next one
@@ -84,11 +86,24 @@ struct Witness {
 };
 using WitnessMemo = std::unordered_map<int, Witness>;  // by InstructionKind
 
+// Outcomes of the Blockize rule, shared by the oracles of one decoder, keyed by the IR
+// nodes the rule reads (the bounds of the scope's loops, which of them is the target,
+// the block's bindings, predicate and iteration domains). Most lines rebuild the nodes
+// above what they change but keep those: the next line start asks the same question.
+// `alive` holds every node a key names, so no key can match a later node at a reused
+// address.
+struct BlockizeMemo {
+  std::map<std::vector<const void*>, bool> outcomes;
+  std::vector<ir::Expr> alive;
+};
+
 class LineOracle {
  public:
   // `witnesses` (optional, shared by the oracles of one decoder) remembers per kind the
   // last completion that applied.
-  LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses = nullptr);
+  // `blockize_memo` (optional, shared the same way) keeps the Blockize rule's outcomes.
+  LineOracle(std::shared_ptr<const ReplayState> state, OracleCounters* counters, WitnessMemo* witnesses = nullptr,
+             BlockizeMemo* blockize_memo = nullptr);
 
   // The position after `word` is committed at `pos` ("[", "]", "=" included); nullopt
   // when the word cannot be read there (a lexical or type mismatch). Says nothing about
@@ -136,6 +151,10 @@ class LineOracle {
   bool commit_line(const Position& pos, const KindSchema& kind, std::vector<schedule::RandomVar> outputs,
                    std::shared_ptr<ReplayState>* next);
   bool search(const Position& pos);
+  // Whether a required slot after `pos.slot` has no completion to try whatever the values
+  // before it (TransformLayout's index_map: no map is ever offered), so that the search
+  // from `pos` would try every value of the slots before it only to fail there.
+  bool required_slot_without_completion(const Position& pos) const;
   std::unique_ptr<Options> compute_options(const Position& pos, bool first_only);
   // The memo key of a position: its text, except where the text's difference cannot
   // matter (an Annotate key).
@@ -204,6 +223,13 @@ class LineOracle {
   // Blockize (blockize.cc in full, its analysis of the bindings repeated).
   std::optional<bool> blockize_outcome(const std::vector<schedule::Arg>& inputs,
                                        const std::vector<schedule::Arg>& attrs) const;
+  // blockize_outcome's analysis of the bindings and the predicate (its preconditions 3
+  // and 4), for a chain `inner` from the target down to the block and the scope's loops
+  // above it, `outer`.
+  bool blockize_analysis_passes(const ir::BlockRealizeNode* realize, const ir::BlockNode* block,
+                                const std::vector<const ir::ForNode*>& outer,
+                                const std::vector<const ir::ForNode*>& inner,
+                                const std::vector<const ir::ForNode*>& scope_loops) const;
   // RFactor (rfactor.cc in full, but for predicates that guard another reduce loop).
   std::optional<bool> rfactor_outcome(const std::vector<schedule::Arg>& inputs,
                                       const std::vector<schedule::Arg>& attrs) const;
@@ -221,17 +247,22 @@ class LineOracle {
   bool encloses(const ir::BlockNode* scope, const ir::BlockNode* block) const;
   // The top-level statement of `scope`'s body that holds `block` (which it encloses).
   size_t top_index_in(const ir::BlockNode* scope, const ir::BlockNode* block) const;
-  // ComputeAt's trial outcome by schedule::Schedule::check_compute_at (no new IR), with
-  // the failure's name and reason as a trial would leave them; nullopt for operands of a
-  // shape the check does not take (the trial decides).
-  std::optional<bool> check_compute_at(const std::vector<schedule::Arg>& inputs, const std::vector<schedule::Arg>& attrs);
+  // ComputeAt's (ReverseComputeAt's) trial outcome by schedule::Schedule::check_compute_at
+  // (check_reverse_compute_at), building no new IR, with the failure's name and reason as
+  // a trial would leave them; nullopt for operands of a shape the check does not take
+  // (the trial decides).
+  std::optional<bool> check_compute_at(schedule::InstructionKind kind, const std::vector<schedule::Arg>& inputs,
+                                       const std::vector<schedule::Arg>& attrs);
   // Whether the last failed trial broke a precondition of ComputeAt/ReverseComputeAt's
   // block alone (one every other non-mark loop would break too).
   bool last_failure_block_only(schedule::InstructionKind kind) const;
-  std::vector<std::pair<schedule::Arg, std::string>> typing_pool(const Position& pos, const SlotSchema& slot) const;
-  std::vector<std::pair<schedule::Arg, std::string>> build_typing_pool(const Position& pos, const SlotSchema& slot) const;
+  // The values a slot may be typed with, each with its word.
+  using TypedPool = std::vector<std::pair<schedule::Arg, std::string>>;
+  // The memoized pool of a random-variable slot, else the pool built into `built`.
+  const TypedPool& typing_pool(const Position& pos, const SlotSchema& slot, TypedPool& built) const;
+  TypedPool build_typing_pool(const Position& pos, const SlotSchema& slot) const;
   // typing_pool of the random-variable slots, by 2 * ValueType + (loop slot admitting marks).
-  mutable std::unordered_map<size_t, std::vector<std::pair<schedule::Arg, std::string>>> rv_pools_;
+  mutable std::unordered_map<size_t, TypedPool> rv_pools_;
   std::vector<schedule::Arg> completion_pool(const Position& pos, const SlotSchema& slot) const;
   std::vector<std::vector<schedule::Arg>> rest_extensions(const Position& pos, const SlotSchema& slot) const;
 
@@ -239,6 +270,7 @@ class LineOracle {
   std::shared_ptr<const ReplayState> state_;
   OracleCounters* counters_;
   WitnessMemo* witnesses_;
+  BlockizeMemo* blockize_memo_;
   std::optional<Witness> last_success_;  // the last trial that applied
   std::string last_error_name_, last_error_reason_;  // the last trial that failed (ScheduleError)
   // Failed trials leave it unchanged; after a success it is dropped and copied again from
@@ -272,8 +304,11 @@ class LineOracle {
   std::unordered_map<std::string, TrialOutcome> trial_memo_;  // by the instruction tried
   // By 2 * id + (1 for a block); null: does not resolve.
   mutable std::unordered_map<int64_t, const ir::StmtNode*> resolved_;
-  mutable std::vector<int8_t> valid_cache_[3];
-  mutable std::unordered_map<int64_t, size_t> index_of_;  // by variable id  // per type and index: -1 unknown, 0, 1
+  mutable std::vector<int8_t> valid_cache_[3];  // per type and index: -1 unknown, 0, 1
+  // Per variable id, its index among the variables of its type (-1: none); built on
+  // first use.
+  mutable std::vector<int64_t> index_of_;
+  mutable bool index_built_ = false;
 };
 
 }  // namespace dragon::script::decoding

@@ -255,6 +255,46 @@ std::optional<bool> LineOracle::blockize_outcome(const std::vector<Arg>& inputs,
   auto at = std::find(scope_loops.begin(), scope_loops.end(), loop);
   if (at == scope_loops.end()) return std::nullopt;
   const std::vector<const ir::ForNode*> outer(scope_loops.begin(), at);
+  // From here on the outcome reads only the nodes below (the chain `inner` is the scope's
+  // loops from the target down), so it is shared with the other line states that still
+  // hold them all.
+  std::vector<ir::Expr> read;
+  for (const ir::ForNode* l : scope_loops) {
+    read.push_back(l->loop_var);
+    read.push_back(l->min);
+    read.push_back(l->extent);
+  }
+  for (const ir::Expr& value : realize->iter_values) read.push_back(value);
+  read.push_back(realize->predicate);
+  for (const ir::IterVar& iv : block->iter_vars) {
+    read.push_back(iv.var);
+    read.push_back(iv.dom.min);
+    read.push_back(iv.dom.extent);
+  }
+  // The counts first (small numbers, never node addresses), so that keys of different
+  // shapes cannot coincide; then the nodes.
+  std::vector<const void*> key;
+  key.reserve(read.size() + 3);
+  for (size_t count : {scope_loops.size(), outer.size(), realize->iter_values.size()}) {
+    key.push_back(reinterpret_cast<const void*>(count));
+  }
+  for (const ir::Expr& e : read) key.push_back(e.get());
+  if (blockize_memo_ != nullptr) {
+    auto known = blockize_memo_->outcomes.find(key);
+    if (known != blockize_memo_->outcomes.end()) return known->second;
+  }
+  const bool outcome = blockize_analysis_passes(realize, block, outer, inner, scope_loops);
+  if (blockize_memo_ != nullptr) {
+    blockize_memo_->outcomes.emplace(std::move(key), outcome);
+    blockize_memo_->alive.insert(blockize_memo_->alive.end(), read.begin(), read.end());
+  }
+  return outcome;
+}
+
+bool LineOracle::blockize_analysis_passes(const ir::BlockRealizeNode* realize, const ir::BlockNode* block,
+                                          const std::vector<const ir::ForNode*>& outer,
+                                          const std::vector<const ir::ForNode*>& inner,
+                                          const std::vector<const ir::ForNode*>& scope_loops) const {
   ir::Analyzer analyzer;
   for (const ir::ForNode* l : scope_loops) analyzer.bind(l->loop_var, ir::Range{l->min, l->extent});
   for (size_t k = 0; k < block->iter_vars.size(); ++k) {

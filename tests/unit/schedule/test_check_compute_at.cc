@@ -1,8 +1,9 @@
-// check_compute_at must agree with compute_at: on random schedules of several workloads,
-// for every block, every loop (location marks included) and a few indices, the check
-// passes exactly when compute_at applies, and fails with compute_at's error (kind,
-// precondition, name, reason) otherwise. The script decoder trusts the check in place
-// of a trial application, so any drift would change which scripts it accepts.
+// check_compute_at must agree with compute_at, and check_reverse_compute_at with
+// reverse_compute_at: on random schedules of several workloads, for every block, every
+// loop (location marks included) and a few indices, the check passes exactly when the
+// primitive applies, and fails with the primitive's error (kind, precondition, name,
+// reason) otherwise. The script decoder trusts the checks in place of trial
+// applications, so any drift would change which scripts it accepts.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -54,7 +55,11 @@ struct Tally {
   int marks = 0;
 };
 
-void compare_all(Schedule& sch, const std::string& label, Tally& tally) {
+// Which primitive is compared with its check.
+enum class Primitive { kComputeAt, kReverseComputeAt };
+
+void compare_all(Schedule& sch, const std::string& label, Primitive primitive, Tally& tally) {
+  const bool reverse = primitive == Primitive::kReverseComputeAt;
   BlockNames blocks;
   blocks.visit(sch.func()->body);
   std::vector<BlockRV> block_rvs;
@@ -76,10 +81,16 @@ void compare_all(Schedule& sch, const std::string& label, Tally& tally) {
     for (size_t li = 0; li < loop_rvs.size(); ++li) {
       for (int64_t index : {int64_t{-1}, int64_t{-2}, int64_t{0}, int64_t{1}, int64_t{3}}) {
         const size_t trace_before = sch.trace().size();
-        std::optional<Failure> checked = outcome([&] { sch.check_compute_at(b, loop_rvs[li], index); });
+        std::optional<Failure> checked = outcome([&] {
+          if (reverse) sch.check_reverse_compute_at(b, loop_rvs[li], index);
+          else sch.check_compute_at(b, loop_rvs[li], index);
+        });
         ASSERT_EQ(sch.trace().size(), trace_before) << label << ": the check recorded an instruction";
         Schedule applied = sch.copy();
-        std::optional<Failure> real = outcome([&] { applied.compute_at(b, loop_rvs[li], true, index); });
+        std::optional<Failure> real = outcome([&] {
+          if (reverse) applied.reverse_compute_at(b, loop_rvs[li], true, index);
+          else applied.compute_at(b, loop_rvs[li], true, index);
+        });
         const std::string where = label + " block " + std::to_string(b.id) + " loop " +
                                   std::to_string(loop_rvs[li].id) + " index " + std::to_string(index);
         ASSERT_EQ(checked.has_value(), real.has_value())
@@ -100,20 +111,37 @@ void compare_all(Schedule& sch, const std::string& label, Tally& tally) {
   }
 }
 
-TEST(CheckComputeAt, AgreesWithComputeAtOnRandomSchedules) {
+// Every block at every loop of random schedules of several workloads (`steps` random
+// instructions each), both outcomes tallied.
+Tally compare_on_random_schedules(Primitive primitive, int steps) {
   Tally tally;
   for (const char* spec : {"matmul:m=12,n=8,k=6", "softmax:shape=4x16", "conv2d", "layer_norm:shape=3x4x10"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       testing::RandomTraceOptions options;
-      options.steps = 6;
+      options.steps = steps;
       Schedule sch = testing::random_schedule(func, seed, options);
-      compare_all(sch, std::string(spec) + " seed " + std::to_string(seed), tally);
-      if (::testing::Test::HasFatalFailure()) return;
+      compare_all(sch, std::string(spec) + " seed " + std::to_string(seed), primitive, tally);
+      if (::testing::Test::HasFatalFailure()) return tally;
     }
   }
+  return tally;
+}
+
+TEST(CheckComputeAt, AgreesWithComputeAtOnRandomSchedules) {
+  const Tally tally = compare_on_random_schedules(Primitive::kComputeAt, 6);
+  if (HasFatalFailure()) return;
   // Both outcomes and the marks must actually be exercised.
   EXPECT_GT(tally.applied, 50);
+  EXPECT_GT(tally.refused, 50);
+  EXPECT_GT(tally.marks, 10);
+}
+
+TEST(CheckReverseComputeAt, AgreesWithReverseComputeAtOnRandomSchedules) {
+  const Tally tally = compare_on_random_schedules(Primitive::kReverseComputeAt, 6);
+  if (HasFatalFailure()) return;
+  // Both outcomes and the marks must actually be exercised.
+  EXPECT_GT(tally.applied, 20);
   EXPECT_GT(tally.refused, 50);
   EXPECT_GT(tally.marks, 10);
 }

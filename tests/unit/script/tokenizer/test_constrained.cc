@@ -225,6 +225,37 @@ TEST(Constrained, ForbiddenTokensHaveNoValidCompletion) {
   RecordProperty("forbidden_tokens_with_candidates", forbidden_with_candidates);
 }
 
+// The walk takes whole trie subtrees at once where each of their tokens is known to be
+// accepted (bare words where any string may come, digits where any int64 may come) and
+// steps only into the bytes a listed word has next where no string and no number (by its
+// first byte) can come; is_viable instead feeds every character of prefix + token through
+// the cursor. Inside such words both must agree on every token.
+TEST(Constrained, WalkShortcutsAgreeWithCharacterByCharacterSteps) {
+  const Case c = make_case("matmul:m=1024,n=1024,k=1024", 1);
+  int compared = 0;
+  // An annotation value and categorical candidates (any int64; "0" admits no digit after
+  // it), a bare annotation value, split factors (variables where integers may come), a
+  // loop operand (listed words).
+  for (const std::string marker : {"ann b0 tlow 3", "sc [0", "sc [0 1", "sc [0 16 6", "ann b0 tiling SS", "sp l0 v",
+                                   "sp l0 v0 v", "fu l3 l"}) {
+    const size_t at = c.script.find(marker);
+    ASSERT_NE(at, std::string::npos) << marker << " is not in the script:\n" << c.script;
+    const std::string prefix = c.script.substr(0, at + marker.size());
+    ConstrainedDecoder decoder(tok(), c.func);
+    std::vector<TokenId> allowed = decoder.allowed_tokens_after(prefix);
+    allowed.erase(std::remove_if(allowed.begin(), allowed.end(), [](TokenId t) { return tok().is_special(t); }),
+                  allowed.end());
+    std::vector<TokenId> stepped;
+    for (TokenId t = 0; t < static_cast<TokenId>(tok().size()); ++t) {
+      if (!tok().is_special(t) && decoder.is_viable(prefix + std::string(tok().text(t)))) stepped.push_back(t);
+    }
+    EXPECT_EQ(allowed, stepped) << "after '" << marker << "'";
+    EXPECT_FALSE(allowed.empty()) << "after '" << marker << "'";
+    ++compared;
+  }
+  EXPECT_EQ(compared, 8);
+}
+
 TEST(Constrained, NonViablePrefixesAllowNothing) {
   const ir::PrimFunc f = ops::OpRegistry::global().make_workload("matmul:m=64,n=64,k=64").func;
   ConstrainedDecoder decoder(tok(), f);
