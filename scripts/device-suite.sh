@@ -57,7 +57,7 @@ for stage in "$@"; do
       torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
         -DCMAKE_PREFIX_PATH="$torch_prefix" >"$work/build.log" 2>&1
-      timeout "$(left)" cmake --build "$build" -j "$jobs" --target dragon dragon-kernel-runner test_gpu_bench test_gpu_cudnn \
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target dragon dragon-kernel-runner test_gpu_bench test_gpu_cudnn test_gpu_fill \
         >>"$work/build.log" 2>&1
       status=$?
       note "build: exit $status; $(grep -E 'Little Dragon: libtorch' "$work/build.log")"
@@ -83,6 +83,9 @@ for stage in "$@"; do
       timeout "$(left)" "$build/tests/gpu/test_gpu_cudnn" >"$work/gpu-cudnn-tests.log" 2>&1
       note "gpu cuDNN tests: exit $?; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-cudnn-tests.log" | tr '\n' ' ')"
       grep -E '^\[  (FAILED|SKIPPED) ' "$work/gpu-cudnn-tests.log" | head -n 20 >>"$summary"
+      timeout "$(left)" "$build/tests/gpu/test_gpu_fill" >"$work/gpu-fill-tests.log" 2>&1
+      note "gpu fill tests: exit $?; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-fill-tests.log" | tr '\n' ' ')"
+      grep -E '^\[  (FAILED|SKIPPED) ' "$work/gpu-fill-tests.log" | head -n 20 >>"$summary"
       ;;
     peaks)
       timeout "$(left)" "$build/dragon" peaks --out "$work/peaks.json" >"$work/peaks.txt" 2>&1

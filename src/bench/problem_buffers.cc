@@ -51,14 +51,14 @@ void ProblemBuffers::fill_inputs(DeviceFiller& filler, InputDistribution distrib
   for (size_t i = 0; i < params.size(); ++i) {
     const ir::Param& param = params[i];
     if (param.role != ir::ParamRole::kInput) continue;
-    ir::DataType dtype = param.buffer->dtype;
-    if (param.domain.kind == ir::ValueDomain::Kind::kReal && dtype.is_float()) {
-      filler.fill(ptrs_[i], dtype, num_elements(param.buffer),
-                  distribution == InputDistribution::kRand ? DeviceFiller::Distribution::kUniform01
-                                                           : DeviceFiller::Distribution::kNormal,
-                  seed + i);
+    if (DeviceFiller::draws(param.domain, param.buffer->dtype)) {
+      filler.fill_domain(ptrs_[i], param.buffer, param.domain,
+                         distribution == InputDistribution::kRand ? DeviceFiller::Distribution::kUniform01
+                                                                  : DeviceFiller::Distribution::kNormal,
+                         seed + i);
     } else {
-      // Indices, offsets, probabilities, masks: within their domains, on the host.
+      // Bag offsets (bags + 1 values from a serial walk), types without a device kernel,
+      // and domains the generator rejects, which it reports with the parameter's name.
       interp::HostTensor host = interp::make_argument(
           workload_.func, i, seed,
           distribution == InputDistribution::kRand ? interp::Distribution::kRand : interp::Distribution::kNormal);

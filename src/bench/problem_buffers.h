@@ -1,6 +1,6 @@
 // Device buffers of one problem at full shape, as `dragon bench` and `dragon audit` use
-// them: every parameter allocated, inputs drawn (floats on the device, domain-bound ones
-// on the host), one f64 buffer per output for a reference, all released together.
+// them: every parameter allocated, inputs drawn (on the device within their value domains;
+// bag offsets on the host), one f64 buffer per output for a reference, all released together.
 // Internal to dragon_bench.
 #pragma once
 
@@ -39,7 +39,7 @@ struct OutputSlot {
   runtime::DevicePtr reference = 0;  // f64
 };
 
-// How float inputs with no domain are drawn.
+// How float inputs with a real or positive domain are drawn.
 enum class InputDistribution : uint8_t { kRand, kNormal };  // torch.rand's U[0, 1); N(0, 1)
 
 class ProblemBuffers {
@@ -50,7 +50,8 @@ class ProblemBuffers {
   ProblemBuffers(const ProblemBuffers&) = delete;
   ProblemBuffers& operator=(const ProblemBuffers&) = delete;
 
-  // Draws every input again from `seed`.
+  // Draws every input again: parameter i from seed + i on the device where DeviceFiller
+  // draws its domain and type, else from interp's generator on the host (the same seed).
   void fill_inputs(DeviceFiller& filler, InputDistribution distribution, uint64_t seed);
 
   // Another device buffer released with the rest.
