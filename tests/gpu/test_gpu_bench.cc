@@ -17,28 +17,12 @@
 #include "dragon/interp/tensor_compare.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/suites/suite.h"
+#include "gpu_test_support.h"
 
 namespace dragon::bench {
 namespace {
 
-runtime::CudaDriver* driver_or_skip() {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
-  return driver.ok() ? driver.value() : nullptr;
-}
-#define REQUIRE_GPU(driver)                                          \
-  runtime::CudaDriver* driver = driver_or_skip();                    \
-  if (!driver) GTEST_SKIP() << "[SKIP] no CUDA device on this machine"
-
-// A device buffer holding `host`'s bytes, released at scope end.
-struct DeviceCopy {
-  runtime::CudaDriver* driver;
-  runtime::DevicePtr ptr = 0;
-  DeviceCopy(runtime::CudaDriver* d, const void* host, size_t bytes) : driver(d) {
-    ptr = driver->allocate(bytes).value();
-    EXPECT_TRUE(driver->copy_to_device(ptr, host, bytes).ok());
-  }
-  ~DeviceCopy() { driver->release(ptr); }
-};
+using gpu_test::DeviceCopy;
 
 TEST(GpuBench, FillerDrawsTorchRandAndNormalValues) {
   REQUIRE_GPU(driver);

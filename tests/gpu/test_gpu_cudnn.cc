@@ -15,29 +15,16 @@
 #include "dragon/interp/tensor_compare.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/suites/suite.h"
+#include "gpu_test_support.h"
 
 namespace dragon::bench {
 namespace {
 
-runtime::CudaDriver* driver_or_null() {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
-  return driver.ok() ? driver.value() : nullptr;
-}
-#define REQUIRE_GPU_AND_CUDNN(driver)                                                                   \
-  runtime::CudaDriver* driver = driver_or_null();                                                       \
-  if (!driver) GTEST_SKIP() << "[SKIP] no CUDA device on this machine";                                 \
-  if (!cudnn_api().error.empty()) GTEST_SKIP() << "[SKIP] cuDNN cannot be loaded: " << cudnn_api().error
+using gpu_test::DeviceCopy;
 
-// A device buffer holding `host`'s bytes, released at scope end.
-struct DeviceCopy {
-  runtime::CudaDriver* driver;
-  runtime::DevicePtr ptr = 0;
-  DeviceCopy(runtime::CudaDriver* d, const void* host, size_t bytes) : driver(d) {
-    ptr = driver->allocate(bytes).value();
-    EXPECT_TRUE(driver->copy_to_device(ptr, host, bytes).ok());
-  }
-  ~DeviceCopy() { driver->release(ptr); }
-};
+#define REQUIRE_GPU_AND_CUDNN(driver) \
+  REQUIRE_GPU(driver);                \
+  if (!cudnn_api().error.empty()) GTEST_SKIP() << "[SKIP] cuDNN cannot be loaded: " << cudnn_api().error
 
 // Runs `spec`'s cuDNN baseline on interpreter-drawn inputs and compares its output (the
 // function's last parameter) with the interpreter's.

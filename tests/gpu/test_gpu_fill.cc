@@ -16,6 +16,7 @@
 #include "dragon/bench/device_filler.h"
 #include "dragon/interp/host_tensor.h"
 #include "dragon/support/error.h"
+#include "gpu_test_support.h"
 
 namespace dragon::bench {
 namespace {
@@ -23,14 +24,6 @@ namespace {
 using ir::DataType;
 using ir::ValueDomain;
 using Distribution = DeviceFiller::Distribution;
-
-runtime::CudaDriver* driver_or_skip() {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
-  return driver.ok() ? driver.value() : nullptr;
-}
-#define REQUIRE_GPU(driver)                       \
-  runtime::CudaDriver* driver = driver_or_skip(); \
-  if (!driver) GTEST_SKIP() << "[SKIP] no CUDA device on this machine"
 
 // A device buffer of one shape and type, filled within a domain and read back (the host
 // copy made on the first read: the largest buffers are only sampled).
