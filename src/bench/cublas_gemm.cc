@@ -117,18 +117,25 @@ class CublasGemmImpl final : public CublasGemm {
 
 }  // namespace
 
-std::unique_ptr<CublasGemm> make_cublas_gemm(const ops::Workload& workload, std::string& why_not) {
+bool cublas_applies(const ops::Workload& workload, std::string& why_not) {
   const std::string& kind = workload.op->name;
   if (kind != "matmul" && kind != "batch_matmul") {
     why_not = "cuBLAS applies to matmul and batch_matmul only";
-    return nullptr;
+    return false;
   }
-  ops::OpArgs args = ops::OpRegistry::global().parse(workload.spec);
-  ir::DataType dtype = args.get_dtype("dtype");
+  ir::DataType dtype = ops::OpRegistry::global().parse(workload.spec).get_dtype("dtype");
   if (dtype != ir::DataType::f32() && dtype != ir::DataType::f16() && dtype != ir::DataType::bf16()) {
     why_not = "no cuBLAS GEMM for " + ir::to_string(dtype);
-    return nullptr;
+    return false;
   }
+  return true;
+}
+
+std::unique_ptr<CublasGemm> make_cublas_gemm(const ops::Workload& workload, std::string& why_not) {
+  if (!cublas_applies(workload, why_not)) return nullptr;
+  const std::string& kind = workload.op->name;
+  ops::OpArgs args = ops::OpRegistry::global().parse(workload.spec);
+  ir::DataType dtype = args.get_dtype("dtype");
   if (!cublas_api().error.empty()) {
     why_not = cublas_api().error;
     return nullptr;

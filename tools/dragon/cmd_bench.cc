@@ -10,9 +10,12 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dragon/bench/applicable_baselines.h"
+#include "dragon/bench/eager_plugin.h"
 #include "dragon/bench/html_report.h"
 #include "dragon/bench/suite_results.h"
 #include "dragon/bench/suite_run.h"
+#include "dragon/ops/op_registry.h"
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
@@ -33,10 +36,15 @@ struct BenchOptions {
   double max_seconds = 1.0;
 };
 
+// Id, name, output shape, op spec and the baselines that apply (bench/applicable_baselines.h).
 void list(const std::vector<suites::Problem>& problems) {
+  const bench::EagerBaselines* eager = bench::eager_plugin().baselines;
   for (const suites::Problem& p : problems) {
     if (p.supported()) {
-      std::printf("%s\t%s\t%s\t%s\n", p.id.c_str(), p.name.c_str(), p.output.c_str(), p.spec.c_str());
+      std::string baselines =
+          bench::applicable_baselines(ops::OpRegistry::global().make_workload(p.spec), eager).describe();
+      std::printf("%s\t%s\t%s\t%s\t%s\n", p.id.c_str(), p.name.c_str(), p.output.c_str(), p.spec.c_str(),
+                  baselines.c_str());
     } else {
       std::printf("%s\t%s\tunsupported: %s\n", p.id.c_str(), p.name.c_str(), p.output.c_str());
     }
@@ -157,7 +165,7 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "bench", "Benchmark suites on the GPU against libtorch eager, cuBLAS and cuDNN: kernelbench-l1, dlrm, models");
   sub->add_option("suite", options->suite, "kernelbench-l1, dlrm or models");
-  sub->add_flag("--list", options->list, "List the problems: id, name, output shape, op spec");
+  sub->add_flag("--list", options->list, "List the problems: id, name, output shape, op spec, the baselines that apply");
   sub->add_option("--problems", options->problems, "Only these: ids and ranges, e.g. 1-5,23 or R1,R9");
   sub->add_option("--scripts", options->scripts_dir, "A folder of ID.script or NAME.script files (else the default schedule)");
   sub->add_option("--out", options->out, "The results file (JSON), rewritten after every problem");

@@ -23,6 +23,10 @@ class CublasGemm {
   virtual runtime::Status run(const std::vector<runtime::DevicePtr>& params) = 0;
 };
 
+// Whether `workload` is matmul-like in a type cuBLAS has a GEMM for (nothing is loaded);
+// `why_not` says why not.
+bool cublas_applies(const ops::Workload& workload, std::string& why_not);
+
 // A cuBLAS GEMM for `workload`, or nullptr with `why_not` set when its op kind or dtype has
 // none or libcublas cannot be loaded.
 std::unique_ptr<CublasGemm> make_cublas_gemm(const ops::Workload& workload, std::string& why_not);
