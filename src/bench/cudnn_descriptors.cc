@@ -8,18 +8,25 @@ runtime::Status library_loaded() {
   return {};
 }
 
+// The descriptors of X and Y, both in the plan's data type.
+runtime::Status make_x_and_y(const CudnnTensorDims& x, const CudnnTensorDims& y, CudnnDataType type,
+                             CudnnDescriptorPtr& x_descriptor, CudnnDescriptorPtr& y_descriptor) {
+  auto made_x = make_tensor_descriptor(x, type);
+  if (!made_x.ok()) return made_x.error();
+  auto made_y = make_tensor_descriptor(y, type);
+  if (!made_y.ok()) return made_y.error();
+  x_descriptor = std::move(made_x.value());
+  y_descriptor = std::move(made_y.value());
+  return {};
+}
+
 }  // namespace
 
 runtime::Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan) {
   if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
   const CudnnApi& api = cudnn_api();
   CudnnConvolutionDescriptors d;
-  auto x = make_tensor_descriptor(plan.x, plan.data_type);
-  if (!x.ok()) return x.error();
-  d.x = std::move(x.value());
-  auto y = make_tensor_descriptor(plan.y, plan.data_type);
-  if (!y.ok()) return y.error();
-  d.y = std::move(y.value());
+  if (runtime::Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
   if (plan.bias) {
     auto bias = make_tensor_descriptor(*plan.bias, plan.data_type);
     if (!bias.ok()) return bias.error();
@@ -49,12 +56,7 @@ runtime::Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnP
   if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
   const CudnnApi& api = cudnn_api();
   CudnnPoolingDescriptors d;
-  auto x = make_tensor_descriptor(plan.x, plan.data_type);
-  if (!x.ok()) return x.error();
-  d.x = std::move(x.value());
-  auto y = make_tensor_descriptor(plan.y, plan.data_type);
-  if (!y.ok()) return y.error();
-  d.y = std::move(y.value());
+  if (runtime::Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
   d.pooling = std::make_unique<CudnnDescriptorOwner>(api.create_pooling, api.destroy_pooling);
   // NaN propagates, as torch's max pooling does.
   runtime::Status s = cudnn_status(

@@ -101,6 +101,29 @@ std::optional<int64_t> slice_size(int64_t batch, std::initializer_list<int64_t> 
   return std::nullopt;
 }
 
+// X and Y of one batch slice, [slice, channels, spatial...] each, and how many slices the
+// batch makes; nullopt with `why_not` when one batch entry or an extent is too large.
+struct SlicedOperands {
+  int slices = 1;
+  CudnnTensorDims x, y;
+};
+std::optional<SlicedOperands> slice_operands(int64_t batch, int64_t x_channels, const std::vector<int64_t>& x_size,
+                                             int64_t y_channels, const std::vector<int64_t>& y_size,
+                                             std::string& why_not) {
+  std::optional<int64_t> slice = slice_size(batch, {x_channels * product(x_size), y_channels * product(y_size)});
+  if (!slice) {
+    why_not = "one batch entry holds more elements than cuDNN's 32-bit int counts";
+    return std::nullopt;
+  }
+  auto x = packed_tensor(batch_channels_spatial(*slice, x_channels, x_size));
+  auto y = packed_tensor(batch_channels_spatial(*slice, y_channels, y_size));
+  if (!x || !y) {
+    why_not = "an extent or stride does not fit cuDNN's 32-bit int";
+    return std::nullopt;
+  }
+  return SlicedOperands{static_cast<int>(batch / *slice), *x, *y};
+}
+
 // The forward convolution's output extent (floor rule), or -1 when the window does not fit.
 int64_t forward_extent(int64_t input, int64_t kernel, int64_t stride, int64_t padding, int64_t dilation) {
   int64_t span = dilation * (kernel - 1) + 1;
@@ -150,23 +173,17 @@ std::optional<CudnnPlan> plan_convolution(const ops::Workload& workload, const o
   }
   std::vector<int64_t> filter = transposed ? batch_channels_spatial(in_channels, out_channels / groups, kernel)
                                            : batch_channels_spatial(out_channels, in_channels / groups, kernel);
-  std::optional<int64_t> slice = slice_size(batch, {in_channels * product(size), out_channels * product(out_size)});
-  if (!slice) {
-    why_not = "one batch entry holds more elements than cuDNN's 32-bit int counts";
-    return std::nullopt;
-  }
-  plan.batch_slices = static_cast<int>(batch / *slice);
-  auto x = packed_tensor(batch_channels_spatial(*slice, in_channels, size));
-  auto y = packed_tensor(batch_channels_spatial(*slice, out_channels, out_size));
-  auto ints = [](const std::vector<int64_t>& v) { return to_ints(v); };
-  auto filter_ints = ints(filter), padding_ints = ints(padding), stride_ints = ints(stride);
-  auto dilation_ints = ints(dilation);
-  if (!x || !y || !filter_ints || !padding_ints || !stride_ints || !dilation_ints || groups > kIntMax) {
+  std::optional<SlicedOperands> operands = slice_operands(batch, in_channels, size, out_channels, out_size, why_not);
+  if (!operands) return std::nullopt;
+  auto filter_ints = to_ints(filter), padding_ints = to_ints(padding), stride_ints = to_ints(stride);
+  auto dilation_ints = to_ints(dilation);
+  if (!filter_ints || !padding_ints || !stride_ints || !dilation_ints || groups > kIntMax) {
     why_not = "an extent or stride does not fit cuDNN's 32-bit int";
     return std::nullopt;
   }
-  plan.x = *x;
-  plan.y = *y;
+  plan.batch_slices = operands->slices;
+  plan.x = operands->x;
+  plan.y = operands->y;
   plan.filter = *filter_ints;
   plan.padding = *padding_ints;
   plan.stride = *stride_ints;
@@ -226,21 +243,16 @@ std::optional<CudnnPlan> plan_pooling(const ops::Workload& workload, const ops::
     }
   }
   int64_t batch = x_shape[0], channels = x_shape[1];
-  std::optional<int64_t> slice = slice_size(batch, {channels * product(size), channels * product(out_size)});
-  if (!slice) {
-    why_not = "one batch entry holds more elements than cuDNN's 32-bit int counts";
-    return std::nullopt;
-  }
-  plan.batch_slices = static_cast<int>(batch / *slice);
-  auto x = packed_tensor(batch_channels_spatial(*slice, channels, size));
-  auto y = packed_tensor(batch_channels_spatial(*slice, channels, out_size));
+  std::optional<SlicedOperands> operands = slice_operands(batch, channels, size, channels, out_size, why_not);
+  if (!operands) return std::nullopt;
   auto window_ints = to_ints(window), padding_ints = to_ints(paddings), stride_ints = to_ints(strides);
-  if (!x || !y || !window_ints || !padding_ints || !stride_ints) {
+  if (!window_ints || !padding_ints || !stride_ints) {
     why_not = "an extent or stride does not fit cuDNN's 32-bit int";
     return std::nullopt;
   }
-  plan.x = *x;
-  plan.y = *y;
+  plan.batch_slices = operands->slices;
+  plan.x = operands->x;
+  plan.y = operands->y;
   plan.window = *window_ints;
   plan.padding = *padding_ints;
   plan.stride = *stride_ints;

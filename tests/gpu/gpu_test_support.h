@@ -1,11 +1,14 @@
-// What the GPU tests of dragon bench share: the driver or a clean skip, and a device copy
-// of host bytes that releases itself.
+// What the GPU tests of dragon bench share: the driver or a clean skip, and device copies
+// of host bytes that release themselves.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <memory>
+#include <vector>
 
+#include "dragon/interp/host_tensor.h"
 #include "dragon/runtime/cuda_driver.h"
 
 namespace dragon::gpu_test {
@@ -26,6 +29,19 @@ struct DeviceCopy {
   ~DeviceCopy() { driver->release(ptr); }
   DeviceCopy(const DeviceCopy&) = delete;
   DeviceCopy& operator=(const DeviceCopy&) = delete;
+};
+
+// Every argument of a function copied to the device, in parameter order: `ptrs` is what a
+// launch or a library call takes.
+struct DeviceArguments {
+  std::vector<std::unique_ptr<DeviceCopy>> copies;
+  std::vector<runtime::DevicePtr> ptrs;
+  DeviceArguments(runtime::CudaDriver* driver, const std::vector<interp::HostTensor>& args) {
+    for (const interp::HostTensor& t : args) {
+      copies.push_back(std::make_unique<DeviceCopy>(driver, t.data(), static_cast<size_t>(t.size_bytes())));
+      ptrs.push_back(copies.back()->ptr);
+    }
+  }
 };
 
 }  // namespace dragon::gpu_test

@@ -91,12 +91,8 @@ TEST(GpuBench, CublasGemmsMatchTheInterpreterForEveryOperandLayout) {
     std::vector<interp::HostTensor> args = interp::make_arguments(w.func, 5, interp::Distribution::kNormal);
     std::vector<interp::HostTensor> expected = args;
     interp::run(w.func, expected);
-    std::vector<std::unique_ptr<DeviceCopy>> copies;
-    std::vector<runtime::DevicePtr> ptrs;
-    for (const interp::HostTensor& t : args) {
-      copies.push_back(std::make_unique<DeviceCopy>(driver, t.data(), static_cast<size_t>(t.size_bytes())));
-      ptrs.push_back(copies.back()->ptr);
-    }
+    gpu_test::DeviceArguments device(driver, args);
+    const std::vector<runtime::DevicePtr>& ptrs = device.ptrs;
     ASSERT_TRUE(gemm->run(ptrs).ok());
     interp::HostTensor got = args[2];
     ASSERT_TRUE(driver->copy_to_host(got.data(), ptrs[2], static_cast<size_t>(got.size_bytes())).ok());

@@ -20,8 +20,6 @@
 namespace dragon::bench {
 namespace {
 
-using gpu_test::DeviceCopy;
-
 #define REQUIRE_GPU_AND_CUDNN(driver) \
   REQUIRE_GPU(driver);                \
   if (!cudnn_api().error.empty()) GTEST_SKIP() << "[SKIP] cuDNN cannot be loaded: " << cudnn_api().error
@@ -38,12 +36,8 @@ void expect_cudnn_matches_interpreter(runtime::CudaDriver* driver, const std::st
   std::vector<interp::HostTensor> args = interp::make_arguments(w.func, 11, interp::Distribution::kNormal);
   std::vector<interp::HostTensor> expected = args;
   interp::run(w.func, expected);
-  std::vector<std::unique_ptr<DeviceCopy>> copies;
-  std::vector<runtime::DevicePtr> ptrs;
-  for (const interp::HostTensor& t : args) {
-    copies.push_back(std::make_unique<DeviceCopy>(driver, t.data(), static_cast<size_t>(t.size_bytes())));
-    ptrs.push_back(copies.back()->ptr);
-  }
+  gpu_test::DeviceArguments device(driver, args);
+  const std::vector<runtime::DevicePtr>& ptrs = device.ptrs;
   // The output starts as NaN bytes: an element cuDNN never writes shows.
   const size_t y = args.size() - 1;
   ASSERT_TRUE(driver->fill_bytes(ptrs[y], 0xff, static_cast<size_t>(args[y].size_bytes())).ok());
