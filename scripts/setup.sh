@@ -6,7 +6,7 @@ set -euo pipefail
 # Core build and test dependencies (clang and its runtime for the libFuzzer targets), and
 # Debian's libtorch (CPU): the eager baselines of dragon bench are checked against the
 # interpreter with it, and the model will train on it. The CUDA toolkit is detected by
-# CMake at configure time and not installed here.
+# CMake at configure time and not installed here. XGBoost (C API) is the search's cost model.
 # --with-chromium adds headless Chromium, which scripts/report-screenshot.sh uses to check
 # and capture an HTML report (not needed to build or test).
 packages=(
@@ -15,6 +15,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   clang libclang-rt-14-dev
   libtorch-dev
+  libxgboost-dev
 )
 if [ "${1:-}" = "--with-chromium" ]; then
   packages+=(chromium)
