@@ -1,8 +1,8 @@
 // Per-store program features for the learned cost model (MetaSchedule's PerStoreFeature,
 // redone on our IR): one fixed-length row per store statement of a scheduled function,
 // computed on the lowering pipeline's block-free, still multi-dimensional IR. The columns
-// are listed once, with their meaning, in program_features.def. Not a model: cost_model.h
-// turns rows into scores.
+// are listed once, with their meaning, in src/search/cost_model/program_features.def.
+// Not a model: cost_model.h turns rows into scores.
 //
 // Every count is scaled by slog(x) = sign(x) * log2(|x| + 1) (feature_scale) so that the
 // trees see loop products from 1 to 2^40 on one scale; one-hot columns are 0 or 1.
