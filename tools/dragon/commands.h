@@ -22,5 +22,6 @@ Command add_bench_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
 Command add_peaks_command(CLI::App& app);
 Command add_audit_command(CLI::App& app);
+Command add_cost_model_command(CLI::App& app);
 
 }  // namespace dragon::cli

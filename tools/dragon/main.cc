@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_verify_command);
   add(dragon::cli::add_peaks_command);
   add(dragon::cli::add_audit_command);
+  add(dragon::cli::add_cost_model_command);
 
   try {
     app.parse(argc, argv);
