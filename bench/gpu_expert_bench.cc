@@ -23,7 +23,6 @@
 #include "dragon/bench/eager_plugin.h"
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/harness/physics_floor.h"
-#include "dragon/interp/host_tensor.h"
 #include "dragon/interp/tensor_compare.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
@@ -34,6 +33,7 @@
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
+#include "dragon/tensor/host_tensor.h"
 
 
 namespace dragon::bench {
@@ -41,7 +41,6 @@ namespace {
 
 using runtime::CudaDriver;
 using runtime::DevicePtr;
-using runtime::Status;
 
 struct ExpertCase {
   std::string name, spec, script, baseline;
@@ -69,7 +68,7 @@ void check(const Status& s, const std::string& what) {
   if (!s.ok()) throw UserError(what + ": " + s.error().describe());
 }
 template <typename T>
-T check(runtime::Expected<T> e, const std::string& what) {
+T check(Expected<T> e, const std::string& what) {
   if (!e.ok()) throw UserError(what + ": " + e.error().describe());
   return std::move(e.value());
 }
@@ -93,7 +92,7 @@ class Baseline {
   // Launches the computation of params' outputs; a timed call.
   virtual Status run(const std::vector<DevicePtr>& params) = 0;
   // Copies the baseline's result of output `index` (a parameter index) to `host`.
-  virtual Status copy_output(int index, const std::vector<DevicePtr>& params, interp::HostTensor& host) = 0;
+  virtual Status copy_output(int index, const std::vector<DevicePtr>& params, tensor::HostTensor& host) = 0;
 };
 
 // Baselines write into their own copies of the output buffers, so the candidate's output
@@ -128,7 +127,7 @@ class CublasBaseline final : public Baseline {
       : gemm_(std::move(gemm)), driver_(driver), outputs_(driver, args, func) {}
   std::string name() const override { return gemm_->name(); }
   Status run(const std::vector<DevicePtr>&) override { return gemm_->run(outputs_.ptrs()); }
-  Status copy_output(int index, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
+  Status copy_output(int index, const std::vector<DevicePtr>&, tensor::HostTensor& host) override {
     check(driver_->synchronize(), "cuBLAS");
     return driver_->copy_to_host(host.data(), outputs_.ptrs()[index], static_cast<size_t>(host.size_bytes()));
   }
@@ -166,7 +165,7 @@ class EagerBaseline final : public Baseline {
     }
     return {};
   }
-  Status copy_output(int index, const std::vector<DevicePtr>&, interp::HostTensor& host) override {
+  Status copy_output(int index, const std::vector<DevicePtr>&, tensor::HostTensor& host) override {
     try {
       computation_->copy_output(static_cast<size_t>(output_index_.at(index)), host.dtype(), host.data(),
                                 host.size_bytes());
@@ -237,7 +236,7 @@ CaseResult run_case(const ExpertCase& c, const std::string& data_dir, CudaDriver
   lower::Target target = lower::Target::cuda_h200();
   auto started = std::chrono::steady_clock::now();
   ir::PrimFunc flat = lower::lower(sch.func(), target).func;
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
   runtime::CudaBuild build = check(std::move(builds[0]), c.name + ": NVRTC");
   r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   auto ours = check(runtime::LoadedCudaFunction::load(std::move(build)), c.name + ": loading");
@@ -271,8 +270,8 @@ CaseResult run_case(const ExpertCase& c, const std::string& data_dir, CudaDriver
     check(baseline->run(args.ptrs), c.name + ": baseline");
     for (size_t i = 0; i < w.func->params.size(); ++i) {
       if (w.func->params[i].role == ir::ParamRole::kInput) continue;
-      interp::HostTensor mine = interp::HostTensor::like(w.func->params[i].buffer);
-      interp::HostTensor expected = interp::HostTensor::like(w.func->params[i].buffer);
+      tensor::HostTensor mine = tensor::HostTensor::like(w.func->params[i].buffer);
+      tensor::HostTensor expected = tensor::HostTensor::like(w.func->params[i].buffer);
       check(driver->copy_to_host(mine.data(), args.ptrs[i], static_cast<size_t>(mine.size_bytes())), "copy out");
       check(baseline->copy_output(static_cast<int>(i), args.ptrs, expected), "baseline copy out");
       // Libraries reduce in other orders than we do: a few reorderings' worth of error.

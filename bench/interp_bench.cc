@@ -21,6 +21,7 @@ namespace dragon::interp {
 namespace {
 
 using ir::DataType;
+using tensor::HostTensor;
 
 void run_counted(benchmark::State& state, const ir::PrimFunc& func, int64_t inner_iterations, int64_t ops_per_iteration,
                  int64_t bytes_per_iteration) {

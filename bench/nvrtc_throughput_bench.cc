@@ -148,7 +148,7 @@ Measurement measure(const Mode& mode, const std::vector<ir::PrimFunc>& flats, in
   const lower::Target target = lower::Target::cuda_h200();
   const double cpu_start = process_cpu_seconds();
   auto start = std::chrono::steady_clock::now();
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+  std::vector<Expected<runtime::CudaBuild>> builds =
       mode.functions_per_program == 0 ? runtime::compile_cuda_all(flats, target, options)
                                       : runtime::compile_cuda_batch(flats, target, options, mode.functions_per_program);
   Measurement m;
@@ -180,7 +180,7 @@ double fixed_cost_seconds(const ir::PrimFunc& flat, int repeats) {
   for (int r = 0; r < repeats; ++r) {
     ScratchCache scratch(fmt::format("fixed-{}", r));
     auto start = std::chrono::steady_clock::now();
-    runtime::Expected<runtime::Cubin> cubin = runtime::nvrtc_compile(code, "empty.cu", {}, scratch.cache());
+    Expected<runtime::Cubin> cubin = runtime::nvrtc_compile(code, "empty.cu", {}, scratch.cache());
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!cubin) {
       fmt::print(stderr, "the empty program failed: {}\n", cubin.error().describe());

@@ -85,7 +85,7 @@ class CublasGemmImpl final : public CublasGemm {
                        ir::to_string(dtype_));
   }
 
-  runtime::Status run(const std::vector<runtime::DevicePtr>& params) override {
+  Status run(const std::vector<runtime::DevicePtr>& params) override {
     if (!handle_) return DRAGON_RUNTIME_FAILURE("cublasCreate", create_error_, "");
     const void* a = reinterpret_cast<const void*>(params[0]);
     const void* b = reinterpret_cast<const void*>(params[1]);

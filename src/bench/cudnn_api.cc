@@ -84,7 +84,7 @@ const CudnnApi& cudnn_api() {
   return api;
 }
 
-runtime::Status cudnn_status(int status, const char* call) {
+Status cudnn_status(int status, const char* call) {
   if (status == 0) return {};
   return DRAGON_RUNTIME_FAILURE(call, cudnn_api().get_error_string(status), "");
 }
@@ -110,12 +110,12 @@ CudnnDescriptorOwner::~CudnnDescriptorOwner() {
   if (descriptor_) destroy_(descriptor_);
 }
 
-runtime::Expected<std::unique_ptr<CudnnDescriptorOwner>> make_tensor_descriptor(const CudnnTensorDims& dims,
+Expected<std::unique_ptr<CudnnDescriptorOwner>> make_tensor_descriptor(const CudnnTensorDims& dims,
                                                                                 CudnnDataType type) {
   const CudnnApi& api = cudnn_api();
   auto owner = std::make_unique<CudnnDescriptorOwner>(api.create_tensor, api.destroy_tensor);
   if (!owner->get()) return DRAGON_RUNTIME_FAILURE("cudnnCreateTensorDescriptor", "no descriptor", "");
-  runtime::Status set = cudnn_status(api.set_tensor_nd(owner->get(), static_cast<int>(type),
+  Status set = cudnn_status(api.set_tensor_nd(owner->get(), static_cast<int>(type),
                                                        static_cast<int>(dims.dims.size()), dims.dims.data(),
                                                        dims.strides.data()),
                                      "cudnnSetTensorNdDescriptor");

@@ -39,32 +39,32 @@ class CudnnConvolution final : public CudnnBaseline {
                        slices);
   }
 
-  runtime::Status run(const std::vector<runtime::DevicePtr>& params) override {
+  Status run(const std::vector<runtime::DevicePtr>& params) override {
     if (!setup_.ok()) return setup_;
     for (int slice = 0; slice < plan_.batch_slices; ++slice) {
       const int64_t bytes = element_bytes(plan_.data_type);
       void* x = reinterpret_cast<void*>(params.at(plan_.x_param) + slice * plan_.x.slice_elements() * bytes);
       void* y = reinterpret_cast<void*>(params.at(plan_.y_param) + slice * plan_.y.slice_elements() * bytes);
-      if (runtime::Status s = run_slice(params, x, y); !s.ok()) return s;
+      if (Status s = run_slice(params, x, y); !s.ok()) return s;
     }
     return {};
   }
 
  private:
-  runtime::Status run_slice(const std::vector<runtime::DevicePtr>& params, void* x, void* y) {
+  Status run_slice(const std::vector<runtime::DevicePtr>& params, void* x, void* y) {
     const CudnnApi& api = cudnn_api();
     const float one = 1, zero = 0;
     void* w = reinterpret_cast<void*>(params.at(plan_.w_param));
     void* workspace = reinterpret_cast<void*>(workspace_);
     if (plan_.transposed) {
-      runtime::Status s = cudnn_status(
+      Status s = cudnn_status(
           api.convolution_backward_data(handle_.get(), &one, d_.filter->get(), w, d_.x->get(), x,
                                         d_.convolution->get(), algo_, workspace, workspace_bytes_, &zero, d_.y->get(),
                                         y),
           "cudnnConvolutionBackwardData");
       if (!s.ok()) return s;
     } else {
-      runtime::Status s = cudnn_status(
+      Status s = cudnn_status(
           api.convolution_forward(handle_.get(), &one, d_.x->get(), x, d_.filter->get(), w, d_.convolution->get(),
                                   algo_, workspace, workspace_bytes_, &zero, d_.y->get(), y),
           "cudnnConvolutionForward");
@@ -76,18 +76,18 @@ class CudnnConvolution final : public CudnnBaseline {
                         "cudnnAddTensor");
   }
 
-  runtime::Status set_up() {
+  Status set_up() {
     if (!handle_.created().ok()) return handle_.created();
-    runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+    Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
     if (!driver.ok()) return driver.error();
     driver_ = driver.value();
-    runtime::Expected<CudnnConvolutionDescriptors> descriptors = make_convolution_descriptors(plan_);
+    Expected<CudnnConvolutionDescriptors> descriptors = make_convolution_descriptors(plan_);
     if (!descriptors.ok()) return descriptors.error();
     d_ = std::move(descriptors.value());
-    runtime::Status s = choose_algorithm();
+    Status s = choose_algorithm();
     if (!s.ok()) return s;
     if (workspace_bytes_ > 0) {
-      runtime::Expected<runtime::DevicePtr> workspace = driver_->allocate(workspace_bytes_);
+      Expected<runtime::DevicePtr> workspace = driver_->allocate(workspace_bytes_);
       if (!workspace.ok()) return workspace.error();
       workspace_ = workspace.value();
     }
@@ -104,7 +104,7 @@ class CudnnConvolution final : public CudnnBaseline {
   // Find measures every algorithm (it allocates its own operands and workspace); where it
   // fails, for instance out of memory beside a large problem's buffers, the _v7 heuristic's
   // ranking stands in. Either way the first usable entry is the fastest known.
-  runtime::Status choose_algorithm() {
+  Status choose_algorithm() {
     const CudnnApi& api = cudnn_api();
     std::array<CudnnAlgoPerf, 8> results{};
     int returned = 0;
@@ -154,7 +154,7 @@ class CudnnConvolution final : public CudnnBaseline {
     return DRAGON_RUNTIME_FAILURE("cuDNN algorithm choice", failures, "");
   }
 
-  runtime::Status workspace_under_descriptor_math() {
+  Status workspace_under_descriptor_math() {
     const CudnnApi& api = cudnn_api();
     int status = plan_.transposed
                      ? api.get_backward_data_workspace(handle_.get(), d_.filter->get(), d_.x->get(),
@@ -173,7 +173,7 @@ class CudnnConvolution final : public CudnnBaseline {
   std::string chosen_by_;
   size_t workspace_bytes_ = 0;
   runtime::DevicePtr workspace_ = 0;
-  runtime::Status setup_;
+  Status setup_;
 };
 
 }  // namespace

@@ -3,13 +3,13 @@
 namespace dragon::bench {
 namespace {
 
-runtime::Status library_loaded() {
+Status library_loaded() {
   if (!cudnn_api().error.empty()) return DRAGON_RUNTIME_FAILURE("dlopen", cudnn_api().error, "");
   return {};
 }
 
 // The descriptors of X and Y, both in the plan's data type.
-runtime::Status make_x_and_y(const CudnnTensorDims& x, const CudnnTensorDims& y, CudnnDataType type,
+Status make_x_and_y(const CudnnTensorDims& x, const CudnnTensorDims& y, CudnnDataType type,
                              CudnnDescriptorPtr& x_descriptor, CudnnDescriptorPtr& y_descriptor) {
   auto made_x = make_tensor_descriptor(x, type);
   if (!made_x.ok()) return made_x.error();
@@ -22,18 +22,18 @@ runtime::Status make_x_and_y(const CudnnTensorDims& x, const CudnnTensorDims& y,
 
 }  // namespace
 
-runtime::Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan) {
-  if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
+Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan) {
+  if (Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
   const CudnnApi& api = cudnn_api();
   CudnnConvolutionDescriptors d;
-  if (runtime::Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
+  if (Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
   if (plan.bias) {
     auto bias = make_tensor_descriptor(*plan.bias, plan.data_type);
     if (!bias.ok()) return bias.error();
     d.bias = std::move(bias.value());
   }
   d.filter = std::make_unique<CudnnDescriptorOwner>(api.create_filter, api.destroy_filter);
-  runtime::Status s = cudnn_status(api.set_filter_nd(d.filter->get(), static_cast<int>(plan.data_type),
+  Status s = cudnn_status(api.set_filter_nd(d.filter->get(), static_cast<int>(plan.data_type),
                                                      kCudnnTensorNchw, static_cast<int>(plan.filter.size()),
                                                      plan.filter.data()),
                                    "cudnnSetFilterNdDescriptor");
@@ -52,14 +52,14 @@ runtime::Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(cons
   return d;
 }
 
-runtime::Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnPoolingPlan& plan) {
-  if (runtime::Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
+Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnPoolingPlan& plan) {
+  if (Status loaded = library_loaded(); !loaded.ok()) return loaded.error();
   const CudnnApi& api = cudnn_api();
   CudnnPoolingDescriptors d;
-  if (runtime::Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
+  if (Status s = make_x_and_y(plan.x, plan.y, plan.data_type, d.x, d.y); !s.ok()) return s.error();
   d.pooling = std::make_unique<CudnnDescriptorOwner>(api.create_pooling, api.destroy_pooling);
   // NaN propagates, as torch's max pooling does.
-  runtime::Status s = cudnn_status(
+  Status s = cudnn_status(
       api.set_pooling_nd(d.pooling->get(), static_cast<int>(plan.mode), kCudnnPropagateNan,
                          static_cast<int>(plan.window.size()), plan.window.data(), plan.padding.data(),
                          plan.stride.data()),
@@ -68,11 +68,11 @@ runtime::Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnP
   return d;
 }
 
-runtime::Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolutionPlan& plan,
+Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolutionPlan& plan,
                                                               const CudnnConvolutionDescriptors& descriptors) {
   std::vector<int> dims(plan.x.dims.size());
   CudnnDescriptor input = plan.transposed ? descriptors.y->get() : descriptors.x->get();
-  runtime::Status s = cudnn_status(
+  Status s = cudnn_status(
       cudnn_api().get_convolution_output_dims(descriptors.convolution->get(), input, descriptors.filter->get(),
                                               static_cast<int>(dims.size()), dims.data()),
       "cudnnGetConvolutionNdForwardOutputDim");
@@ -80,10 +80,10 @@ runtime::Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolu
   return dims;
 }
 
-runtime::Expected<std::vector<int>> cudnn_pooling_output_dims(const CudnnPoolingPlan& plan,
+Expected<std::vector<int>> cudnn_pooling_output_dims(const CudnnPoolingPlan& plan,
                                                               const CudnnPoolingDescriptors& descriptors) {
   std::vector<int> dims(plan.x.dims.size());
-  runtime::Status s = cudnn_status(
+  Status s = cudnn_status(
       cudnn_api().get_pooling_output_dims(descriptors.pooling->get(), descriptors.x->get(),
                                           static_cast<int>(dims.size()), dims.data()),
       "cudnnGetPoolingNdForwardOutputDim");

@@ -26,14 +26,14 @@ class CudnnPooling final : public CudnnBaseline {
                        plan_.batch_slices > 1 ? fmt::format(", {} batch slices", plan_.batch_slices) : "");
   }
 
-  runtime::Status run(const std::vector<runtime::DevicePtr>& params) override {
+  Status run(const std::vector<runtime::DevicePtr>& params) override {
     if (!setup_.ok()) return setup_;
     const float one = 1, zero = 0;
     const int64_t bytes = element_bytes(plan_.data_type);
     for (int slice = 0; slice < plan_.batch_slices; ++slice) {
       runtime::DevicePtr x = params.at(plan_.x_param) + slice * plan_.x.slice_elements() * bytes;
       runtime::DevicePtr y = params.at(plan_.y_param) + slice * plan_.y.slice_elements() * bytes;
-      runtime::Status s = cudnn_status(
+      Status s = cudnn_status(
           cudnn_api().pooling_forward(handle_.get(), d_.pooling->get(), &one, d_.x->get(),
                                       reinterpret_cast<const void*>(x), &zero, d_.y->get(), reinterpret_cast<void*>(y)),
           "cudnnPoolingForward");
@@ -43,9 +43,9 @@ class CudnnPooling final : public CudnnBaseline {
   }
 
  private:
-  runtime::Status set_up() {
+  Status set_up() {
     if (!handle_.created().ok()) return handle_.created();
-    runtime::Expected<CudnnPoolingDescriptors> descriptors = make_pooling_descriptors(plan_);
+    Expected<CudnnPoolingDescriptors> descriptors = make_pooling_descriptors(plan_);
     if (!descriptors.ok()) return descriptors.error();
     d_ = std::move(descriptors.value());
     return {};
@@ -54,7 +54,7 @@ class CudnnPooling final : public CudnnBaseline {
   CudnnPoolingPlan plan_;
   CudnnHandleOwner handle_;
   CudnnPoolingDescriptors d_;
-  runtime::Status setup_;
+  Status setup_;
 };
 
 }  // namespace

@@ -19,14 +19,14 @@ class CudnnSoftmax final : public CudnnBaseline {
                        plan_.batch_slices > 1 ? fmt::format(", {} row slices", plan_.batch_slices) : "");
   }
 
-  runtime::Status run(const std::vector<runtime::DevicePtr>& params) override {
+  Status run(const std::vector<runtime::DevicePtr>& params) override {
     if (!setup_.ok()) return setup_;
     const float one = 1, zero = 0;
     const int64_t slice_bytes = plan_.x.slice_elements() * element_bytes(plan_.data_type);
     for (int slice = 0; slice < plan_.batch_slices; ++slice) {
       runtime::DevicePtr x = params.at(plan_.x_param) + slice * slice_bytes;
       runtime::DevicePtr y = params.at(plan_.y_param) + slice * slice_bytes;
-      runtime::Status s = cudnn_status(
+      Status s = cudnn_status(
           cudnn_api().softmax_forward(handle_.get(), static_cast<int>(plan_.algorithm), static_cast<int>(plan_.mode),
                                       &one, x_->get(), reinterpret_cast<const void*>(x), &zero, x_->get(),
                                       reinterpret_cast<void*>(y)),
@@ -37,7 +37,7 @@ class CudnnSoftmax final : public CudnnBaseline {
   }
 
  private:
-  runtime::Status set_up() {
+  Status set_up() {
     if (!handle_.created().ok()) return handle_.created();
     auto x = make_tensor_descriptor(plan_.x, plan_.data_type);
     if (!x.ok()) return x.error();
@@ -48,7 +48,7 @@ class CudnnSoftmax final : public CudnnBaseline {
   CudnnSoftmaxPlan plan_;
   CudnnHandleOwner handle_;
   std::unique_ptr<CudnnDescriptorOwner> x_;  // Y has the same descriptor
-  runtime::Status setup_;
+  Status setup_;
 };
 
 }  // namespace

@@ -114,12 +114,12 @@ std::string kernel_for(ir::DataType dtype) {
 }
 
 template <typename T>
-T or_throw(runtime::Expected<T> e, const char* what) {
+T or_throw(Expected<T> e, const char* what) {
   if (!e.ok()) throw UserError(std::string(what) + ": " + e.error().describe());
   return std::move(e.value());
 }
 
-void or_throw(const runtime::Status& s, const char* what) {
+void or_throw(const Status& s, const char* what) {
   if (!s.ok()) throw UserError(std::string(what) + ": " + s.error().describe());
 }
 

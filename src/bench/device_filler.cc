@@ -183,10 +183,10 @@ constexpr int64_t kSimplexMaxBlocks = 16384;
 std::string_view DeviceFiller::source() { return kFillSource; }
 
 DeviceFiller::DeviceFiller(runtime::CudaDriver* driver) : driver_(driver) {
-  runtime::Expected<runtime::Cubin> cubin =
+  Expected<runtime::Cubin> cubin =
       runtime::nvrtc_compile(kFillSource, "dragon_fill.cu", {}, runtime::CompileCache::global());
   if (!cubin.ok()) throw UserError("NVRTC (input filler): " + cubin.error().describe());
-  runtime::Expected<void*> module = driver_->load_module(cubin.value().bytes);
+  Expected<void*> module = driver_->load_module(cubin.value().bytes);
   if (!module.ok()) throw UserError("loading the input filler: " + module.error().describe());
   module_ = module.value();
 }
@@ -195,9 +195,9 @@ DeviceFiller::~DeviceFiller() { driver_->unload_module(module_); }
 
 void DeviceFiller::launch(const std::string& kernel, std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
                           void** params) {
-  runtime::Expected<void*> function = driver_->get_function(module_, kernel);
+  Expected<void*> function = driver_->get_function(module_, kernel);
   if (!function.ok()) throw UserError("input filler " + kernel + ": " + function.error().describe());
-  runtime::Status launched = driver_->launch(function.value(), grid, block, 0, params);
+  Status launched = driver_->launch(function.value(), grid, block, 0, params);
   if (!launched.ok()) throw UserError("input filler " + kernel + " launch: " + launched.error().describe());
 }
 

@@ -15,12 +15,12 @@ namespace dragon::bench {
 namespace {
 
 template <typename T>
-T or_throw(runtime::Expected<T> e, const std::string& what) {
+T or_throw(Expected<T> e, const std::string& what) {
   if (!e.ok()) throw UserError("dragon peaks: " + what + ": " + e.error().describe());
   return std::move(e.value());
 }
 
-void check(const runtime::Status& status, const std::string& what) {
+void check(const Status& status, const std::string& what) {
   if (!status.ok()) throw UserError("dragon peaks: " + what + ": " + status.error().describe());
 }
 

@@ -4,7 +4,7 @@
 
 namespace dragon::bench {
 
-void or_fail(const runtime::Status& s, const std::string& what) {
+void or_fail(const Status& s, const std::string& what) {
   if (!s.ok()) throw StepFailure(what + ": " + s.error().describe());
 }
 
@@ -59,7 +59,7 @@ void ProblemBuffers::fill_inputs(DeviceFiller& filler, InputDistribution distrib
     } else {
       // Bag offsets (bags + 1 values from a serial walk), types without a device kernel,
       // and domains the generator rejects, which it reports with the parameter's name.
-      interp::HostTensor host = interp::make_argument(
+      tensor::HostTensor host = interp::make_argument(
           workload_.func, i, seed,
           distribution == InputDistribution::kRand ? interp::Distribution::kRand : interp::Distribution::kNormal);
       or_fail(driver_->copy_to_device(ptrs_[i], host.data(), static_cast<size_t>(host.size_bytes())),

@@ -22,11 +22,11 @@ struct StepFailure : std::runtime_error {
 };
 
 template <typename T>
-T or_fail(runtime::Expected<T> e, const std::string& what) {
+T or_fail(Expected<T> e, const std::string& what) {
   if (!e.ok()) throw StepFailure(what + ": " + e.error().describe());
   return std::move(e.value());
 }
-void or_fail(const runtime::Status& s, const std::string& what);
+void or_fail(const Status& s, const std::string& what);
 
 int64_t element_bytes(ir::DataType dtype);
 

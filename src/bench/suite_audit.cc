@@ -251,7 +251,7 @@ std::string SuiteAudit::to_json(int indent) const {
 }
 
 SuiteAudit audit_suite(const suites::Suite& suite, const SuiteAuditOptions& options) {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+  Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
   if (!driver.ok()) throw UserError("dragon audit needs a CUDA GPU: " + driver.error().describe());
   const EagerPlugin& plugin = eager_plugin();
   if (!plugin.baselines) throw UserError("dragon audit needs the libtorch eager plugin: " + plugin.why_not);

@@ -34,7 +34,7 @@ using Clock = std::chrono::steady_clock;
 // A scheduled function compiled for the H200 and loaded.
 std::unique_ptr<runtime::LoadedCudaFunction> build_kernels(const ir::PrimFunc& scheduled) {
   const lower::Target target = lower::Target::cuda_h200();
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+  std::vector<Expected<runtime::CudaBuild>> builds =
       runtime::compile_cuda_all({lower::lower(scheduled, target).func}, target);
   return or_fail(runtime::LoadedCudaFunction::load(or_fail(std::move(builds[0]), "NVRTC")), "loading the kernels");
 }
@@ -69,7 +69,7 @@ harness::GpuTimerOptions timer_for(const harness::GpuTimerOptions& base, double 
   return options;
 }
 
-Measured time_call(const std::function<runtime::Status()>& call, const harness::GpuTimerOptions& base,
+Measured time_call(const std::function<Status()>& call, const harness::GpuTimerOptions& base,
                    double first_call_seconds) {
   harness::GpuTiming timing =
       or_fail(harness::time_gpu([&](int) { return call(); }, timer_for(base, first_call_seconds)), "timing");
@@ -256,7 +256,7 @@ class ProblemRunner {
       // reported, not judged (an f64 twin of the same calls agrees with it by construction).
       for (OutputCheck& check : c.checks) check.ok = std::isfinite(check.normalized_error);
       c.time = time_call(
-          [&]() -> runtime::Status {
+          [&]() -> Status {
             try {
               eager->run();
             } catch (const std::exception& e) {
@@ -304,7 +304,7 @@ class ProblemRunner {
   // against the reference with the eager-calibrated tolerance, then timed. `run` gets every
   // parameter's device buffer, the outputs replaced by the scratch ones.
   Contender run_library_baseline(const std::string& name, const std::string& library,
-                                 const std::function<runtime::Status(const std::vector<DevicePtr>&)>& run) {
+                                 const std::function<Status(const std::vector<DevicePtr>&)>& run) {
     Contender c;
     c.name = name;
     try {
@@ -390,7 +390,7 @@ std::optional<double> ProblemResult::speedup_over(const Contender& baseline) con
 }
 
 SuiteRun run_suite(const suites::Suite& suite, const SuiteRunOptions& options) {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+  Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
   if (!driver.ok()) throw UserError("dragon bench needs a CUDA GPU: " + driver.error().describe());
   std::vector<suites::Problem> problems = suites::select_problems(suite, options.problems);
 

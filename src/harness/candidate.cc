@@ -20,7 +20,7 @@ class FunctionCandidate final : public Candidate {
   FunctionCandidate(std::string name, CandidateFunction function)
       : name_(std::move(name)), function_(std::move(function)) {}
   std::string name() const override { return name_; }
-  RunOutcome run(std::vector<interp::HostTensor>& args) override { return function_(args); }
+  RunOutcome run(std::vector<tensor::HostTensor>& args) override { return function_(args); }
 
  private:
   std::string name_;

@@ -11,7 +11,7 @@ double kernelbench_head_tolerance(ir::DataType dtype) {
   return dtype.is_float() && dtype.bits() == 16 ? 1e-2 : 1e-4;
 }
 
-bool kernelbench_allclose(const interp::HostTensor& reference, const interp::HostTensor& candidate, double atol,
+bool kernelbench_allclose(const tensor::HostTensor& reference, const tensor::HostTensor& candidate, double atol,
                           double rtol) {
   DRAGON_CHECK(reference.num_elements() == candidate.num_elements(), "allclose of tensors of different sizes");
   for (int64_t i = 0; i < reference.num_elements(); ++i) {

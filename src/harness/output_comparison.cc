@@ -26,19 +26,19 @@ bool same_special(double expected, double actual) {
 
 }  // namespace
 
-bool same_bits(const interp::HostTensor& a, const interp::HostTensor& b, int64_t index) {
+bool same_bits(const tensor::HostTensor& a, const tensor::HostTensor& b, int64_t index) {
   int64_t width = a.dtype().bytes();
   const auto* pa = static_cast<const uint8_t*>(a.data()) + index * width;
   const auto* pb = static_cast<const uint8_t*>(b.data()) + index * width;
   return std::memcmp(pa, pb, static_cast<size_t>(width)) == 0;
 }
 
-bool same_bits(const interp::HostTensor& a, const interp::HostTensor& b) {
+bool same_bits(const tensor::HostTensor& a, const tensor::HostTensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() &&
          std::memcmp(a.data(), b.data(), static_cast<size_t>(a.size_bytes())) == 0;
 }
 
-double normalized_difference(const interp::HostTensor& a, const interp::HostTensor& b) {
+double normalized_difference(const tensor::HostTensor& a, const tensor::HostTensor& b) {
   DRAGON_CHECK(a.num_elements() == b.num_elements(), "normalized_difference of tensors of different sizes");
   double scale = 0, difference = 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) {
@@ -50,9 +50,9 @@ double normalized_difference(const interp::HostTensor& a, const interp::HostTens
   return difference / std::max(scale, kTinyScale);
 }
 
-OutputComparison compare_output(const interp::HostTensor& native, const interp::HostTensor& exact,
-                                const interp::HostTensor& actual, double tolerance,
-                                const interp::HostTensor* prefill) {
+OutputComparison compare_output(const tensor::HostTensor& native, const tensor::HostTensor& exact,
+                                const tensor::HostTensor& actual, double tolerance,
+                                const tensor::HostTensor* prefill) {
   DRAGON_CHECK(native.num_elements() == actual.num_elements() && exact.num_elements() == actual.num_elements(),
                "comparing an output of {} elements with a reference of {}", actual.num_elements(),
                exact.num_elements());

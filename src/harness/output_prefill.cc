@@ -16,14 +16,14 @@ constexpr uint16_t kF16Sentinel = 0x7e5au;
 constexpr uint16_t kBF16Sentinel = 0x7fdau;
 
 template <typename Bits>
-void fill_bits(interp::HostTensor& tensor, Bits bits) {
+void fill_bits(tensor::HostTensor& tensor, Bits bits) {
   auto* data = static_cast<uint8_t*>(tensor.data());
   for (int64_t i = 0; i < tensor.num_elements(); ++i) std::memcpy(data + i * sizeof(Bits), &bits, sizeof(Bits));
 }
 
 }  // namespace
 
-void fill_sentinel(interp::HostTensor& tensor) {
+void fill_sentinel(tensor::HostTensor& tensor) {
   ir::DataType dtype = tensor.dtype();
   if (!dtype.is_float()) {
     std::memset(tensor.data(), 0x5a, static_cast<size_t>(tensor.size_bytes()));
@@ -38,7 +38,7 @@ void fill_sentinel(interp::HostTensor& tensor) {
   }
 }
 
-void fill_garbage(interp::HostTensor& tensor, uint64_t seed) {
+void fill_garbage(tensor::HostTensor& tensor, uint64_t seed) {
   SeedSequence random(seed);
   ir::DataType dtype = tensor.dtype();
   for (int64_t i = 0; i < tensor.num_elements(); ++i) {

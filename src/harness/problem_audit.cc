@@ -22,7 +22,7 @@ struct Tally {
 
 bool passes_kernelbench(const TrivialOutput& trivial, const std::vector<ReferenceOutput>& reference, bool paper) {
   for (size_t o = 0; o < reference.size(); ++o) {
-    const interp::HostTensor& native = reference[o].native;
+    const tensor::HostTensor& native = reference[o].native;
     double tolerance = paper ? kKernelBenchPaperTolerance : kernelbench_head_tolerance(native.dtype());
     if (!kernelbench_allclose(native, trivial.outputs[o], tolerance, tolerance)) return false;
   }
@@ -91,7 +91,7 @@ ProblemAudit audit_problem(const ir::PrimFunc& func, const AuditOptions& options
 
   for (interp::Distribution d : options.distributions) {
     std::vector<ReferenceOutput> calibration = reference.compute_native(interp::make_arguments(func, seeds.next(), d));
-    std::vector<interp::HostTensor> args = interp::make_arguments(func, seeds.next(), d);
+    std::vector<tensor::HostTensor> args = interp::make_arguments(func, seeds.next(), d);
     std::vector<ReferenceOutput> outputs = reference.compute(args);
     for (const TrivialOutput& trivial : make_trivial_outputs(func, args, outputs, &calibration)) {
       Tally& t = tally(trivial.name);
@@ -104,7 +104,7 @@ ProblemAudit audit_problem(const ir::PrimFunc& func, const AuditOptions& options
   std::vector<ReferenceOutput> calibration =
       reference.compute_native(interp::make_arguments(func, seeds.next(), interp::Distribution::kRand));
   for (int trial = 0; trial < options.kernelbench_trials; ++trial) {
-    std::vector<interp::HostTensor> args = interp::make_arguments(func, seeds.next(), interp::Distribution::kRand);
+    std::vector<tensor::HostTensor> args = interp::make_arguments(func, seeds.next(), interp::Distribution::kRand);
     std::vector<ReferenceOutput> outputs = reference.compute_native(args);
     for (const TrivialOutput& trivial : make_trivial_outputs(func, args, outputs, &calibration)) {
       Tally& t = tally(trivial.name);

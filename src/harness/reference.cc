@@ -19,13 +19,13 @@ std::vector<size_t> written_params(const ir::PrimFunc& func) {
 }
 
 // The arguments converted to the f64 twin's types (exact: f64 holds every narrower float).
-std::vector<interp::HostTensor> promoted_arguments(const ir::PrimFunc& twin,
-                                                   const std::vector<interp::HostTensor>& args) {
-  std::vector<interp::HostTensor> promoted;
+std::vector<tensor::HostTensor> promoted_arguments(const ir::PrimFunc& twin,
+                                                   const std::vector<tensor::HostTensor>& args) {
+  std::vector<tensor::HostTensor> promoted;
   promoted.reserve(args.size());
   for (size_t p = 0; p < args.size(); ++p) {
-    const interp::HostTensor& arg = args[p];
-    interp::HostTensor t = interp::HostTensor::like(twin->params[p].buffer);
+    const tensor::HostTensor& arg = args[p];
+    tensor::HostTensor t = tensor::HostTensor::like(twin->params[p].buffer);
     if (t.dtype() == arg.dtype()) {
       t = arg;
     } else {
@@ -36,15 +36,15 @@ std::vector<interp::HostTensor> promoted_arguments(const ir::PrimFunc& twin,
   return promoted;
 }
 
-using Runner = std::function<void(std::vector<interp::HostTensor>&)>;
+using Runner = std::function<void(std::vector<tensor::HostTensor>&)>;
 
 Runner interpreter_runner(const ir::PrimFunc& func) {
   auto compiled = std::make_shared<interp::CompiledFunction>(interp::CompiledFunction::compile(func));
-  return [compiled](std::vector<interp::HostTensor>& args) { compiled->run(args); };
+  return [compiled](std::vector<tensor::HostTensor>& args) { compiled->run(args); };
 }
 
 Runner executable_runner(std::shared_ptr<runtime::Executable> executable) {
-  return [executable](std::vector<interp::HostTensor>& args) { executable->run(args).check(); };
+  return [executable](std::vector<tensor::HostTensor>& args) { executable->run(args).check(); };
 }
 
 }  // namespace
@@ -60,16 +60,16 @@ Reference::Reference(ir::PrimFunc func, const ReferenceOptions& options)
                                      lower::lower(exact_func_, lower::Target::cpu()).func};
   auto built = runtime::build_cpu_batch(flats, options.build);
   for (auto& executable : built) {
-    if (!executable) throw runtime::RuntimeError(executable.error());
+    if (!executable) throw RuntimeError(executable.error());
   }
   native_ = executable_runner(std::move(built[0].value()));
   exact_ = executable_runner(std::move(built[1].value()));
 }
 
-std::vector<ReferenceOutput> Reference::compute(const std::vector<interp::HostTensor>& args) const {
-  std::vector<interp::HostTensor> native_args = args;
+std::vector<ReferenceOutput> Reference::compute(const std::vector<tensor::HostTensor>& args) const {
+  std::vector<tensor::HostTensor> native_args = args;
   native_(native_args);
-  std::vector<interp::HostTensor> exact_args = promoted_arguments(exact_func_, args);
+  std::vector<tensor::HostTensor> exact_args = promoted_arguments(exact_func_, args);
   exact_(exact_args);
 
   std::vector<ReferenceOutput> outputs;
@@ -91,8 +91,8 @@ std::vector<ReferenceOutput> Reference::compute(const std::vector<interp::HostTe
   return outputs;
 }
 
-std::vector<ReferenceOutput> Reference::compute_native(const std::vector<interp::HostTensor>& args) const {
-  std::vector<interp::HostTensor> native_args = args;
+std::vector<ReferenceOutput> Reference::compute_native(const std::vector<tensor::HostTensor>& args) const {
+  std::vector<tensor::HostTensor> native_args = args;
   native_(native_args);
   std::vector<ReferenceOutput> outputs;
   for (size_t p : output_params_) {

@@ -8,13 +8,13 @@
 namespace dragon::harness {
 namespace {
 
-interp::HostTensor filled_like(const interp::HostTensor& like, double value) {
-  interp::HostTensor t(like.dtype(), like.shape());
+tensor::HostTensor filled_like(const tensor::HostTensor& like, double value) {
+  tensor::HostTensor t(like.dtype(), like.shape());
   t.fill(value);
   return t;
 }
 
-double finite_mean(const interp::HostTensor& t) {
+double finite_mean(const tensor::HostTensor& t) {
   double sum = 0;
   int64_t count = 0;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
@@ -34,7 +34,7 @@ TrivialOutput constant(std::string name, const std::vector<ReferenceOutput>& ref
 
 }  // namespace
 
-std::vector<TrivialOutput> make_trivial_outputs(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& args,
+std::vector<TrivialOutput> make_trivial_outputs(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& args,
                                                 const std::vector<ReferenceOutput>& reference,
                                                 const std::vector<ReferenceOutput>* calibration) {
   std::vector<TrivialOutput> trivials;
@@ -54,11 +54,11 @@ std::vector<TrivialOutput> make_trivial_outputs(const ir::PrimFunc& func, const 
 
   for (size_t p = 0; p < func->params.size(); ++p) {
     if (func->params[p].role != ir::ParamRole::kInput) continue;
-    const interp::HostTensor& input = args[p];
+    const tensor::HostTensor& input = args[p];
     TrivialOutput passed{"input " + func->params[p].buffer->name + " passed through", {}};
     bool any = false;
     for (const ReferenceOutput& out : reference) {
-      interp::HostTensor t = filled_like(out.native, 0.0);
+      tensor::HostTensor t = filled_like(out.native, 0.0);
       if (input.num_elements() == t.num_elements()) {
         for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, input.get(i));
         any = true;

@@ -22,7 +22,7 @@ struct InputSet {
   std::string label;
   interp::Distribution distribution = interp::Distribution::kNormal;
   uint64_t seed = 0;
-  std::vector<interp::HostTensor> args;  // pristine: inputs filled, outputs as make_arguments leaves them
+  std::vector<tensor::HostTensor> args;  // pristine: inputs filled, outputs as make_arguments leaves them
 };
 
 FailureKind failure_of(RunStatus status) {
@@ -37,7 +37,7 @@ FailureKind failure_of(RunStatus status) {
 }
 
 // FNV-1a over the bytes: a fingerprint of an input, taken before and after each run.
-uint64_t fingerprint(const interp::HostTensor& t) {
+uint64_t fingerprint(const tensor::HostTensor& t) {
   uint64_t hash = 0xcbf29ce484222325ull;
   const auto* bytes = static_cast<const uint8_t*>(t.data());
   for (int64_t i = 0; i < t.size_bytes(); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
@@ -61,7 +61,7 @@ std::optional<InputSet> perturbed(const ir::PrimFunc& func, const InputSet& base
   if (candidates.empty()) return std::nullopt;
   InputSet set{base.label + ", one element changed", base.distribution, seed, base.args};
   SeedSequence random(seed);
-  interp::HostTensor& t = set.args[candidates[random.below(candidates.size())]];
+  tensor::HostTensor& t = set.args[candidates[random.below(candidates.size())]];
   int64_t index = static_cast<int64_t>(random.below(static_cast<uint64_t>(t.num_elements())));
   double value = t.get(index);
   t.set(index, value + 1 + std::fabs(value) / 2);
@@ -92,7 +92,7 @@ class Verification {
  private:
   struct Seen {
     std::string label;
-    std::vector<interp::HostTensor> outputs;  // the candidate's, from the sentinel run
+    std::vector<tensor::HostTensor> outputs;  // the candidate's, from the sentinel run
     std::vector<ReferenceOutput> reference;
   };
 
@@ -125,7 +125,7 @@ class Verification {
   void load(const InputSet& set, bool sentinel) {
     if (args_.size() != set.args.size()) args_ = set.args;
     for (size_t p = 0; p < args_.size(); ++p) {
-      interp::HostTensor& arg = args_[p];
+      tensor::HostTensor& arg = args_[p];
       if (arg.dtype() != set.args[p].dtype() || arg.shape() != set.args[p].shape()) arg = set.args[p];
       if (func_->params[p].role == ir::ParamRole::kOutput) {
         if (sentinel) {
@@ -157,7 +157,7 @@ class Verification {
     }
     bool usable = true;
     for (size_t p = 0; p < args_.size(); ++p) {
-      const interp::HostTensor& arg = args_[p];
+      const tensor::HostTensor& arg = args_[p];
       if (arg.dtype() != set.args[p].dtype() || arg.shape() != set.args[p].shape()) {
         fail(FailureKind::kArgumentsAltered, set.label,
              fmt::format("{}: argument {} was replaced by a tensor of another type or shape", which, param_name(p)));
@@ -198,11 +198,11 @@ class Verification {
 
     const std::vector<size_t>& written = reference_.output_params();
     load(set, /*sentinel=*/true);
-    std::vector<interp::HostTensor> sentinels;
+    std::vector<tensor::HostTensor> sentinels;
     for (size_t p : written) sentinels.push_back(args_[p]);
     bool ran = run_once(set, "run");
     report_entry.ran = ran;
-    std::vector<interp::HostTensor> first_outputs;
+    std::vector<tensor::HostTensor> first_outputs;
     std::vector<OutputComparison> first;
     if (ran) {
       for (size_t o = 0; o < written.size(); ++o) {
@@ -226,15 +226,15 @@ class Verification {
   // The outputs must not equal those of an earlier input set whose reference differs
   // where the candidate wrote: a stale result, or a cache keyed on pointers or on part of
   // the input. (Unwritten elements are reported as such, not as ignoring the input.)
-  void check_changes_with_input(const InputSet& set, const std::vector<interp::HostTensor>& outputs,
-                                const std::vector<interp::HostTensor>& sentinels,
+  void check_changes_with_input(const InputSet& set, const std::vector<tensor::HostTensor>& outputs,
+                                const std::vector<tensor::HostTensor>& sentinels,
                                 const std::vector<ReferenceOutput>& reference) {
     for (const Seen& earlier : seen_) {
       bool identical = true;
       for (size_t o = 0; o < outputs.size() && identical; ++o) identical = same_bits(outputs[o], earlier.outputs[o]);
       if (!identical) continue;
       for (size_t o = 0; o < outputs.size(); ++o) {
-        const interp::HostTensor &now = reference[o].exact, &then = earlier.reference[o].exact;
+        const tensor::HostTensor &now = reference[o].exact, &then = earlier.reference[o].exact;
         bool prefilled = func_->params[reference[o].param_index].role == ir::ParamRole::kOutput;
         double scale = 0, difference = 0;
         for (int64_t i = 0; i < now.num_elements(); ++i) {
@@ -256,12 +256,12 @@ class Verification {
 
   // The same inputs again, outputs pre-filled with garbage instead of the sentinel.
   void rerun_with_garbage(const InputSet& set, const std::vector<ReferenceOutput>& reference,
-                          const std::vector<interp::HostTensor>& sentinels,
-                          const std::vector<interp::HostTensor>& first_outputs,
+                          const std::vector<tensor::HostTensor>& sentinels,
+                          const std::vector<tensor::HostTensor>& first_outputs,
                           const std::vector<OutputComparison>& first) {
     const std::vector<size_t>& written = reference_.output_params();
     load(set, /*sentinel=*/false);
-    std::vector<interp::HostTensor> garbage;
+    std::vector<tensor::HostTensor> garbage;
     for (size_t o = 0; o < written.size(); ++o) {
       garbage.push_back(args_[written[o]]);
       // A garbage element that happens to equal what the first run wrote (16-bit types
@@ -279,7 +279,7 @@ class Verification {
     for (size_t o = 0; o < written.size(); ++o) {
       size_t p = written[o];
       const ReferenceOutput& ref = reference[o];
-      const interp::HostTensor& second = args_[p];
+      const tensor::HostTensor& second = args_[p];
       bool prefilled = func_->params[p].role == ir::ParamRole::kOutput;
       OutputComparison c = compare_output(ref.native, ref.exact, second, ref.tolerance, prefilled ? &garbage[o] : nullptr);
       // Only what the first run did not already show: work skipped on repeated inputs,
@@ -332,7 +332,7 @@ class Verification {
   Candidate& candidate_;
   const VerifyOptions& options_;
   Verdict verdict_;
-  std::vector<interp::HostTensor> args_;  // the candidate's buffers, reused for every run
+  std::vector<tensor::HostTensor> args_;  // the candidate's buffers, reused for every run
   std::vector<Seen> seen_;
   std::map<std::string, bool> trivial_passes_;
   uint64_t calibration_seed_ = 0;

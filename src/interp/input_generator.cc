@@ -49,7 +49,7 @@ std::string describe(const ir::Param& param, const ir::PrimFunc& func) {
                      ir::param_role_name(param.role), func->name);
 }
 
-void fill_real(HostTensor& t, Rng& rng, Distribution distribution, const ir::Param& param) {
+void fill_real(tensor::HostTensor& t, Rng& rng, Distribution distribution, const ir::Param& param) {
   ir::DataType dtype = t.dtype();
   if (dtype.is_bool()) {
     for (int64_t i = 0; i < t.num_elements(); ++i) t.set_int(i, static_cast<int64_t>(rng.next() >> 63));
@@ -61,7 +61,7 @@ void fill_real(HostTensor& t, Rng& rng, Distribution distribution, const ir::Par
   }
 }
 
-void fill_positive(HostTensor& t, Rng& rng, Distribution distribution) {
+void fill_positive(tensor::HostTensor& t, Rng& rng, Distribution distribution) {
   if (t.dtype().is_int() || t.dtype().is_bool()) {
     for (int64_t i = 0; i < t.num_elements(); ++i) t.set_int(i, static_cast<int64_t>(rng.below(8)) + 1);
     return;
@@ -69,7 +69,7 @@ void fill_positive(HostTensor& t, Rng& rng, Distribution distribution) {
   for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, std::fabs(draw_real(rng, distribution)) + 0.1);
 }
 
-void fill_simplex(HostTensor& t, Rng& rng, const ir::Param& param, const ir::PrimFunc& func) {
+void fill_simplex(tensor::HostTensor& t, Rng& rng, const ir::Param& param, const ir::PrimFunc& func) {
   if (!t.dtype().is_float()) {
     throw UserError(fmt::format("{}: a simplex domain needs a float type", describe(param, func)));
   }
@@ -92,7 +92,7 @@ void fill_simplex(HostTensor& t, Rng& rng, const ir::Param& param, const ir::Pri
   }
 }
 
-void fill_int_range(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const ir::Param& param,
+void fill_int_range(tensor::HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const ir::Param& param,
                     const ir::PrimFunc& func) {
   if (domain.hi <= domain.lo) {
     throw UserError(fmt::format("{}: empty integer range [{}, {})", describe(param, func), domain.lo, domain.hi));
@@ -115,7 +115,7 @@ void fill_int_range(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, cons
 
 // B+1 offsets of B bags: lengths drawn uniformly in [0, max_len], then moved toward the
 // total in random portions, and a last deterministic pass that must land on it exactly.
-void fill_offsets(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const ir::Param& param,
+void fill_offsets(tensor::HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const ir::Param& param,
                   const ir::PrimFunc& func) {
   if (t.shape().size() != 1 || t.shape()[0] < 1) {
     throw UserError(
@@ -162,7 +162,7 @@ void fill_offsets(HostTensor& t, Rng& rng, const ir::ValueDomain& domain, const 
   }
 }
 
-void fill_output(HostTensor& t) {
+void fill_output(tensor::HostTensor& t) {
   if (t.dtype().is_float()) {
     t.fill(std::numeric_limits<double>::quiet_NaN());
   } else {
@@ -188,11 +188,11 @@ std::string_view distribution_name(Distribution distribution) {
 
 std::string_view distribution_names() { return "normal, uniform, rand, offset, edge"; }
 
-HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution) {
+tensor::HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution) {
   DRAGON_CHECK(func.defined() && index < func->params.size(), "make_argument of parameter {} of {}", index,
                func.defined() ? func->params.size() : 0);
   const ir::Param& param = func->params[index];
-  HostTensor t = HostTensor::like(param.buffer);
+  tensor::HostTensor t = tensor::HostTensor::like(param.buffer);
   if (param.role == ir::ParamRole::kOutput) {
     fill_output(t);
     return t;
@@ -208,9 +208,9 @@ HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, 
   return t;
 }
 
-std::vector<HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution) {
+std::vector<tensor::HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution) {
   DRAGON_CHECK(func.defined(), "make_arguments of an undefined function");
-  std::vector<HostTensor> args;
+  std::vector<tensor::HostTensor> args;
   args.reserve(func->params.size());
   for (size_t index = 0; index < func->params.size(); ++index) {
     args.push_back(make_argument(func, index, seed, distribution));

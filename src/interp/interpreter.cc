@@ -36,7 +36,7 @@ CompiledFunction CompiledFunction::compile(const ir::PrimFunc& func) {
   return CompiledFunction(std::move(impl));
 }
 
-void CompiledFunction::run(std::vector<HostTensor>& args) const {
+void CompiledFunction::run(std::vector<tensor::HostTensor>& args) const {
   if (args.size() != impl_->params.size()) {
     throw UserError(
         fmt::format("function {} takes {} arguments, got {}", impl_->name, impl_->params.size(), args.size()));
@@ -57,6 +57,6 @@ void CompiledFunction::run(std::vector<HostTensor>& args) const {
   impl_->body->exec(frame);
 }
 
-void run(const ir::PrimFunc& func, std::vector<HostTensor>& args) { CompiledFunction::compile(func).run(args); }
+void run(const ir::PrimFunc& func, std::vector<tensor::HostTensor>& args) { CompiledFunction::compile(func).run(args); }
 
 }  // namespace dragon::interp

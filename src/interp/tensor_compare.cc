@@ -20,7 +20,8 @@ double reordering_tolerance(ir::DataType dtype) {
   }
 }
 
-TensorComparison compare_tensors(const HostTensor& reference, const HostTensor& actual, double tolerance) {
+TensorComparison compare_tensors(const tensor::HostTensor& reference, const tensor::HostTensor& actual,
+                                 double tolerance) {
   DRAGON_CHECK(reference.num_elements() == actual.num_elements() && reference.dtype() == actual.dtype(),
                "comparing tensors of different types or sizes");
   TensorComparison c;
@@ -49,7 +50,7 @@ TensorComparison compare_tensors(const HostTensor& reference, const HostTensor& 
   return c;
 }
 
-std::string describe(const TensorComparison& c, const HostTensor& reference, const HostTensor& actual) {
+std::string describe(const TensorComparison& c, const tensor::HostTensor& reference, const tensor::HostTensor& actual) {
   std::string text = fmt::format("max |error| {:.3g} ({:.3g} of the reference's scale {:.6g}); {} element{} differ",
                                  c.max_abs_error, c.normalized_error, c.reference_scale, c.mismatches,
                                  c.mismatches == 1 ? "" : "s");

@@ -6,7 +6,7 @@
 
 namespace dragon::interp {
 
-TensorSummary summarize(const HostTensor& tensor) {
+TensorSummary summarize(const tensor::HostTensor& tensor) {
   TensorSummary s;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
@@ -38,7 +38,7 @@ TensorSummary summarize(const HostTensor& tensor) {
   return s;
 }
 
-std::string describe_type(const HostTensor& tensor) {
+std::string describe_type(const tensor::HostTensor& tensor) {
   std::string text = ir::to_string(tensor.dtype()) + "[";
   for (size_t i = 0; i < tensor.shape().size(); ++i) text += (i ? ", " : "") + std::to_string(tensor.shape()[i]);
   return text + "]";

@@ -51,7 +51,7 @@ std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_
 
 }  // namespace
 
-Status Executable::check_arguments(const std::vector<interp::HostTensor>& args) const {
+Status Executable::check_arguments(const std::vector<tensor::HostTensor>& args) const {
   const auto& params = lowered_->params;
   if (args.size() != params.size()) {
     return DRAGON_RUNTIME_FAILURE("run", fmt::format("{} takes {} arguments, got {}", lowered_->name, params.size(),

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::runtime {
 

@@ -27,13 +27,6 @@ uint64_t fnv1a(uint64_t hash, std::string_view bytes) {
 
 }  // namespace
 
-std::string RuntimeFailure::describe() const {
-  std::string text = api + " failed: " + message;
-  if (!where.empty()) text += " (at " + where + ")";
-  if (!log.empty()) text += "\n" + log;
-  return text;
-}
-
 CompileCache::CompileCache(std::string directory) : directory_(std::move(directory)) {}
 
 std::string CompileCache::default_directory() {

@@ -12,10 +12,10 @@ class CpuExecutable final : public Executable {
         module_(std::move(module)),
         entry_(entry) {}
 
-  Status run(std::vector<interp::HostTensor>& args) const override {
+  Status run(std::vector<tensor::HostTensor>& args) const override {
     if (Status s = check_arguments(args); !s) return s;
     std::vector<void*> pointers;
-    for (interp::HostTensor& t : args) pointers.push_back(t.data());
+    for (tensor::HostTensor& t : args) pointers.push_back(t.data());
     entry_(pointers.data());
     return {};
   }

@@ -28,13 +28,13 @@ Status CudaExecutable::load() const {
   return {};
 }
 
-Status CudaExecutable::run(std::vector<interp::HostTensor>& args) const {
+Status CudaExecutable::run(std::vector<tensor::HostTensor>& args) const {
   if (Status s = check_arguments(args); !s) return s;
   if (Status s = load(); !s) return s;
   std::lock_guard<std::mutex> lock(run_mutex_);
   CudaDriver* driver = CudaDriver::get().value();
   DeviceBuffers params{driver, {}};
-  for (interp::HostTensor& t : args) {
+  for (tensor::HostTensor& t : args) {
     Expected<DevicePtr> p = driver->allocate(static_cast<size_t>(t.size_bytes()));
     if (!p) return p.error();
     params.ptrs.push_back(p.value());

@@ -13,7 +13,7 @@ namespace dragon::runtime {
 class CudaExecutable final : public Executable {
  public:
   CudaExecutable(ir::PrimFunc lowered, CudaBuild build);
-  Status run(std::vector<interp::HostTensor>& args) const override;
+  Status run(std::vector<tensor::HostTensor>& args) const override;
 
  private:
   // Loads the module and its kernels once.

@@ -8,13 +8,13 @@
 #include <memory>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/runtime/cuda_driver.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::gpu_test {
 
 inline runtime::CudaDriver* driver_or_null() {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+  Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
   return driver.ok() ? driver.value() : nullptr;
 }
 
@@ -36,8 +36,8 @@ struct DeviceCopy {
 struct DeviceArguments {
   std::vector<std::unique_ptr<DeviceCopy>> copies;
   std::vector<runtime::DevicePtr> ptrs;
-  DeviceArguments(runtime::CudaDriver* driver, const std::vector<interp::HostTensor>& args) {
-    for (const interp::HostTensor& t : args) {
+  DeviceArguments(runtime::CudaDriver* driver, const std::vector<tensor::HostTensor>& args) {
+    for (const tensor::HostTensor& t : args) {
       copies.push_back(std::make_unique<DeviceCopy>(driver, t.data(), static_cast<size_t>(t.size_bytes())));
       ptrs.push_back(copies.back()->ptr);
     }

@@ -88,13 +88,13 @@ TEST(GpuBench, CublasGemmsMatchTheInterpreterForEveryOperandLayout) {
     std::string why_not;
     std::unique_ptr<CublasGemm> gemm = make_cublas_gemm(w, why_not);
     ASSERT_NE(gemm, nullptr) << why_not;
-    std::vector<interp::HostTensor> args = interp::make_arguments(w.func, 5, interp::Distribution::kNormal);
-    std::vector<interp::HostTensor> expected = args;
+    std::vector<tensor::HostTensor> args = interp::make_arguments(w.func, 5, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> expected = args;
     interp::run(w.func, expected);
     gpu_test::DeviceArguments device(driver, args);
     const std::vector<runtime::DevicePtr>& ptrs = device.ptrs;
     ASSERT_TRUE(gemm->run(ptrs).ok());
-    interp::HostTensor got = args[2];
+    tensor::HostTensor got = args[2];
     ASSERT_TRUE(driver->copy_to_host(got.data(), ptrs[2], static_cast<size_t>(got.size_bytes())).ok());
     interp::TensorComparison c = interp::compare_tensors(expected[2], got, 4 * interp::reordering_tolerance(got.dtype()));
     EXPECT_TRUE(c.ok) << interp::describe(c, expected[2], got);

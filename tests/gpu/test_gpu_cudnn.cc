@@ -33,18 +33,18 @@ void expect_cudnn_matches_interpreter(runtime::CudaDriver* driver, const std::st
   std::unique_ptr<CudnnBaseline> baseline = make_cudnn_baseline(w, why_not);
   ASSERT_NE(baseline, nullptr) << why_not;
   EXPECT_EQ(baseline->name().rfind("cudnn", 0), 0u) << baseline->name();
-  std::vector<interp::HostTensor> args = interp::make_arguments(w.func, 11, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> expected = args;
+  std::vector<tensor::HostTensor> args = interp::make_arguments(w.func, 11, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> expected = args;
   interp::run(w.func, expected);
   gpu_test::DeviceArguments device(driver, args);
   const std::vector<runtime::DevicePtr>& ptrs = device.ptrs;
   // The output starts as NaN bytes: an element cuDNN never writes shows.
   const size_t y = args.size() - 1;
   ASSERT_TRUE(driver->fill_bytes(ptrs[y], 0xff, static_cast<size_t>(args[y].size_bytes())).ok());
-  runtime::Status ran = baseline->run(ptrs);
+  Status ran = baseline->run(ptrs);
   ASSERT_TRUE(ran.ok()) << baseline->name() << ": " << ran.error().describe();
   ASSERT_TRUE(driver->synchronize().ok());
-  interp::HostTensor got = args[y];
+  tensor::HostTensor got = args[y];
   ASSERT_TRUE(driver->copy_to_host(got.data(), ptrs[y], static_cast<size_t>(got.size_bytes())).ok());
   interp::TensorComparison c = interp::compare_tensors(expected[y], got, 4 * interp::reordering_tolerance(got.dtype()));
   EXPECT_TRUE(c.ok) << baseline->name() << ": " << interp::describe(c, expected[y], got);

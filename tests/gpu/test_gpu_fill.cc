@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "dragon/bench/device_filler.h"
-#include "dragon/interp/host_tensor.h"
 #include "dragon/support/error.h"
+#include "dragon/tensor/host_tensor.h"
 #include "gpu_test_support.h"
 
 namespace dragon::bench {
@@ -39,10 +39,10 @@ class Filled {
   Filled(const Filled&) = delete;
   Filled& operator=(const Filled&) = delete;
 
-  const interp::HostTensor& fill(DeviceFiller& filler, const ValueDomain& domain, Distribution distribution,
+  const tensor::HostTensor& fill(DeviceFiller& filler, const ValueDomain& domain, Distribution distribution,
                                  uint64_t seed) {
     filler.fill_domain(ptr_, buffer_, domain, distribution, seed);
-    if (!host_) host_ = interp::HostTensor::like(buffer_);
+    if (!host_) host_ = tensor::HostTensor::like(buffer_);
     EXPECT_TRUE(driver_->copy_to_host(host_->data(), ptr_, static_cast<size_t>(host_->size_bytes())).ok());
     return *host_;
   }
@@ -52,7 +52,7 @@ class Filled {
  private:
   runtime::CudaDriver* driver_;
   ir::Buffer buffer_;
-  std::optional<interp::HostTensor> host_;
+  std::optional<tensor::HostTensor> host_;
   runtime::DevicePtr ptr_ = 0;
 };
 
@@ -61,7 +61,7 @@ struct Summary {
   std::set<int64_t> integers;  // the distinct values, when they are integers
   bool all_integers = true;
 };
-Summary summarize(const interp::HostTensor& t) {
+Summary summarize(const tensor::HostTensor& t) {
   Summary s;
   double sum = 0;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
@@ -103,7 +103,7 @@ TEST(GpuFill, BoolsOfARealDomainAreZeroOrOneAboutHalfEach) {
   REQUIRE_GPU(driver);
   DeviceFiller filler(driver);
   Filled x(driver, DataType::boolean(), {1024, 1024});
-  const interp::HostTensor& t = x.fill(filler, ValueDomain::real(), Distribution::kUniform01, 3);
+  const tensor::HostTensor& t = x.fill(filler, ValueDomain::real(), Distribution::kUniform01, 3);
   const auto* bytes = static_cast<const uint8_t*>(t.data());
   int64_t ones = 0, others = 0;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
@@ -145,7 +145,7 @@ TEST(GpuFill, PositiveIntegersAreOneToEight) {
   }
   // Bools of a positive domain hold 1 everywhere (value != 0 of 1..8), as on the host.
   Filled b(driver, DataType::boolean(), {4096});
-  const interp::HostTensor& t = b.fill(filler, ValueDomain::positive(), Distribution::kUniform01, 9);
+  const tensor::HostTensor& t = b.fill(filler, ValueDomain::positive(), Distribution::kUniform01, 9);
   const auto* bytes = static_cast<const uint8_t*>(t.data());
   for (int64_t i = 0; i < t.num_elements(); ++i) ASSERT_EQ(bytes[i], 1) << "element " << i;
 }
@@ -153,7 +153,7 @@ TEST(GpuFill, PositiveIntegersAreOneToEight) {
 // Every row non-negative, summing to 1, and not uniform: its values differ, and a row of
 // 64 or more normals spans well over ln 2, so its largest probability is over twice its
 // smallest.
-void expect_probability_rows(const interp::HostTensor& t, int64_t row_length, double tolerance,
+void expect_probability_rows(const tensor::HostTensor& t, int64_t row_length, double tolerance,
                              const std::string& what) {
   int64_t rows = t.num_elements() / row_length;
   for (int64_t r = 0; r < rows; ++r) {
@@ -181,7 +181,7 @@ TEST(GpuFill, SimplexRowsAreSoftmaxesOfNormals) {
   // Rows shorter than a warp, of a few blocks' width, and longer than a block many times.
   for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{{4096, 3}, {2, 8, 300}, {40, 20000}}) {
     Filled x(driver, DataType::f32(), shape);
-    const interp::HostTensor& t = x.fill(filler, ValueDomain::simplex(), Distribution::kUniform01, 21);
+    const tensor::HostTensor& t = x.fill(filler, ValueDomain::simplex(), Distribution::kUniform01, 21);
     expect_probability_rows(t, shape.back(), 1e-5, "f32 rows of " + std::to_string(shape.back()));
     if (shape.back() >= 20000) {
       // The largest of 20000 normals is about 4 standard deviations out: e^4 above the mean.
@@ -217,7 +217,7 @@ TEST(GpuFill, SimplexOfAKlDivLossInputIsFast) {
   std::cout << "simplex fill of " << rows << "x" << row_length << " f32: " << seconds * 1e3 << " ms\n";
   EXPECT_LT(seconds, 2.0);
   // The first and last rows, read back.
-  interp::HostTensor ends(DataType::f32(), {2, row_length});
+  tensor::HostTensor ends(DataType::f32(), {2, row_length});
   size_t row_bytes = static_cast<size_t>(row_length) * sizeof(float);
   ASSERT_TRUE(driver->copy_to_host(ends.data(), x.ptr(), row_bytes).ok());
   ASSERT_TRUE(driver
@@ -256,9 +256,9 @@ TEST(GpuFill, SameSeedSameValuesOtherSeedOtherValues) {
   DeviceFiller filler(driver);
   for (ValueDomain domain : {ValueDomain::int_range(0, 1000), ValueDomain::simplex(), ValueDomain::positive()}) {
     Filled x(driver, DataType::f32(), {64, 64});
-    interp::HostTensor first = x.fill(filler, domain, Distribution::kNormal, 1);
-    interp::HostTensor again = x.fill(filler, domain, Distribution::kNormal, 1);
-    interp::HostTensor other = x.fill(filler, domain, Distribution::kNormal, 2);
+    tensor::HostTensor first = x.fill(filler, domain, Distribution::kNormal, 1);
+    tensor::HostTensor again = x.fill(filler, domain, Distribution::kNormal, 1);
+    tensor::HostTensor other = x.fill(filler, domain, Distribution::kNormal, 2);
     size_t bytes = static_cast<size_t>(first.size_bytes());
     EXPECT_EQ(std::memcmp(first.data(), again.data(), bytes), 0);
     EXPECT_NE(std::memcmp(first.data(), other.data(), bytes), 0);

@@ -30,7 +30,7 @@ constexpr double kGpuToleranceScale = 4;
 
 #define DRAGON_REQUIRE_GPU()                                                                             \
   do {                                                                                                   \
-    runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();                         \
+    Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();                         \
     if (!driver.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << driver.error().describe();            \
   } while (0)
 
@@ -42,10 +42,10 @@ constexpr double kGpuToleranceScale = 4;
   options.cache = &testing::test_cache();
   auto exe = runtime::build(scheduled, lower::Target::cuda_h200(), options);
   if (!exe.ok()) return ::testing::AssertionFailure() << label << ": " << exe.error().describe();
-  std::vector<interp::HostTensor> args = interp::make_arguments(original, 11, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> reference = args;
+  std::vector<tensor::HostTensor> args = interp::make_arguments(original, 11, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> reference = args;
   interp::run(original, reference);
-  runtime::Status status = exe.value()->run(args);
+  Status status = exe.value()->run(args);
   if (!status.ok()) return ::testing::AssertionFailure() << label << ": " << status.error().describe();
   ::testing::AssertionResult match = testing::outputs_match(original, reference, args, tolerance_scale);
   if (!match) return ::testing::AssertionFailure() << label << ": " << match.message();
@@ -160,7 +160,7 @@ TEST(GpuKernels, SharedMemoryAbove48KbIsOptedIn) {
   options.cache = &testing::test_cache();
   auto exe = runtime::build_lowered(f, lower::Target::cuda_h200(), options);
   ASSERT_TRUE(exe.ok()) << exe.error().describe();
-  std::vector<interp::HostTensor> args = interp::make_arguments(f, 3, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> args = interp::make_arguments(f, 3, interp::Distribution::kNormal);
   ASSERT_TRUE(exe.value()->run(args).ok());
   for (int64_t b = 0; b < 4; ++b) {
     for (int64_t t = 0; t < 256; ++t) ASSERT_EQ(args[1].get(b * 256 + t), args[0].get(b * 256 + 255 - t));

@@ -23,7 +23,7 @@ runtime::CudaBuild spin_build(long long cycles) {
   if (threadIdx.x == 0) { out[0] = 1.0f; out[1] += 1.0f; }
 }
 )";
-  runtime::Expected<runtime::Cubin> cubin =
+  Expected<runtime::Cubin> cubin =
       runtime::nvrtc_compile(code, "spin.cu", {}, runtime::CompileCache::global());
   EXPECT_TRUE(cubin.ok()) << (cubin.ok() ? "" : cubin.error().describe());
   codegen::KernelLaunch launch{.name = "spin", .grid = {1, 1, 1}, .block = {32, 1, 1}};
@@ -54,11 +54,11 @@ TEST(GpuTimer, TimesASpinningKernelNearItsDuration) {
   int warmups = 0, timed = 0, checked = 0;
   GpuTimerOptions options{.warmup_calls = 2, .min_calls = 10, .max_calls = 50, .max_seconds = 2.0};
   auto timing = time_gpu(
-      [&](int i) -> runtime::Status {
+      [&](int i) -> Status {
         (i < 0 ? warmups : timed) += 1;
         return loaded.value()->launch(params);
       },
-      options, [&](int i) -> runtime::Status {
+      options, [&](int i) -> Status {
         EXPECT_EQ(i, checked);
         ++checked;
         return {};
@@ -81,7 +81,7 @@ TEST(GpuTimer, TimesASpinningKernelNearItsDuration) {
 TEST(GpuTimer, AFailingCallStopsTimingWithItsError) {
   SKIP_WITHOUT_GPU();
   int calls = 0;
-  auto timing = time_gpu([&](int i) -> runtime::Status {
+  auto timing = time_gpu([&](int i) -> Status {
     ++calls;
     if (i == 3) return DRAGON_RUNTIME_FAILURE("candidate", "call 3 failed", "");
     return {};

@@ -44,7 +44,7 @@ void write_output(const BuildOptions& options, std::string_view bytes, bool bina
 
 std::string cuda_artifact(const BuildOptions& options, const ir::PrimFunc& flat, const lower::Target& target) {
   if (options.emit == "source") return codegen::generate_cuda(flat, target).code;
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
   if (!builds[0].ok()) throw UserError("NVRTC: " + builds[0].error().describe());
   return builds[0].value().cubin.bytes;
 }

@@ -18,7 +18,7 @@ struct PeaksOptions {
 };
 
 int peaks(const PeaksOptions& options) {
-  runtime::Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+  Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
   if (!driver.ok()) throw UserError("dragon peaks measures a CUDA GPU and found none: " + driver.error().describe());
   if (options.gemm_size < 256) throw UserError("--gemm-size must be at least 256");
   if (options.copy_gib <= 0) throw UserError("--copy-gib must be positive");

@@ -52,8 +52,9 @@ struct TargetRun {
   std::string mismatch;
 };
 
-TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name, std::vector<interp::HostTensor> inputs,
-                        const std::vector<interp::HostTensor>& expected) {
+TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name,
+                        std::vector<tensor::HostTensor> inputs,
+                        const std::vector<tensor::HostTensor>& expected) {
   lower::Target target = target_name == "cuda" ? lower::Target::cuda_h200() : lower::Target::cpu();
   if (target.is_gpu()) {
     // Said before anything is built: NVRTC would compile, and only the launch would fail.
@@ -69,7 +70,7 @@ TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name
   result.build_ms = milliseconds_since(start);
   result.from_cache = exe.value()->from_cache();
   start = std::chrono::steady_clock::now();
-  runtime::Status status = exe.value()->run(inputs);
+  Status status = exe.value()->run(inputs);
   if (!status.ok()) throw UserError("--target " + target_name + ": " + status.error().describe());
   result.run_ms = milliseconds_since(start);
   for (size_t i = 0; i < func->params.size(); ++i) {
@@ -97,10 +98,10 @@ int run(const RunOptions& options) {
   std::string label;
   ir::PrimFunc original = options.source.load(&label);
   ir::PrimFunc func = options.script.empty() ? original : apply_script_file(original, options.script);
-  std::vector<interp::HostTensor> args = interp::make_arguments(func, options.seed, *distribution);
+  std::vector<tensor::HostTensor> args = interp::make_arguments(func, options.seed, *distribution);
   // The unscheduled function on the same inputs is the reference for a scheduled one.
-  std::vector<interp::HostTensor> reference_args = args;
-  std::vector<interp::HostTensor> target_inputs = args;
+  std::vector<tensor::HostTensor> reference_args = args;
+  std::vector<tensor::HostTensor> target_inputs = args;
 
   auto start = std::chrono::steady_clock::now();
   interp::CompiledFunction compiled = interp::CompiledFunction::compile(func);

@@ -109,7 +109,7 @@ harness::IsolationOptions isolation_options(const VerifyCommandOptions& options)
 
 // Compile errors are the user's to fix, so they end the command before any run, with the log.
 void compile_first(const harness::IsolatedKernel& kernel, const harness::IsolationOptions& isolation) {
-  runtime::Expected<harness::CompiledKernel> compiled = harness::compile_isolated_kernel(kernel, isolation);
+  Expected<harness::CompiledKernel> compiled = harness::compile_isolated_kernel(kernel, isolation);
   if (!compiled) {
     throw UserError(fmt::format("{} does not compile, or has no entry '{}' (nothing was run):\n{}",
                                 kernel.source_name, kernel.entry, compiled.error().describe()));

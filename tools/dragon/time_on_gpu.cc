@@ -18,24 +18,24 @@ struct DeviceCopies {
 };
 
 template <typename T>
-T value_or_throw(runtime::Expected<T> e, const char* what) {
+T value_or_throw(Expected<T> e, const char* what) {
   if (!e.ok()) throw UserError(std::string("--time: ") + what + ": " + e.error().describe());
   return std::move(e.value());
 }
 
 }  // namespace
 
-harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<interp::HostTensor>& args) {
+harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<tensor::HostTensor>& args) {
   runtime::CudaDriver* driver = value_or_throw(runtime::CudaDriver::get(), "no CUDA device");
   const lower::Target target = lower::Target::cuda_h200();
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+  std::vector<Expected<runtime::CudaBuild>> builds =
       runtime::compile_cuda_all({lower::lower(scheduled, target).func}, target);
   auto kernels = value_or_throw(runtime::LoadedCudaFunction::load(value_or_throw(std::move(builds[0]), "NVRTC")),
                                 "loading the kernels");
   DeviceCopies copies{driver, {}};
-  for (const interp::HostTensor& t : args) {
+  for (const tensor::HostTensor& t : args) {
     copies.ptrs.push_back(value_or_throw(driver->allocate(static_cast<size_t>(t.size_bytes())), "allocating"));
-    runtime::Status s = driver->copy_to_device(copies.ptrs.back(), t.data(), static_cast<size_t>(t.size_bytes()));
+    Status s = driver->copy_to_device(copies.ptrs.back(), t.data(), static_cast<size_t>(t.size_bytes()));
     if (!s.ok()) throw UserError("--time: copying inputs: " + s.error().describe());
   }
   return value_or_throw(harness::time_gpu([&](int) { return kernels->launch(copies.ptrs); }), "timing");

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "dragon/harness/gpu_timer.h"
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::cli {
 
 // Throws UserError when there is no GPU or building or a launch fails.
-harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<interp::HostTensor>& args);
+harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<tensor::HostTensor>& args);
 
 }  // namespace dragon::cli

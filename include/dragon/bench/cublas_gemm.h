@@ -20,7 +20,7 @@ class CublasGemm {
   virtual std::string name() const = 0;  // "cublasGemmEx (f32, compute 32F)"
   // Launches C = op(A) op(B) on the default stream; `params` are the function's parameters'
   // device buffers in parameter order (A, B, C).
-  virtual runtime::Status run(const std::vector<runtime::DevicePtr>& params) = 0;
+  virtual Status run(const std::vector<runtime::DevicePtr>& params) = 0;
 };
 
 // Whether `workload` is matmul-like in a type cuBLAS has a GEMM for (nothing is loaded);

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "dragon/bench/cudnn_plan.h"
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::bench {
 
@@ -89,7 +89,7 @@ struct CudnnApi {
 const CudnnApi& cudnn_api();
 
 // "cudnnConvolutionForward: CUDNN_STATUS_NOT_SUPPORTED" as a failure, or success for status 0.
-runtime::Status cudnn_status(int status, const char* call);
+Status cudnn_status(int status, const char* call);
 
 // cuDNN's constants that are not plan enums.
 inline constexpr int kCudnnTensorNchw = 0;
@@ -104,11 +104,11 @@ class CudnnHandleOwner {
   CudnnHandleOwner(const CudnnHandleOwner&) = delete;
   CudnnHandleOwner& operator=(const CudnnHandleOwner&) = delete;
   CudnnHandle get() const { return handle_; }
-  const runtime::Status& created() const { return created_; }
+  const Status& created() const { return created_; }
 
  private:
   CudnnHandle handle_ = nullptr;
-  runtime::Status created_;
+  Status created_;
 };
 
 // A tensor, filter, convolution or pooling descriptor, destroyed with the owner. Setting
@@ -128,7 +128,7 @@ class CudnnDescriptorOwner {
 };
 
 // A tensor descriptor holding `dims` (packed, row-major) of `type`.
-runtime::Expected<std::unique_ptr<CudnnDescriptorOwner>> make_tensor_descriptor(const CudnnTensorDims& dims,
+Expected<std::unique_ptr<CudnnDescriptorOwner>> make_tensor_descriptor(const CudnnTensorDims& dims,
                                                                                 CudnnDataType type);
 
 }  // namespace dragon::bench

@@ -28,7 +28,7 @@ class CudnnBaseline {
   // Runs on the default stream; `params` are the function's parameters' device buffers in
   // parameter order. A baseline whose setup failed (no library, a descriptor cuDNN
   // rejects, no algorithm) returns that failure here.
-  virtual runtime::Status run(const std::vector<runtime::DevicePtr>& params) = 0;
+  virtual Status run(const std::vector<runtime::DevicePtr>& params) = 0;
 };
 
 // The cuDNN baseline of `workload`, or nullptr with `why_not` set when cuDNN has no

@@ -23,14 +23,14 @@ struct CudnnPoolingDescriptors {
 
 // The descriptors, each set from the plan, or the first call cuDNN refused. The
 // convolution's math type is the plan's until an algorithm is chosen.
-runtime::Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan);
-runtime::Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnPoolingPlan& plan);
+Expected<CudnnConvolutionDescriptors> make_convolution_descriptors(const CudnnConvolutionPlan& plan);
+Expected<CudnnPoolingDescriptors> make_pooling_descriptors(const CudnnPoolingPlan& plan);
 
 // cuDNN's output dims for them: the forward convolution of X (of Y's shape, for a transposed
 // plan, which must give X's), and the pooling of X.
-runtime::Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolutionPlan& plan,
+Expected<std::vector<int>> cudnn_forward_output_dims(const CudnnConvolutionPlan& plan,
                                                               const CudnnConvolutionDescriptors& descriptors);
-runtime::Expected<std::vector<int>> cudnn_pooling_output_dims(const CudnnPoolingPlan& plan,
+Expected<std::vector<int>> cudnn_pooling_output_dims(const CudnnPoolingPlan& plan,
                                                               const CudnnPoolingDescriptors& descriptors);
 
 }  // namespace dragon::bench

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
@@ -39,12 +39,12 @@ class Candidate {
   // inputs filled, outputs pre-filled by the verifier (sentinels). The candidate writes its
   // outputs in place. Misbehaviour of the candidate is an outcome, never an exception;
   // exceptions are the harness's own failures.
-  virtual RunOutcome run(std::vector<interp::HostTensor>& args) = 0;
+  virtual RunOutcome run(std::vector<tensor::HostTensor>& args) = 0;
 };
 
 // An in-process candidate from a callable. For our own kernels and for tests; anything
 // untrusted runs isolated.
-using CandidateFunction = std::function<RunOutcome(std::vector<interp::HostTensor>& args)>;
+using CandidateFunction = std::function<RunOutcome(std::vector<tensor::HostTensor>& args)>;
 std::unique_ptr<Candidate> make_function_candidate(std::string name, CandidateFunction function);
 
 }  // namespace dragon::harness

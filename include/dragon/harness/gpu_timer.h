@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "dragon/runtime/cuda_driver.h"
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::harness {
 
@@ -43,8 +43,8 @@ struct GpuTiming {
 // call's output. A failure of either callback or of the driver stops timing and is
 // returned. Each window is: L2 flush (outside), start event, the call, a device-wide
 // synchronize, end event; the synchronize keeps work the call left on other streams inside.
-using TimedCall = std::function<runtime::Status(int call_index)>;
-runtime::Expected<GpuTiming> time_gpu(const TimedCall& timed_call, const GpuTimerOptions& options = {},
+using TimedCall = std::function<Status(int call_index)>;
+Expected<GpuTiming> time_gpu(const TimedCall& timed_call, const GpuTimerOptions& options = {},
                                       const TimedCall& after_call = {});
 
 // Summary statistics of samples (exposed for tests and for CPU-side timings). The 95%

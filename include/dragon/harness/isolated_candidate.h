@@ -17,8 +17,8 @@
 #include "dragon/harness/isolated_kernel.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/cpu_module.h"
-#include "dragon/runtime/expected.h"
 #include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::harness {
 
@@ -41,7 +41,7 @@ struct IsolationOptions {
 };
 
 // Where dragon-kernel-runner is (see above); a failure says where it looked.
-runtime::Expected<std::string> find_kernel_runner(const IsolationOptions& options);
+Expected<std::string> find_kernel_runner(const IsolationOptions& options);
 
 // A kernel ready to run in a child: the CPU shared object in the compile cache, or the CUBIN.
 struct CompiledKernel {
@@ -57,7 +57,7 @@ struct CompiledKernel {
 
 // Compiles without running: CPU in a runner child (the parent never loads untrusted code),
 // CUDA with NVRTC in this process (no GPU needed). A compile error returns the log.
-runtime::Expected<CompiledKernel> compile_isolated_kernel(const IsolatedKernel& kernel,
+Expected<CompiledKernel> compile_isolated_kernel(const IsolatedKernel& kernel,
                                                           const IsolationOptions& options);
 
 // Compiles on the first run (a compile failure is then every run's kFailed outcome, with

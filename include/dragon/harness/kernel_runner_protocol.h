@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "dragon/harness/gpu_timer.h"
-#include "dragon/interp/host_tensor.h"
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness::kernel_runner {
 
@@ -43,7 +43,7 @@ struct ArgumentLayout {
   std::vector<ArgumentSlice> slices;  // one per argument, in parameter order
   uint64_t total_bytes = 0;
 };
-ArgumentLayout layout_arguments(const std::vector<interp::HostTensor>& args);
+ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args);
 // The same for slices of the given sizes, in order.
 ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes);
 
@@ -108,7 +108,7 @@ enum class ReplyStatus : uint32_t {
 struct Reply {
   uint64_t nonce = 0;
   ReplyStatus status = ReplyStatus::kFailed;
-  runtime::RuntimeFailure failure;  // unless kSuccess: the call that failed in the runner, and the compiler's log
+  RuntimeFailure failure;  // unless kSuccess: the call that failed in the runner, and the compiler's log
   std::string module_path;          // kCompileCpu: the shared object in the compile cache
   // kTimeCuda, on success: milliseconds of each timed call in call order (call c's outputs
   // are in call slot c), and the GPU's clocks and temperature read after the last call.

@@ -3,8 +3,8 @@
 // only to show what that check accepts (problem_audit.h); never used to judge a candidate.
 #pragma once
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/dtype.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
@@ -16,7 +16,7 @@ inline constexpr double kKernelBenchPaperTolerance = 1e-2;
 // torch.allclose(reference, candidate, atol, rtol, equal_nan=False): every element has
 // |reference - candidate| <= atol + rtol * |candidate|; NaN is never close, an Inf only
 // to the same Inf.
-bool kernelbench_allclose(const interp::HostTensor& reference, const interp::HostTensor& candidate, double atol,
+bool kernelbench_allclose(const tensor::HostTensor& reference, const tensor::HostTensor& candidate, double atol,
                           double rtol);
 
 }  // namespace dragon::harness

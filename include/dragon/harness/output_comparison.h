@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
@@ -39,18 +39,18 @@ struct OutputComparison {
 // produced NaN the candidate must produce the same special value (or a finite value within
 // tolerance of `exact`). Elements bitwise equal to `prefill` (when given: what the harness
 // wrote there before the run) count as unwritten, not as wrong. Shapes must agree.
-OutputComparison compare_output(const interp::HostTensor& native, const interp::HostTensor& exact,
-                                const interp::HostTensor& actual, double tolerance,
-                                const interp::HostTensor* prefill = nullptr);
+OutputComparison compare_output(const tensor::HostTensor& native, const tensor::HostTensor& exact,
+                                const tensor::HostTensor& actual, double tolerance,
+                                const tensor::HostTensor* prefill = nullptr);
 
 // Normalised max |a - b| over elements finite in both, by max |b| over those elements:
 // how far the native reference is from the f64 one.
-double normalized_difference(const interp::HostTensor& a, const interp::HostTensor& b);
+double normalized_difference(const tensor::HostTensor& a, const tensor::HostTensor& b);
 
 // Whether element `index` of `a` and `b` (same dtype) has the same bit pattern.
-bool same_bits(const interp::HostTensor& a, const interp::HostTensor& b, int64_t index);
+bool same_bits(const tensor::HostTensor& a, const tensor::HostTensor& b, int64_t index);
 // Whether the tensors are bitwise identical (same dtype and shape).
-bool same_bits(const interp::HostTensor& a, const interp::HostTensor& b);
+bool same_bits(const tensor::HostTensor& a, const tensor::HostTensor& b);
 
 // "[2, 17]": a flat index as coordinates of `shape`.
 std::string format_index(const std::vector<int64_t>& shape, int64_t flat);

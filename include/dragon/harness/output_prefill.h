@@ -6,16 +6,16 @@
 
 #include <cstdint>
 
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
 // Floats: a quiet NaN with the payload 0x5a5a... (not the canonical NaN of 0/0 or nan());
 // integers and bool: 0x5a bytes.
-void fill_sentinel(interp::HostTensor& tensor);
+void fill_sentinel(tensor::HostTensor& tensor);
 
 // Floats: finite values of either sign spread over many magnitudes; integers: random bits;
 // bool: random bytes other than 0 and 1. Different seeds give different garbage.
-void fill_garbage(interp::HostTensor& tensor, uint64_t seed);
+void fill_garbage(tensor::HostTensor& tensor, uint64_t seed);
 
 }  // namespace dragon::harness

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
 #include "dragon/runtime/build.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
@@ -31,8 +31,8 @@ struct ReferenceOptions {
 struct ReferenceOutput {
   size_t param_index = 0;
   std::string name;
-  interp::HostTensor native;  // the unscheduled function in its own types
-  interp::HostTensor exact;   // its f64 twin (a copy of `native` for integer and bool outputs)
+  tensor::HostTensor native;  // the unscheduled function in its own types
+  tensor::HostTensor exact;   // its f64 twin (a copy of `native` for integer and bool outputs)
   double reference_error = 0; // normalized_difference(native, exact)
   double tolerance = 0;       // calibrated_tolerance(dtype, reference_error)
 };
@@ -49,16 +49,16 @@ class Reference {
   const std::vector<size_t>& output_params() const { return output_params_; }
 
   // The outputs for `args` (one per parameter; only the inputs and in-outs are read).
-  std::vector<ReferenceOutput> compute(const std::vector<interp::HostTensor>& args) const;
+  std::vector<ReferenceOutput> compute(const std::vector<tensor::HostTensor>& args) const;
   // The native outputs only (`exact` a copy of them, tolerances the floors): for trivial
   // outputs' calibration, where the f64 twin would be wasted.
-  std::vector<ReferenceOutput> compute_native(const std::vector<interp::HostTensor>& args) const;
+  std::vector<ReferenceOutput> compute_native(const std::vector<tensor::HostTensor>& args) const;
 
  private:
   ir::PrimFunc func_;
   ir::PrimFunc exact_func_;  // the f64 twin
   std::vector<size_t> output_params_;
-  using Runner = std::function<void(std::vector<interp::HostTensor>&)>;
+  using Runner = std::function<void(std::vector<tensor::HostTensor>&)>;
   Runner native_;
   Runner exact_;
 };

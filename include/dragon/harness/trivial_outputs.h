@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "dragon/harness/reference.h"
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness {
 
 struct TrivialOutput {
   std::string name;                         // "zeros", "input X passed through", ...
-  std::vector<interp::HostTensor> outputs;  // one per written parameter, like the reference's
+  std::vector<tensor::HostTensor> outputs;  // one per written parameter, like the reference's
 };
 
 // The trivial outputs for one input set. `reference` holds the outputs for `args` (their
@@ -24,7 +24,7 @@ struct TrivialOutput {
 //   zeros; ones; with a calibration, the reference's mean (its mean, per output) and the
 //   output for other inputs (its outputs); and for each input with as many elements as an
 //   output, that input passed through (outputs of other sizes stay zero).
-std::vector<TrivialOutput> make_trivial_outputs(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& args,
+std::vector<TrivialOutput> make_trivial_outputs(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& args,
                                                 const std::vector<ReferenceOutput>& reference,
                                                 const std::vector<ReferenceOutput>* calibration = nullptr);
 

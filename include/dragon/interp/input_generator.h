@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::interp {
 
@@ -28,10 +28,10 @@ std::string_view distribution_names();
 // One tensor per parameter, in parameter order. Inputs are drawn from `distribution`
 // within their domains (integer and offsets domains ignore the distribution); outputs
 // are filled with NaN (floats) or a garbage pattern (ints) so unwritten elements show.
-std::vector<HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution);
+std::vector<tensor::HostTensor> make_arguments(const ir::PrimFunc& func, uint64_t seed, Distribution distribution);
 
 // Parameter `index` alone, the same bytes make_arguments gives it: callers that fill large
 // real-valued inputs elsewhere (on the device) still draw domain-bound ones here.
-HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution);
+tensor::HostTensor make_argument(const ir::PrimFunc& func, size_t index, uint64_t seed, Distribution distribution);
 
 }  // namespace dragon::interp

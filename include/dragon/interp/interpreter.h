@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::interp {
 
@@ -34,7 +34,7 @@ class CompiledFunction {
   // Runs on `args`, one per parameter in order, each shaped and typed like its buffer.
   // An out-of-bounds access throws UserError naming the buffer, the indices and the
   // statement; the arguments may then be partly written.
-  void run(std::vector<HostTensor>& args) const;
+  void run(std::vector<tensor::HostTensor>& args) const;
 
  private:
   struct Impl;
@@ -43,6 +43,6 @@ class CompiledFunction {
 };
 
 // compile + run.
-void run(const ir::PrimFunc& func, std::vector<HostTensor>& args);
+void run(const ir::PrimFunc& func, std::vector<tensor::HostTensor>& args);
 
 }  // namespace dragon::interp

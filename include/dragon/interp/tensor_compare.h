@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::interp {
 
@@ -25,10 +25,12 @@ struct TensorComparison {
 double reordering_tolerance(ir::DataType dtype);
 
 // Compares element by element; NaN must match NaN and Inf must match the same Inf.
-TensorComparison compare_tensors(const HostTensor& reference, const HostTensor& actual, double tolerance);
+TensorComparison compare_tensors(const tensor::HostTensor& reference, const tensor::HostTensor& actual,
+                                 double tolerance);
 
 // "max |error| 3e-07 (2.1e-08 of the reference's scale 14.2); 0 elements differ" plus the
 // first differing indices with their values.
-std::string describe(const TensorComparison& comparison, const HostTensor& reference, const HostTensor& actual);
+std::string describe(const TensorComparison& comparison, const tensor::HostTensor& reference,
+                     const tensor::HostTensor& actual);
 
 }  // namespace dragon::interp

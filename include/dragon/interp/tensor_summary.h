@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::interp {
 
@@ -18,8 +18,8 @@ struct TensorSummary {
   uint64_t fingerprint = 0;  // FNV-1a of the bytes: equal tensors, equal fingerprints
 };
 
-TensorSummary summarize(const HostTensor& tensor);
+TensorSummary summarize(const tensor::HostTensor& tensor);
 // "f32[128, 64]"
-std::string describe_type(const HostTensor& tensor);
+std::string describe_type(const tensor::HostTensor& tensor);
 
 }  // namespace dragon::interp

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "dragon/codegen/cuda_codegen.h"
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
 #include "dragon/lower/target.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/cpu_module.h"
-#include "dragon/runtime/expected.h"
 #include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/support/expected.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::runtime {
 
@@ -34,7 +34,7 @@ class Executable {
   // Runs on `args`, one per parameter of the function in order, each shaped and typed like
   // it; outputs are written in place. CUDA copies every argument to the device (so output
   // elements the function does not write keep their values) and every non-input back.
-  virtual Status run(std::vector<interp::HostTensor>& args) const = 0;
+  virtual Status run(std::vector<tensor::HostTensor>& args) const = 0;
 
   const ir::PrimFunc& lowered() const { return lowered_; }
   const std::string& source() const { return source_; }
@@ -44,7 +44,7 @@ class Executable {
  protected:
   Executable(ir::PrimFunc lowered, std::string source, bool from_cache)
       : lowered_(std::move(lowered)), source_(std::move(source)), from_cache_(from_cache) {}
-  Status check_arguments(const std::vector<interp::HostTensor>& args) const;
+  Status check_arguments(const std::vector<tensor::HostTensor>& args) const;
 
  private:
   ir::PrimFunc lowered_;

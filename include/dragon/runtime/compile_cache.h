@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::runtime {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dragon/runtime/compile_cache.h"
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::runtime {
 

@@ -48,8 +48,8 @@ class OwnedFd {
   int fd_ = -1;
 };
 
-runtime::RuntimeFailure system_failure(const char* api, const std::string& what) {
-  return runtime::RuntimeFailure{api, what + ": " + std::strerror(errno), "", "child_process.cc"};
+RuntimeFailure system_failure(const char* api, const std::string& what) {
+  return RuntimeFailure{api, what + ": " + std::strerror(errno), "", "child_process.cc"};
 }
 
 // In the forked child: only async-signal-safe calls until execve.
@@ -111,7 +111,7 @@ struct OutputTail {
 
 }  // namespace
 
-runtime::Expected<ChildRun> run_child(const ChildRequest& request) {
+Expected<ChildRun> run_child(const ChildRequest& request) {
   if (request.hide_parent_memory && ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     return system_failure("prctl(PR_SET_DUMPABLE)", "hiding the harness's memory from the runner");
   }
@@ -156,7 +156,7 @@ runtime::Expected<ChildRun> run_child(const ChildRequest& request) {
   if (got > 0) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    return runtime::RuntimeFailure{"execve", "cannot start " + request.runner_path + ": " + std::strerror(exec_errno),
+    return RuntimeFailure{"execve", "cannot start " + request.runner_path + ": " + std::strerror(exec_errno),
                                    "", "child_process.cc"};
   }
   OwnedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::harness::isolation {
 
@@ -40,6 +40,6 @@ struct ChildRun {
 
 // Runs the child to its end (or the deadline: the whole process group is killed). A
 // failure is the harness's own: the runner could not be started.
-runtime::Expected<ChildRun> run_child(const ChildRequest& request);
+Expected<ChildRun> run_child(const ChildRequest& request);
 
 }  // namespace dragon::harness::isolation

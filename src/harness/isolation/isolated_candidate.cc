@@ -36,8 +36,8 @@ std::string line_marker(const std::string& source_name) {
 
 bool positive(const std::array<int64_t, 3>& dims) { return dims[0] > 0 && dims[1] > 0 && dims[2] > 0; }
 
-runtime::Expected<CompiledKernel> compile_cpu(const IsolatedKernel& kernel, const IsolationOptions& options) {
-  runtime::Expected<std::string> runner = find_kernel_runner(options);
+Expected<CompiledKernel> compile_cpu(const IsolatedKernel& kernel, const IsolationOptions& options) {
+  Expected<std::string> runner = find_kernel_runner(options);
   if (!runner) return runner.error();
   Job job;
   job.kind = JobKind::kCompileCpu;
@@ -55,7 +55,7 @@ runtime::Expected<CompiledKernel> compile_cpu(const IsolatedKernel& kernel, cons
                                   options.compile_timeout,
                                   options.output_limit,
                                   options.hide_parent_memory};
-  runtime::Expected<isolation::ChildRun> child = isolation::run_child(request);
+  Expected<isolation::ChildRun> child = isolation::run_child(request);
   if (!child) return child.error();
   RunOutcome outcome = isolation::judge_child(child.value(), job.nonce, options.compile_timeout);
   std::optional<kernel_runner::Reply> reply = kernel_runner::decode_reply(child.value().reply);
@@ -72,7 +72,7 @@ runtime::Expected<CompiledKernel> compile_cpu(const IsolatedKernel& kernel, cons
   return compiled;
 }
 
-runtime::Expected<CompiledKernel> compile_cuda(const IsolatedKernel& kernel, const IsolationOptions& options) {
+Expected<CompiledKernel> compile_cuda(const IsolatedKernel& kernel, const IsolationOptions& options) {
   if (!positive(kernel.grid) || !positive(kernel.block) || kernel.dynamic_shared_bytes < 0) {
     return DRAGON_RUNTIME_FAILURE("launch configuration",
                                   kernel.source_name +
@@ -80,7 +80,7 @@ runtime::Expected<CompiledKernel> compile_cuda(const IsolatedKernel& kernel, con
                                       "shared memory size not negative",
                                   "");
   }
-  runtime::Expected<runtime::Cubin> cubin =
+  Expected<runtime::Cubin> cubin =
       runtime::nvrtc_compile(kernel.source, kernel.source_name, options.nvrtc, cache_of(options));
   if (!cubin) return cubin.error();
   CompiledKernel compiled;
@@ -101,8 +101,8 @@ class IsolatedCandidate final : public Candidate {
 
   std::string name() const override { return kernel_.source_name + ":" + kernel_.entry; }
 
-  RunOutcome run(std::vector<interp::HostTensor>& args) override {
-    runtime::Expected<CompiledKernel>& built = compiled();
+  RunOutcome run(std::vector<tensor::HostTensor>& args) override {
+    Expected<CompiledKernel>& built = compiled();
     if (!built.ok()) {
       return RunOutcome::failure(RunStatus::kFailed,
                                  "compiling " + kernel_.source_name + ": " + built.error().describe());
@@ -136,7 +136,7 @@ class IsolatedCandidate final : public Candidate {
 
  private:
   // Compiled once, on the first run of any thread.
-  runtime::Expected<CompiledKernel>& compiled() {
+  Expected<CompiledKernel>& compiled() {
     std::lock_guard<std::mutex> lock(compile_mutex_);
     if (!compiled_) compiled_.emplace(compile_isolated_kernel(kernel_, options_));
     return *compiled_;
@@ -145,12 +145,12 @@ class IsolatedCandidate final : public Candidate {
   IsolatedKernel kernel_;
   IsolationOptions options_;
   std::mutex compile_mutex_;
-  std::optional<runtime::Expected<CompiledKernel>> compiled_;
+  std::optional<Expected<CompiledKernel>> compiled_;
 };
 
 }  // namespace
 
-runtime::Expected<CompiledKernel> compile_isolated_kernel(const IsolatedKernel& kernel,
+Expected<CompiledKernel> compile_isolated_kernel(const IsolatedKernel& kernel,
                                                           const IsolationOptions& options) {
   return kernel.language == KernelLanguage::kCpu ? compile_cpu(kernel, options) : compile_cuda(kernel, options);
 }

@@ -104,7 +104,7 @@ class TimingRun {
 
   IsolatedTiming run() {
     make_input_sets();
-    runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel_, request_.isolation);
+    Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel_, request_.isolation);
     if (!compiled) {
       return run_failed(std::move(result_),
                         RunOutcome::failure(RunStatus::kFailed, "compiling " + kernel_.source_name + ": " +
@@ -153,7 +153,7 @@ class TimingRun {
   void make_input_sets() {
     SeedSequence seeds(result_.seed);
     for (interp::Distribution d : request_.distributions) {
-      std::vector<interp::HostTensor> args = interp::make_arguments(func_, seeds.next(), d);
+      std::vector<tensor::HostTensor> args = interp::make_arguments(func_, seeds.next(), d);
       for (size_t p = 0; p < args.size(); ++p) {
         if (func_->params[p].role == ir::ParamRole::kOutput) fill_sentinel(args[p]);
       }
@@ -165,8 +165,8 @@ class TimingRun {
   // The K sets (set-major), then one slot per timed call and recorded parameter.
   ArgumentLayout region_layout() const {
     std::vector<uint64_t> bytes;
-    for (const std::vector<interp::HostTensor>& set : sets_) {
-      for (const interp::HostTensor& t : set) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
+    for (const std::vector<tensor::HostTensor>& set : sets_) {
+      for (const tensor::HostTensor& t : set) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
     }
     for (int c = 0; c < result_.call_limit; ++c) bytes.insert(bytes.end(), recorded_bytes_.begin(), recorded_bytes_.end());
     return kernel_runner::layout_slices(bytes);
@@ -190,7 +190,7 @@ class TimingRun {
     job.timer = request_.timer;
     job.timer.max_calls = result_.call_limit;
     if (std::string problem = kernel_runner::timing_job_problem(job); !problem.empty()) {
-      throw runtime::RuntimeError(DRAGON_RUNTIME_FAILURE("time_isolated_kernel", "inconsistent timing job: " + problem, ""));
+      throw RuntimeError(DRAGON_RUNTIME_FAILURE("time_isolated_kernel", "inconsistent timing job: " + problem, ""));
     }
     return job;
   }
@@ -210,7 +210,7 @@ class TimingRun {
   // Every timed call's recorded outputs against the reference of its set.
   void check_every_call(const isolation::SharedArguments& region) {
     std::vector<std::vector<ReferenceOutput>> references;
-    for (const std::vector<interp::HostTensor>& set : sets_) references.push_back(reference_.compute(set));
+    for (const std::vector<tensor::HostTensor>& set : sets_) references.push_back(reference_.compute(set));
     const size_t first_slot = set_count() * params();
     const size_t recorded = recorded_params_.size();
     for (size_t c = 0; c < result_.timing.samples_ms.size(); ++c) {
@@ -219,7 +219,7 @@ class TimingRun {
       for (size_t r = 0; r < recorded; ++r) {
         const size_t p = recorded_params_[r];
         const ReferenceOutput& ref = references[s][r];
-        interp::HostTensor actual = sets_[s][p];  // shaped and typed; overwritten from the slot
+        tensor::HostTensor actual = sets_[s][p];  // shaped and typed; overwritten from the slot
         region.read(first_slot + c * recorded + r, actual);
         const bool prefilled = func_->params[p].role == ir::ParamRole::kOutput;
         OutputComparison comparison =
@@ -264,7 +264,7 @@ class TimingRun {
   Reference reference_;
   std::vector<uint64_t> recorded_params_;
   std::vector<uint64_t> recorded_bytes_;
-  std::vector<std::vector<interp::HostTensor>> sets_;
+  std::vector<std::vector<tensor::HostTensor>> sets_;
   IsolatedTiming result_;
 };
 

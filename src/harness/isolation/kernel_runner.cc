@@ -44,7 +44,7 @@ bool write_all(int fd, const std::string& bytes) {
 }
 
 Reply failed(const Job& job, const char* api, std::string message) {
-  return failure_reply(job, runtime::RuntimeFailure{api, std::move(message), "", "kernel_runner.cc"});
+  return failure_reply(job, RuntimeFailure{api, std::move(message), "", "kernel_runner.cc"});
 }
 
 // Maps the argument region shared with the parent and closes its descriptor, so that the
@@ -71,7 +71,7 @@ Reply map_arguments(const Job& job, unsigned char*& region) {
 Reply carry_out(const Job& job) {
   // Before any untrusted code runs: a compile job loads the result, and so runs its
   // static constructors.
-  if (runtime::Status confined = confine_runner(); !confined) return failure_reply(job, confined.error());
+  if (Status confined = confine_runner(); !confined) return failure_reply(job, confined.error());
   if (job.kind == JobKind::kCompileCpu) return compile_cpu_job(job);
   unsigned char* region = nullptr;
   if (Reply mapped = map_arguments(job, region); mapped.status != ReplyStatus::kSuccess) return mapped;

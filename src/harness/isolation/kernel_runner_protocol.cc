@@ -81,9 +81,9 @@ ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes) {
   return layout;
 }
 
-ArgumentLayout layout_arguments(const std::vector<interp::HostTensor>& args) {
+ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args) {
   std::vector<uint64_t> bytes;
-  for (const interp::HostTensor& t : args) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
+  for (const tensor::HostTensor& t : args) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
   return layout_slices(bytes);
 }
 

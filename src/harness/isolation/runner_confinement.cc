@@ -13,14 +13,14 @@
 namespace dragon::harness::kernel_runner {
 namespace {
 
-runtime::RuntimeFailure confinement_failure(const char* api) {
-  return runtime::RuntimeFailure{api, std::string("cannot confine the runner: ") + std::strerror(errno), "",
+RuntimeFailure confinement_failure(const char* api) {
+  return RuntimeFailure{api, std::string("cannot confine the runner: ") + std::strerror(errno), "",
                                  "runner_confinement.cc"};
 }
 
 }  // namespace
 
-runtime::Status confine_runner() {
+Status confine_runner() {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return confinement_failure("prctl(PR_SET_NO_NEW_PRIVS)");
   // The bounding set needs CAP_SETPCAP to shrink; without it the process has nothing to
   // drop there that no_new_privs would not already keep it from using.

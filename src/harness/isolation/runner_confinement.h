@@ -4,10 +4,10 @@
 // hide_parent_memory. Not a sandbox: files and signals stay as the user may use them.
 #pragma once
 
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
 
 namespace dragon::harness::kernel_runner {
 
-runtime::Status confine_runner();
+Status confine_runner();
 
 }  // namespace dragon::harness::kernel_runner

@@ -15,12 +15,12 @@ Reply compile_cpu_job(const Job& job) {
   options.compiler = job.compiler;
   options.optimization = job.optimization;
   options.march_native = job.march_native;
-  runtime::Expected<std::shared_ptr<runtime::CpuModule>> module =
+  Expected<std::shared_ptr<runtime::CpuModule>> module =
       runtime::CpuModule::compile(job.source, options, cache);
   if (!module) return failure_reply(job, module.error());
-  runtime::Expected<runtime::CpuEntry> entry = module.value()->entry(job.entry);
+  Expected<runtime::CpuEntry> entry = module.value()->entry(job.entry);
   if (!entry) {
-    runtime::RuntimeFailure failure = entry.error();
+    RuntimeFailure failure = entry.error();
     failure.message += " (the entry must be extern \"C\" void " + job.entry + "(void* const* args))";
     return failure_reply(job, failure);
   }

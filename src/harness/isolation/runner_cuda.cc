@@ -8,23 +8,23 @@
 namespace dragon::harness::kernel_runner {
 
 Reply run_cuda_job(const Job& job, unsigned char* region) {
-  runtime::Expected<JobKernel> kernel = JobKernel::load(job);
+  Expected<JobKernel> kernel = JobKernel::load(job);
   if (!kernel) return cuda_failure_reply(job, kernel.error());
   runtime::CudaDriver* driver = kernel.value().driver();
   DeviceBuffers buffers(driver);
   for (const ArgumentSlice& a : job.arguments) {
-    runtime::Expected<runtime::DevicePtr> p = buffers.add(a.bytes);
+    Expected<runtime::DevicePtr> p = buffers.add(a.bytes);
     if (!p) return cuda_failure_reply(job, p.error());
-    if (runtime::Status s = driver->copy_to_device(p.value(), region + a.offset, a.bytes); !s) {
+    if (Status s = driver->copy_to_device(p.value(), region + a.offset, a.bytes); !s) {
       return cuda_failure_reply(job, s.error());
     }
   }
   std::vector<runtime::DevicePtr> pointers = buffers.ptrs;
-  if (runtime::Status s = kernel.value().launch(pointers); !s) return cuda_failure_reply(job, s.error());
-  if (runtime::Status s = driver->synchronize(); !s) return cuda_failure_reply(job, s.error());
+  if (Status s = kernel.value().launch(pointers); !s) return cuda_failure_reply(job, s.error());
+  if (Status s = driver->synchronize(); !s) return cuda_failure_reply(job, s.error());
   for (size_t i = 0; i < job.arguments.size(); ++i) {
     const ArgumentSlice& a = job.arguments[i];
-    if (runtime::Status s = driver->copy_to_host(region + a.offset, buffers.ptrs[i], a.bytes); !s) {
+    if (Status s = driver->copy_to_host(region + a.offset, buffers.ptrs[i], a.bytes); !s) {
       return cuda_failure_reply(job, s.error());
     }
   }

@@ -8,7 +8,7 @@ namespace {
 
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must opt in
 
-bool is_device_fault(const runtime::RuntimeFailure& failure) {
+bool is_device_fault(const RuntimeFailure& failure) {
   for (std::string_view name :
        {"CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
         "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_HARDWARE_STACK_ERROR",
@@ -20,40 +20,40 @@ bool is_device_fault(const runtime::RuntimeFailure& failure) {
 
 }  // namespace
 
-runtime::Expected<JobKernel> JobKernel::load(const Job& job) {
-  runtime::Expected<runtime::CudaDriver*> got = runtime::CudaDriver::get();
+Expected<JobKernel> JobKernel::load(const Job& job) {
+  Expected<runtime::CudaDriver*> got = runtime::CudaDriver::get();
   if (!got) return got.error();
   runtime::CudaDriver* driver = got.value();
-  runtime::Expected<void*> module = driver->load_module(job.cubin);
+  Expected<void*> module = driver->load_module(job.cubin);
   if (!module) return module.error();
-  runtime::Expected<void*> function = driver->get_function(module.value(), job.entry);
+  Expected<void*> function = driver->get_function(module.value(), job.entry);
   if (!function) {
-    runtime::RuntimeFailure failure = function.error();
+    RuntimeFailure failure = function.error();
     failure.message += " (no kernel " + job.entry + ": the entry must be extern \"C\" __global__)";
     return failure;
   }
   if (job.dynamic_shared_bytes > kDefaultSharedLimit) {
-    if (runtime::Status s = driver->set_max_dynamic_shared_bytes(function.value(), job.dynamic_shared_bytes); !s) {
+    if (Status s = driver->set_max_dynamic_shared_bytes(function.value(), job.dynamic_shared_bytes); !s) {
       return s.error();
     }
   }
   return JobKernel(job, driver, function.value());
 }
 
-runtime::Status JobKernel::launch(std::vector<runtime::DevicePtr>& pointers) const {
+Status JobKernel::launch(std::vector<runtime::DevicePtr>& pointers) const {
   std::vector<void*> params;
   params.reserve(pointers.size());
   for (runtime::DevicePtr& p : pointers) params.push_back(&p);
   return driver_->launch(function_, job_->grid, job_->block, job_->dynamic_shared_bytes, params.data());
 }
 
-runtime::Expected<runtime::DevicePtr> DeviceBuffers::add(uint64_t bytes) {
-  runtime::Expected<runtime::DevicePtr> p = driver->allocate(bytes > 0 ? bytes : 1);
+Expected<runtime::DevicePtr> DeviceBuffers::add(uint64_t bytes) {
+  Expected<runtime::DevicePtr> p = driver->allocate(bytes > 0 ? bytes : 1);
   if (p) ptrs.push_back(p.value());
   return p;
 }
 
-Reply cuda_failure_reply(const Job& job, const runtime::RuntimeFailure& failure) {
+Reply cuda_failure_reply(const Job& job, const RuntimeFailure& failure) {
   return failure_reply(job, failure, is_device_fault(failure) ? ReplyStatus::kFaulted : ReplyStatus::kFailed);
 }
 

@@ -14,11 +14,11 @@ namespace dragon::harness::kernel_runner {
 class JobKernel {
  public:
   // Loads `job.cubin` and finds `job.entry` (a failure says the entry must be extern "C").
-  static runtime::Expected<JobKernel> load(const Job& job);
+  static Expected<JobKernel> load(const Job& job);
   runtime::CudaDriver* driver() const { return driver_; }
   // One launch of the job's grid, block and dynamic shared memory on the default stream;
   // `pointers` holds one device pointer per parameter and must outlive the call.
-  runtime::Status launch(std::vector<runtime::DevicePtr>& pointers) const;
+  Status launch(std::vector<runtime::DevicePtr>& pointers) const;
 
  private:
   JobKernel(const Job& job, runtime::CudaDriver* driver, void* function)
@@ -39,11 +39,11 @@ struct DeviceBuffers {
     for (runtime::DevicePtr p : ptrs) driver->release(p);
   }
   // A new buffer of `bytes` (at least one byte: empty tensors still get a distinct pointer).
-  runtime::Expected<runtime::DevicePtr> add(uint64_t bytes);
+  Expected<runtime::DevicePtr> add(uint64_t bytes);
 };
 
 // kFaulted for errors that are the kernel's fault at run time (an illegal address, a trap),
 // which leave the context unusable; kFailed for the rest.
-Reply cuda_failure_reply(const Job& job, const runtime::RuntimeFailure& failure);
+Reply cuda_failure_reply(const Job& job, const RuntimeFailure& failure);
 
 }  // namespace dragon::harness::kernel_runner

@@ -24,30 +24,30 @@ class TimingJob {
         params_(job.arguments.size() / job.input_sets),
         buffers_(kernel.driver()) {}
 
-  runtime::Status prepare() {
+  Status prepare() {
     // Pristine sets first, straight from the region.
     for (const ArgumentSlice& a : job_.arguments) {
-      runtime::Expected<runtime::DevicePtr> p = buffers_.add(a.bytes);
+      Expected<runtime::DevicePtr> p = buffers_.add(a.bytes);
       if (!p) return p.error();
-      if (runtime::Status s = driver_->copy_to_device(p.value(), region_ + a.offset, a.bytes); !s) return s;
+      if (Status s = driver_->copy_to_device(p.value(), region_ + a.offset, a.bytes); !s) return s;
     }
     groups_.resize(sets_ + 2);
     for (std::vector<runtime::DevicePtr>& group : groups_) {
       for (size_t p = 0; p < params_; ++p) {
-        runtime::Expected<runtime::DevicePtr> ptr = buffers_.add(job_.arguments[p].bytes);
+        Expected<runtime::DevicePtr> ptr = buffers_.add(job_.arguments[p].bytes);
         if (!ptr) return ptr.error();
         group.push_back(ptr.value());
       }
     }
-    if (runtime::Status s = load_group(warmup_group(), 0); !s) return s;
+    if (Status s = load_group(warmup_group(), 0); !s) return s;
     return load_group(timed_buffer_group(0, sets_), timed_input_set(0, sets_));
   }
 
-  runtime::Expected<GpuTiming> run() {
-    TimedCall call = [this](int i) -> runtime::Status {
+  Expected<GpuTiming> run() {
+    TimedCall call = [this](int i) -> Status {
       return kernel_.launch(groups_[i < 0 ? warmup_group() : timed_buffer_group(i, sets_)]);
     };
-    TimedCall after_call = [this](int i) -> runtime::Status { return record_and_reload(i); };
+    TimedCall after_call = [this](int i) -> Status { return record_and_reload(i); };
     return time_gpu(call, job_.timer, after_call);
   }
 
@@ -59,9 +59,9 @@ class TimingJob {
   // Every parameter of `group` back to `set` as the parent sent it: inputs restored, outputs
   // to the parent's pre-fill. Ordered on the default stream before the next call's timed
   // window opens, so not timed.
-  runtime::Status load_group(size_t group, size_t set) {
+  Status load_group(size_t group, size_t set) {
     for (size_t p = 0; p < params_; ++p) {
-      if (runtime::Status s = driver_->copy_on_device(groups_[group][p], pristine(set, p), job_.arguments[p].bytes);
+      if (Status s = driver_->copy_on_device(groups_[group][p], pristine(set, p), job_.arguments[p].bytes);
           !s) {
         return s;
       }
@@ -71,7 +71,7 @@ class TimingJob {
 
   // After timed call `call` (outside its window; the timer has synchronised the device):
   // its recorded parameters into its call slots, then the next call's group reloaded.
-  runtime::Status record_and_reload(int call) {
+  Status record_and_reload(int call) {
     const auto c = static_cast<uint64_t>(call);
     if (call < 0 || c >= static_cast<uint64_t>(job_.timer.max_calls)) {
       return DRAGON_RUNTIME_FAILURE("time_gpu", "a timed call past the job's call slots", "");
@@ -80,7 +80,7 @@ class TimingJob {
     const size_t recorded = job_.recorded_params.size();
     for (size_t r = 0; r < recorded; ++r) {
       const ArgumentSlice& slot = job_.call_slots[c * recorded + r];
-      if (runtime::Status s = driver_->copy_to_host(region_ + slot.offset, group[job_.recorded_params[r]], slot.bytes);
+      if (Status s = driver_->copy_to_host(region_ + slot.offset, group[job_.recorded_params[r]], slot.bytes);
           !s) {
         return s;
       }
@@ -108,11 +108,11 @@ Reply time_cuda_job(const Job& job, unsigned char* region) {
   if (std::string problem = timing_job_problem(job); !problem.empty()) {
     return failure_reply(job, DRAGON_RUNTIME_FAILURE("timing job", problem, ""));
   }
-  runtime::Expected<JobKernel> kernel = JobKernel::load(job);
+  Expected<JobKernel> kernel = JobKernel::load(job);
   if (!kernel) return cuda_failure_reply(job, kernel.error());
   TimingJob timing_job(job, region, kernel.value());
-  if (runtime::Status s = timing_job.prepare(); !s) return cuda_failure_reply(job, s.error());
-  runtime::Expected<GpuTiming> timing = timing_job.run();
+  if (Status s = timing_job.prepare(); !s) return cuda_failure_reply(job, s.error());
+  Expected<GpuTiming> timing = timing_job.run();
   if (!timing) return cuda_failure_reply(job, timing.error());
   Reply reply = success_reply(job);
   reply.samples_ms = std::move(timing.value().samples_ms);

@@ -30,7 +30,7 @@ bool is_executable(const std::string& path) { return ::access(path.c_str(), X_OK
 
 }  // namespace
 
-runtime::Expected<std::string> find_kernel_runner(const IsolationOptions& options) {
+Expected<std::string> find_kernel_runner(const IsolationOptions& options) {
   if (!options.runner_path.empty()) {
     if (is_executable(options.runner_path)) return options.runner_path;
     return DRAGON_RUNTIME_FAILURE("find_kernel_runner", options.runner_path + " (IsolationOptions) is not executable",

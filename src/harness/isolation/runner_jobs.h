@@ -13,7 +13,7 @@ inline Reply success_reply(const Job& job, std::string module_path = "") {
   reply.module_path = std::move(module_path);
   return reply;
 }
-inline Reply failure_reply(const Job& job, runtime::RuntimeFailure failure, ReplyStatus status = ReplyStatus::kFailed) {
+inline Reply failure_reply(const Job& job, RuntimeFailure failure, ReplyStatus status = ReplyStatus::kFailed) {
   Reply reply;
   reply.nonce = job.nonce;
   reply.status = status;

@@ -12,19 +12,19 @@
 namespace dragon::harness::isolation {
 namespace {
 
-runtime::RuntimeFailure failure(const char* api) {
-  return runtime::RuntimeFailure{api, std::string("argument region: ") + std::strerror(errno), "",
+RuntimeFailure failure(const char* api) {
+  return RuntimeFailure{api, std::string("argument region: ") + std::strerror(errno), "",
                                  "shared_arguments.cc"};
 }
 
 }  // namespace
 
-runtime::Expected<SharedArguments> SharedArguments::create(kernel_runner::ArgumentLayout layout) {
+Expected<SharedArguments> SharedArguments::create(kernel_runner::ArgumentLayout layout) {
   int fd = ::memfd_create("dragon-kernel-args", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return failure("memfd_create");
   if (::ftruncate(fd, static_cast<off_t>(layout.total_bytes)) != 0 ||
       ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-    runtime::RuntimeFailure f = failure("ftruncate");
+    RuntimeFailure f = failure("ftruncate");
     ::close(fd);
     return f;
   }
@@ -32,7 +32,7 @@ runtime::Expected<SharedArguments> SharedArguments::create(kernel_runner::Argume
   if (layout.total_bytes > 0) {
     void* p = ::mmap(nullptr, layout.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-      runtime::RuntimeFailure f = failure("mmap");
+      RuntimeFailure f = failure("mmap");
       ::close(fd);
       return f;
     }
@@ -41,8 +41,8 @@ runtime::Expected<SharedArguments> SharedArguments::create(kernel_runner::Argume
   return SharedArguments(fd, data, std::move(layout));
 }
 
-runtime::Expected<SharedArguments> SharedArguments::create(const std::vector<interp::HostTensor>& args) {
-  runtime::Expected<SharedArguments> region = create(kernel_runner::layout_arguments(args));
+Expected<SharedArguments> SharedArguments::create(const std::vector<tensor::HostTensor>& args) {
+  Expected<SharedArguments> region = create(kernel_runner::layout_arguments(args));
   if (!region) return region;
   for (size_t i = 0; i < args.size(); ++i) region.value().write(i, args[i]);
   return region;
@@ -60,26 +60,26 @@ SharedArguments::~SharedArguments() {
 }
 
 const kernel_runner::ArgumentSlice& SharedArguments::checked_slice(size_t slice,
-                                                                   const interp::HostTensor& tensor) const {
+                                                                   const tensor::HostTensor& tensor) const {
   if (slice >= layout_.slices.size() || layout_.slices[slice].bytes != static_cast<uint64_t>(tensor.size_bytes())) {
-    throw runtime::RuntimeError(runtime::RuntimeFailure{
+    throw RuntimeError(RuntimeFailure{
         "SharedArguments", "slice " + std::to_string(slice) + " does not hold a tensor of " +
                                std::to_string(tensor.size_bytes()) + " bytes", "", "shared_arguments.cc"});
   }
   return layout_.slices[slice];
 }
 
-void SharedArguments::write(size_t slice, const interp::HostTensor& tensor) {
+void SharedArguments::write(size_t slice, const tensor::HostTensor& tensor) {
   const kernel_runner::ArgumentSlice& s = checked_slice(slice, tensor);
   if (s.bytes > 0) std::memcpy(data_ + s.offset, tensor.data(), s.bytes);
 }
 
-void SharedArguments::read(size_t slice, interp::HostTensor& tensor) const {
+void SharedArguments::read(size_t slice, tensor::HostTensor& tensor) const {
   const kernel_runner::ArgumentSlice& s = checked_slice(slice, tensor);
   if (s.bytes > 0) std::memcpy(tensor.data(), data_ + s.offset, s.bytes);
 }
 
-void SharedArguments::copy_out(std::vector<interp::HostTensor>& args) const {
+void SharedArguments::copy_out(std::vector<tensor::HostTensor>& args) const {
   for (size_t i = 0; i < args.size() && i < layout_.slices.size(); ++i) {
     if (layout_.slices[i].bytes == 0) continue;
     std::memcpy(args[i].data(), data_ + layout_.slices[i].offset, layout_.slices[i].bytes);

@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "dragon/harness/kernel_runner_protocol.h"
-#include "dragon/interp/host_tensor.h"
-#include "dragon/runtime/expected.h"
+#include "dragon/support/expected.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::harness::isolation {
 
 class SharedArguments {
  public:
   // A region holding a copy of `args`.
-  static runtime::Expected<SharedArguments> create(const std::vector<interp::HostTensor>& args);
+  static Expected<SharedArguments> create(const std::vector<tensor::HostTensor>& args);
   // A zero-filled region of `layout` (pages untouched by either side cost no memory).
-  static runtime::Expected<SharedArguments> create(kernel_runner::ArgumentLayout layout);
+  static Expected<SharedArguments> create(kernel_runner::ArgumentLayout layout);
   SharedArguments(SharedArguments&& other) noexcept;
   SharedArguments& operator=(SharedArguments&&) = delete;
   SharedArguments(const SharedArguments&) = delete;
@@ -26,15 +26,15 @@ class SharedArguments {
   int fd() const { return fd_; }
   const kernel_runner::ArgumentLayout& layout() const { return layout_; }
   // Copies every tensor back from the region (outputs, and inputs a kernel may have changed).
-  void copy_out(std::vector<interp::HostTensor>& args) const;
+  void copy_out(std::vector<tensor::HostTensor>& args) const;
   // Slice `slice` from `tensor`, or into it; the sizes must agree (RuntimeError otherwise).
-  void write(size_t slice, const interp::HostTensor& tensor);
-  void read(size_t slice, interp::HostTensor& tensor) const;
+  void write(size_t slice, const tensor::HostTensor& tensor);
+  void read(size_t slice, tensor::HostTensor& tensor) const;
 
  private:
   SharedArguments(int fd, unsigned char* data, kernel_runner::ArgumentLayout layout)
       : fd_(fd), data_(data), layout_(std::move(layout)) {}
-  const kernel_runner::ArgumentSlice& checked_slice(size_t slice, const interp::HostTensor& tensor) const;
+  const kernel_runner::ArgumentSlice& checked_slice(size_t slice, const tensor::HostTensor& tensor) const;
   int fd_ = -1;
   unsigned char* data_ = nullptr;
   kernel_runner::ArgumentLayout layout_;

@@ -8,8 +8,6 @@ namespace {
 
 using runtime::CudaDriver;
 using runtime::DevicePtr;
-using runtime::Expected;
-using runtime::Status;
 
 // Events and the flush buffer, released however timing ends.
 struct TimerResources {

@@ -237,7 +237,7 @@ TEST(SuiteAudit, JsonKeepsEachProblemsVerdictsAndTime) {
 TEST(DeviceKernels, FillerAndComparisonSourcesCompileWithNvrtc) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
   for (std::string_view source : {DeviceFiller::source(), DeviceComparer::source()}) {
-    runtime::Expected<runtime::Cubin> cubin =
+    Expected<runtime::Cubin> cubin =
         runtime::nvrtc_compile(std::string(source), "bench_kernels.cu", {}, runtime::CompileCache::global());
     ASSERT_TRUE(cubin.ok()) << cubin.error().describe();
     EXPECT_FALSE(cubin.value().bytes.empty());

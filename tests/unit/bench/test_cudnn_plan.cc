@@ -313,16 +313,16 @@ TEST_F(KernelBenchL1, CudnnSizesEveryPlannedOutputAsThePlanDoes) {
     std::optional<CudnnPlan> plan = plan_of(spec, why_not);
     if (!plan) continue;
     if (const auto* conv = std::get_if<CudnnConvolutionPlan>(&*plan)) {
-      runtime::Expected<CudnnConvolutionDescriptors> d = make_convolution_descriptors(*conv);
+      Expected<CudnnConvolutionDescriptors> d = make_convolution_descriptors(*conv);
       ASSERT_TRUE(d.ok()) << d.error().describe();
-      runtime::Expected<std::vector<int>> dims = cudnn_forward_output_dims(*conv, d.value());
+      Expected<std::vector<int>> dims = cudnn_forward_output_dims(*conv, d.value());
       ASSERT_TRUE(dims.ok()) << dims.error().describe();
       EXPECT_EQ(dims.value(), conv->transposed ? conv->x.dims : conv->y.dims);
       ++checked;
     } else if (const auto* pool = std::get_if<CudnnPoolingPlan>(&*plan)) {
-      runtime::Expected<CudnnPoolingDescriptors> d = make_pooling_descriptors(*pool);
+      Expected<CudnnPoolingDescriptors> d = make_pooling_descriptors(*pool);
       ASSERT_TRUE(d.ok()) << d.error().describe();
-      runtime::Expected<std::vector<int>> dims = cudnn_pooling_output_dims(*pool, d.value());
+      Expected<std::vector<int>> dims = cudnn_pooling_output_dims(*pool, d.value());
       ASSERT_TRUE(dims.ok()) << dims.error().describe();
       EXPECT_EQ(dims.value(), pool->y.dims);
       ++checked;

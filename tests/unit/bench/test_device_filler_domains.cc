@@ -86,7 +86,7 @@ TEST(DeviceFillerDomains, InvalidDomainsAreRejectedByTheHostFallback) {
   ir::PrimFunc f = ir::PrimFunc::make(
       "f", {ir::Param{ir::Buffer::make("O", DataType::i32(), {5}), ir::ParamRole::kInput, ValueDomain::offsets(8, 4)}},
       ir::EvaluateNode::make(0));
-  interp::HostTensor offsets = interp::make_argument(f, 0, 1, interp::Distribution::kRand);
+  tensor::HostTensor offsets = interp::make_argument(f, 0, 1, interp::Distribution::kRand);
   EXPECT_EQ(offsets.get_int(0), 0);
   EXPECT_EQ(offsets.get_int(4), 8);
 }

@@ -26,8 +26,8 @@ double codegen_tolerance(ir::DataType dtype) {
   return interp::reordering_tolerance(dtype);
 }
 
-::testing::AssertionResult outputs_match(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& reference,
-                                         const std::vector<interp::HostTensor>& actual, double tolerance_scale) {
+::testing::AssertionResult outputs_match(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& reference,
+                                         const std::vector<tensor::HostTensor>& actual, double tolerance_scale) {
   std::string report;
   for (size_t i = 0; i < func->params.size(); ++i) {
     if (func->params[i].role == ir::ParamRole::kInput) continue;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
 #include "dragon/runtime/compile_cache.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::codegen::testing {
 
@@ -23,8 +23,8 @@ runtime::CompileCache& test_cache();
 // Every non-input argument of `actual` equals `reference` within codegen_tolerance(dtype)
 // times `tolerance_scale` of the reference's scale (interp::compare_tensors); the message
 // names the output and its first differing elements.
-::testing::AssertionResult outputs_match(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& reference,
-                                         const std::vector<interp::HostTensor>& actual, double tolerance_scale = 1);
+::testing::AssertionResult outputs_match(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& reference,
+                                         const std::vector<tensor::HostTensor>& actual, double tolerance_scale = 1);
 
 // The tolerance for compiled code against the interpreter: float math functions of the
 // C library (expf) may differ from the interpreter's double-then-round by an ulp or so,

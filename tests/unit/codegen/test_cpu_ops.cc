@@ -54,10 +54,10 @@ void expect_lowered_cases_match(const std::vector<Case>& cases, const std::vecto
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].label);
     ASSERT_TRUE(executables[i].ok()) << executables[i].error().describe();
-    std::vector<interp::HostTensor> args = interp::make_arguments(cases[i].original, 7, interp::Distribution::kNormal);
-    std::vector<interp::HostTensor> reference = args;
+    std::vector<tensor::HostTensor> args = interp::make_arguments(cases[i].original, 7, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> reference = args;
     interp::run(cases[i].original, reference);
-    runtime::Status status = executables[i].value()->run(args);
+    Status status = executables[i].value()->run(args);
     ASSERT_TRUE(status.ok()) << status.error().describe();
     EXPECT_TRUE(outputs_match(cases[i].original, reference, args, cases[i].tolerance_scale));
   }

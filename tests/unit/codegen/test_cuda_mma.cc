@@ -163,8 +163,8 @@ TEST(CudaMma, CooperativeSketchComputesTheGemm) {
   schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch(kF16Gemm);
   ir::PrimFunc before = sch.func();
   ASSERT_EQ(search::rewrite_cooperative_fetch(sch), 2);
-  std::vector<interp::HostTensor> expected = interp::make_arguments(before, 3, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> actual = expected;
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(before, 3, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
   interp::run(before, expected);
   interp::run(sch.func(), actual);
   EXPECT_TRUE(testing::outputs_match(before, expected, actual));
@@ -198,7 +198,7 @@ TEST(CudaMma, GemmCompilesToSm90aCubin) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
   runtime::BuildOptions options;
   options.cache = &testing::test_cache();
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+  std::vector<Expected<runtime::CudaBuild>> builds =
       runtime::compile_cuda_all({lowered_sketch(kF16Gemm), lowered_sketch(kBf16Gemm), lowered_sketch(kF16GemmTransB),
                                  lowered_sketch(kF16Gemm, 8, true)},
                                 lower::Target::cuda_h200(), options);

@@ -23,7 +23,7 @@ TEST(CudaCodegenOps, EveryOpKindCompilesToSm90aCubin) {
   }
   runtime::BuildOptions options;
   options.cache = &testing::test_cache();
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds =
+  std::vector<Expected<runtime::CudaBuild>> builds =
       runtime::compile_cuda_all(flats, lower::Target::cuda_h200(), options);
   ASSERT_EQ(builds.size(), specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -134,7 +134,7 @@ TEST(ExpertGpuScripts, EveryScriptCompilesWithNvrtc) {
     flats.push_back(build_expert(e.name).flat);
     names.push_back(e.name);
   }
-  std::vector<runtime::Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all(flats, lower::Target::cuda_h200());
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all(flats, lower::Target::cuda_h200());
   for (size_t i = 0; i < builds.size(); ++i) {
     EXPECT_TRUE(builds[i].ok()) << names[i] << ": " << (builds[i].ok() ? "" : builds[i].error().describe());
   }

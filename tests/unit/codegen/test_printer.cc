@@ -47,17 +47,17 @@ ir::PrimFunc elementwise(const std::string& name, DataType in, DataType out_type
 // Compiles every function into one shared object and compares each with the interpreter
 // on `fill`-ed inputs, exactly (tolerance 0).
 void expect_exact(const std::vector<ir::PrimFunc>& funcs,
-                  const std::function<void(std::vector<interp::HostTensor>&)>& fill) {
+                  const std::function<void(std::vector<tensor::HostTensor>&)>& fill) {
   runtime::BuildOptions options;
   options.cache = &testing::test_cache();
   auto executables = runtime::build_cpu_batch(funcs, options);
   for (size_t f = 0; f < funcs.size(); ++f) {
     SCOPED_TRACE(funcs[f]->name);
     ASSERT_TRUE(executables[f].ok()) << executables[f].error().describe();
-    std::vector<interp::HostTensor> args;
-    for (const ir::Param& p : funcs[f]->params) args.push_back(interp::HostTensor::like(p.buffer));
+    std::vector<tensor::HostTensor> args;
+    for (const ir::Param& p : funcs[f]->params) args.push_back(tensor::HostTensor::like(p.buffer));
     fill(args);
-    std::vector<interp::HostTensor> reference = args;
+    std::vector<tensor::HostTensor> reference = args;
     interp::run(funcs[f], reference);
     ASSERT_TRUE(executables[f].value()->run(args).ok());
     EXPECT_TRUE(testing::outputs_match(funcs[f], reference, args, 0.0));
@@ -82,7 +82,7 @@ TEST(CPrinter, IntegerSemanticsMatchInterpreter) {
   // i8 arithmetic wraps in 8 bits, also in the middle of an expression.
   funcs.push_back(elementwise("wrap_i8", DataType::i8(), DataType::i8(),
                               [](Expr a, Expr b) { return ir::truncdiv(a * b * 3, ir::make_const(DataType::i8(), 5)); }));
-  expect_exact(funcs, [](std::vector<interp::HostTensor>& args) {
+  expect_exact(funcs, [](std::vector<tensor::HostTensor>& args) {
     for (int64_t i = 0; i < kN; ++i) {
       int64_t lo = args[0].dtype().bits() == 8 ? -128 : -1000;
       args[0].set_int(i, lo + (i * 37) % (2 * -lo));
@@ -111,7 +111,7 @@ TEST(CPrinter, CastsMatchInterpreter) {
     return ir::cast(DataType::f16(), ir::cast(DataType::i64(), a));
   }));
   // Values that stress rounding: f16 and bf16 halfway points, overflow, subnormals, NaN, Inf.
-  expect_exact(funcs, [](std::vector<interp::HostTensor>& args) {
+  expect_exact(funcs, [](std::vector<tensor::HostTensor>& args) {
     std::vector<double> values = {0.0, -0.0, 1.0, -1.5, 65504.0, 65519.99, 65520.0, 1e6, -1e6, 3e38, 1e39,
                                   std::ldexp(1.0, -24), std::ldexp(1.5, -24), std::ldexp(1.0, -25),
                                   std::ldexp(3.0, -26), 2147483647.5, -2147483649.0, 1e19, -1e19, 127.9, -128.5,
@@ -141,7 +141,7 @@ TEST(CPrinter, HalfArithmeticAndMathIntrinsicsMatchInterpreter) {
     funcs.push_back(elementwise("minmax_" + s, t, t, [](Expr a, Expr b) { return ir::max(ir::min(a, b), a * 0.5); }));
     funcs.push_back(elementwise("compare_" + s, t, DataType::boolean(), [](Expr a, Expr b) { return a <= b; }));
   }
-  expect_exact(funcs, [](std::vector<interp::HostTensor>& args) {
+  expect_exact(funcs, [](std::vector<tensor::HostTensor>& args) {
     for (int64_t i = 0; i < kN; ++i) {
       args[0].set(i, std::sin(i * 0.37) * 40);
       args[1].set(i, std::cos(i * 0.11) * 7);
@@ -170,8 +170,8 @@ TEST(CPrinter, HalfArithmeticAndMathIntrinsicsMatchInterpreter) {
   for (size_t f = 0; f < math.size(); ++f) {
     SCOPED_TRACE(math[f]->name);
     ASSERT_TRUE(executables[f].ok()) << executables[f].error().describe();
-    std::vector<interp::HostTensor> args = interp::make_arguments(math[f], 3, interp::Distribution::kNormal);
-    std::vector<interp::HostTensor> reference = args;
+    std::vector<tensor::HostTensor> args = interp::make_arguments(math[f], 3, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> reference = args;
     interp::run(math[f], reference);
     ASSERT_TRUE(executables[f].value()->run(args).ok());
     EXPECT_TRUE(testing::outputs_match(math[f], reference, args));
@@ -197,7 +197,7 @@ Stmt kernel(Var bx, int64_t blocks, Var tx, int64_t threads, Stmt body) {
                            "blockIdx.x");
 }
 
-runtime::Expected<runtime::Cubin> nvrtc(const CudaSource& source) {
+Expected<runtime::Cubin> nvrtc(const CudaSource& source) {
   return runtime::nvrtc_compile(source.code, "test.cu", {}, testing::test_cache());
 }
 

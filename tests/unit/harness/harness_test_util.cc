@@ -10,15 +10,15 @@ ir::PrimFunc op_function(const std::string& spec) { return ops::OpRegistry::glob
 
 std::unique_ptr<Candidate> interpreter_candidate(const ir::PrimFunc& func, std::string name) {
   auto compiled = std::make_shared<interp::CompiledFunction>(interp::CompiledFunction::compile(func));
-  return make_function_candidate(std::move(name), [compiled](std::vector<interp::HostTensor>& args) {
+  return make_function_candidate(std::move(name), [compiled](std::vector<tensor::HostTensor>& args) {
     compiled->run(args);
     return RunOutcome::success();
   });
 }
 
 std::unique_ptr<Candidate> executable_candidate(const runtime::Executable& executable, std::string name) {
-  return make_function_candidate(std::move(name), [&executable](std::vector<interp::HostTensor>& args) {
-    runtime::Status status = executable.run(args);
+  return make_function_candidate(std::move(name), [&executable](std::vector<tensor::HostTensor>& args) {
+    Status status = executable.run(args);
     if (!status.ok()) return RunOutcome::failure(RunStatus::kFailed, status.error().describe());
     return RunOutcome::success();
   });

@@ -104,10 +104,10 @@ TEST(VerifyHonest, SixteenBitKernelsComputingInF64Pass) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = op_function(spec);
     auto exact = std::make_shared<interp::CompiledFunction>(interp::CompiledFunction::compile(promote_floats_to_f64(func)));
-    auto candidate = make_function_candidate("f64 rounded once", [exact](std::vector<interp::HostTensor>& args) {
-      std::vector<interp::HostTensor> wide;
-      for (const interp::HostTensor& arg : args) {
-        interp::HostTensor t(arg.dtype().is_float() ? ir::DataType::f64() : arg.dtype(), arg.shape());
+    auto candidate = make_function_candidate("f64 rounded once", [exact](std::vector<tensor::HostTensor>& args) {
+      std::vector<tensor::HostTensor> wide;
+      for (const tensor::HostTensor& arg : args) {
+        tensor::HostTensor t(arg.dtype().is_float() ? ir::DataType::f64() : arg.dtype(), arg.shape());
         for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, arg.get(i));
         wide.push_back(std::move(t));
       }
@@ -132,7 +132,7 @@ TEST(VerifyHonest, CompiledReferenceAgreesWithTheInterpreterAndScales) {
   compiled.build.cache = &testing::test_cache();
   ir::PrimFunc small = op_function("layer_norm:shape=6x40");
   Reference interpreted(small), built(small, compiled);
-  std::vector<interp::HostTensor> args = interp::make_arguments(small, 3, interp::Distribution::kOffset);
+  std::vector<tensor::HostTensor> args = interp::make_arguments(small, 3, interp::Distribution::kOffset);
   std::vector<ReferenceOutput> a = interpreted.compute(args), b = built.compute(args);
   ASSERT_EQ(a.size(), b.size());
   for (size_t o = 0; o < a.size(); ++o) {
@@ -148,7 +148,7 @@ TEST(VerifyHonest, CompiledReferenceAgreesWithTheInterpreterAndScales) {
   options.reference = compiled;
   Verdict verdict = verify(large, *candidate, options);
   EXPECT_TRUE(verdict.trusted()) << verdict.to_text();
-  auto zeros = make_function_candidate("zeros", [](std::vector<interp::HostTensor>& args) {
+  auto zeros = make_function_candidate("zeros", [](std::vector<tensor::HostTensor>& args) {
     args[2].fill(0);
     return RunOutcome::success();
   });

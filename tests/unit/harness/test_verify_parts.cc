@@ -21,7 +21,7 @@
 namespace dragon::harness {
 namespace {
 
-using interp::HostTensor;
+using tensor::HostTensor;
 using testing::interpreter_candidate;
 using testing::op_function;
 

@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/function.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/stmt.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::interp::testing {
 
@@ -28,8 +28,8 @@ inline ir::Stmt loop(const ir::Var& var, int64_t extent, ir::Stmt body) {
 }
 
 // A host tensor of `dtype` and `shape` holding `values` (rounded to the type).
-inline HostTensor tensor(ir::DataType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
-  HostTensor t(dtype, std::move(shape));
+inline tensor::HostTensor tensor(ir::DataType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
+  tensor::HostTensor t(dtype, std::move(shape));
   for (size_t i = 0; i < values.size(); ++i) t.set(static_cast<int64_t>(i), values[i]);
   return t;
 }

@@ -12,28 +12,28 @@
 
 namespace dragon::lower::testing {
 
-interp::HostTensor reshaped(const interp::HostTensor& tensor, const std::vector<int64_t>& shape) {
-  interp::HostTensor result(tensor.dtype(), shape);
+tensor::HostTensor reshaped(const tensor::HostTensor& tensor, const std::vector<int64_t>& shape) {
+  tensor::HostTensor result(tensor.dtype(), shape);
   EXPECT_EQ(result.size_bytes(), tensor.size_bytes()) << "reshaping changes the element count";
   if (result.size_bytes() == tensor.size_bytes()) std::memcpy(result.data(), tensor.data(), tensor.size_bytes());
   return result;
 }
 
-std::vector<interp::HostTensor> run_reshaped(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& args) {
-  std::vector<interp::HostTensor> shaped;
+std::vector<tensor::HostTensor> run_reshaped(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& args) {
+  std::vector<tensor::HostTensor> shaped;
   for (size_t p = 0; p < func->params.size(); ++p) shaped.push_back(reshaped(args[p], func->params[p].buffer->shape));
   interp::run(func, shaped);
-  std::vector<interp::HostTensor> result;
+  std::vector<tensor::HostTensor> result;
   for (size_t p = 0; p < shaped.size(); ++p) result.push_back(reshaped(shaped[p], args[p].shape()));
   return result;
 }
 
-::testing::AssertionResult same_bytes(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& expected,
-                                      const std::vector<interp::HostTensor>& actual) {
+::testing::AssertionResult same_bytes(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& expected,
+                                      const std::vector<tensor::HostTensor>& actual) {
   for (size_t p = 0; p < func->params.size(); ++p) {
     if (func->params[p].role == ir::ParamRole::kInput) continue;
-    const interp::HostTensor& e = expected[p];
-    const interp::HostTensor& a = actual[p];
+    const tensor::HostTensor& e = expected[p];
+    const tensor::HostTensor& a = actual[p];
     if (e.size_bytes() == a.size_bytes() && std::memcmp(e.data(), a.data(), e.size_bytes()) == 0) continue;
     for (int64_t i = 0; i < e.num_elements(); ++i) {
       double x = e.get(i), y = a.get(i);
@@ -48,7 +48,7 @@ std::vector<interp::HostTensor> run_reshaped(const ir::PrimFunc& func, const std
 }
 
 ::testing::AssertionResult computes_the_same(const ir::PrimFunc& before, const ir::PrimFunc& after, uint64_t seed) {
-  std::vector<interp::HostTensor> inputs = interp::make_arguments(before, seed, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> inputs = interp::make_arguments(before, seed, interp::Distribution::kNormal);
   return same_bytes(before, run_reshaped(before, inputs), run_reshaped(after, inputs));
 }
 

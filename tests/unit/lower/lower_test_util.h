@@ -8,25 +8,25 @@
 #include <string>
 #include <vector>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/function.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::lower::testing {
 
 // `tensor`'s bytes with `shape` (same element count): how a caller hands a row-major
 // tensor to a function whose parameter was flattened.
-interp::HostTensor reshaped(const interp::HostTensor& tensor, const std::vector<int64_t>& shape);
+tensor::HostTensor reshaped(const tensor::HostTensor& tensor, const std::vector<int64_t>& shape);
 
 // Runs `func` on copies of `args` (one per parameter, any shape with the right element
 // count) and returns the arguments after the run, shaped like `args`.
-std::vector<interp::HostTensor> run_reshaped(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& args);
+std::vector<tensor::HostTensor> run_reshaped(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& args);
 
 // Whether two runs' outputs (parameters that are not pure inputs of `func`) hold the same
 // bytes; NaN payloads must match too. Names the first differing element.
-::testing::AssertionResult same_bytes(const ir::PrimFunc& func, const std::vector<interp::HostTensor>& expected,
-                                      const std::vector<interp::HostTensor>& actual);
+::testing::AssertionResult same_bytes(const ir::PrimFunc& func, const std::vector<tensor::HostTensor>& expected,
+                                      const std::vector<tensor::HostTensor>& actual);
 
 // Runs `before` and `after` on the same random inputs (drawn for `before`) and compares
 // their outputs bit for bit: lowering never reorders arithmetic.

@@ -113,14 +113,14 @@ TEST(LowerProperty, EveryPassPreservesResults) {
       ADD_FAILURE() << e.what();
       continue;
     }
-    std::vector<interp::HostTensor> inputs = interp::make_arguments(sch.func(), 11, interp::Distribution::kNormal);
-    std::vector<interp::HostTensor> before = testing::run_reshaped(stages[0].func, inputs);
+    std::vector<tensor::HostTensor> inputs = interp::make_arguments(sch.func(), 11, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> before = testing::run_reshaped(stages[0].func, inputs);
     for (size_t i = 1; i < stages.size(); ++i) {
       if (!stages[i].changed) continue;
       ++changed[stages[i].pass];
       SCOPED_TRACE("pass " + stages[i].pass + "\nbefore:\n" + ir::print_function(stages[i - 1].func) + "after:\n" +
                    ir::print_function(stages[i].func));
-      std::vector<interp::HostTensor> after = testing::run_reshaped(stages[i].func, inputs);
+      std::vector<tensor::HostTensor> after = testing::run_reshaped(stages[i].func, inputs);
       EXPECT_TRUE(testing::same_bytes(sch.func(), before, after));
       before = std::move(after);
     }

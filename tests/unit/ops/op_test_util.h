@@ -17,10 +17,10 @@ namespace dragon::ops::testing {
 
 struct OpRun {
   Workload workload;
-  std::vector<interp::HostTensor> args;  // one per parameter, outputs filled by the run
+  std::vector<tensor::HostTensor> args;  // one per parameter, outputs filled by the run
 
   // The i-th parameter with role output (or inout).
-  const interp::HostTensor& output(int i = 0) const {
+  const tensor::HostTensor& output(int i = 0) const {
     int seen = 0;
     for (size_t p = 0; p < workload.func->params.size(); ++p) {
       if (workload.func->params[p].role == ir::ParamRole::kInput) continue;
@@ -29,7 +29,7 @@ struct OpRun {
     throw std::out_of_range("no output " + std::to_string(i));
   }
   // The i-th parameter, input or output.
-  const interp::HostTensor& arg(int i) const { return args.at(i); }
+  const tensor::HostTensor& arg(int i) const { return args.at(i); }
 };
 
 inline OpRun run_op(std::string_view spec, uint64_t seed = 1,
@@ -40,7 +40,7 @@ inline OpRun run_op(std::string_view spec, uint64_t seed = 1,
   return run;
 }
 
-inline std::vector<double> to_doubles(const interp::HostTensor& t) {
+inline std::vector<double> to_doubles(const tensor::HostTensor& t) {
   std::vector<double> values(t.num_elements());
   for (int64_t i = 0; i < t.num_elements(); ++i) values[i] = t.get(i);
   return values;
@@ -48,7 +48,7 @@ inline std::vector<double> to_doubles(const interp::HostTensor& t) {
 
 // Every element within atol + rtol * |expected|; NaN only where expected is NaN.
 // Reports the first few mismatches with their flat indices.
-inline ::testing::AssertionResult all_close(const interp::HostTensor& actual, const std::vector<double>& expected,
+inline ::testing::AssertionResult all_close(const tensor::HostTensor& actual, const std::vector<double>& expected,
                                             double rtol = 1e-5, double atol = 1e-6) {
   if (actual.num_elements() != static_cast<int64_t>(expected.size())) {
     return ::testing::AssertionFailure() << "size " << actual.num_elements() << " vs expected " << expected.size();

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <filesystem>
 
-#include "dragon/interp/host_tensor.h"
 #include "dragon/ir/op.h"
 #include "dragon/lower/target.h"
 #include "dragon/runtime/build.h"
@@ -14,6 +13,7 @@
 #include "dragon/runtime/cpu_module.h"
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/tensor/host_tensor.h"
 
 namespace dragon::runtime {
 namespace {
@@ -182,12 +182,12 @@ TEST(BuildDriver, CudaExecutablesBuildWithoutAGpuAndFailCleanlyToRunWithoutOne) 
   options.cache = &cache;
   auto exe = build_lowered(f, lower::Target::cuda_h200(), options);
   ASSERT_TRUE(exe.ok()) << exe.error().describe();
-  std::vector<interp::HostTensor> wrong;
+  std::vector<tensor::HostTensor> wrong;
   Status bad = exe.value()->run(wrong);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("takes 1 arguments"), std::string::npos);
   if (cuda_device_available()) GTEST_SKIP() << "[SKIP] a GPU is present; tests/gpu/ runs kernels";
-  std::vector<interp::HostTensor> args = {interp::HostTensor::like(out)};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor::like(out)};
   Status status = exe.value()->run(args);
   ASSERT_FALSE(status.ok());
   EXPECT_FALSE(status.error().api.empty());

@@ -17,14 +17,14 @@ ir::PrimFunc workload(std::string_view spec) { return ops::OpRegistry::global().
 
 ::testing::AssertionResult same_outputs(const ir::PrimFunc& before, const ir::PrimFunc& after, uint64_t seed,
                                         bool exact) {
-  std::vector<interp::HostTensor> expected = interp::make_arguments(before, seed, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> actual = expected;
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(before, seed, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
   interp::run(before, expected);
   interp::run(after, actual);
   for (size_t p = 0; p < before->params.size(); ++p) {
     if (before->params[p].role == ir::ParamRole::kInput) continue;
-    const interp::HostTensor& e = expected[p];
-    const interp::HostTensor& a = actual[p];
+    const tensor::HostTensor& e = expected[p];
+    const tensor::HostTensor& a = actual[p];
     const std::string& name = before->params[p].buffer->name;
     if (exact) {
       if (e.size_bytes() != a.size_bytes() || std::memcmp(e.data(), a.data(), e.size_bytes()) != 0) {

@@ -92,14 +92,14 @@ Schedule replay_gemm_json() {
 // rel_tol * (largest |expected|): the tiling reassociates the k reduction.
 ::testing::AssertionResult close_outputs(const ir::PrimFunc& before, const ir::PrimFunc& after, uint64_t seed,
                                          double rel_tol) {
-  std::vector<interp::HostTensor> expected = interp::make_arguments(before, seed, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> actual = expected;
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(before, seed, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
   interp::run(before, expected);
   interp::run(after, actual);
   for (size_t p = 0; p < before->params.size(); ++p) {
     if (before->params[p].role == ir::ParamRole::kInput) continue;
-    const interp::HostTensor& e = expected[p];
-    const interp::HostTensor& a = actual[p];
+    const tensor::HostTensor& e = expected[p];
+    const tensor::HostTensor& a = actual[p];
     double scale = 0;
     for (int64_t i = 0; i < e.num_elements(); ++i) scale = std::max(scale, std::fabs(e.get(i)));
     if (scale == 0) return ::testing::AssertionFailure() << "output is all zeros: the comparison would be vacuous";

@@ -60,8 +60,8 @@ TEST(Property, FixedRecipeOnNamedOpsIsBitExact) {
 // The outputs of the unscheduled function on random inputs, computed once per op kind
 // (the interpreter dominates the cost of a trace).
 struct Reference {
-  std::vector<interp::HostTensor> inputs;    // every argument before the run
-  std::vector<interp::HostTensor> expected;  // every argument after the unscheduled run
+  std::vector<tensor::HostTensor> inputs;    // every argument before the run
+  std::vector<tensor::HostTensor> expected;  // every argument after the unscheduled run
 };
 
 Reference make_reference(const ir::PrimFunc& func, uint64_t seed) {
@@ -76,12 +76,12 @@ Reference make_reference(const ir::PrimFunc& func, uint64_t seed) {
 // testing::same_outputs.
 ::testing::AssertionResult matches_reference(const ir::PrimFunc& func, const Reference& ref,
                                              const ir::PrimFunc& scheduled, bool exact) {
-  std::vector<interp::HostTensor> actual = ref.inputs;
+  std::vector<tensor::HostTensor> actual = ref.inputs;
   interp::run(scheduled, actual);
   for (size_t p = 0; p < func->params.size(); ++p) {
     if (func->params[p].role == ir::ParamRole::kInput) continue;
-    const interp::HostTensor& e = ref.expected[p];
-    const interp::HostTensor& a = actual[p];
+    const tensor::HostTensor& e = ref.expected[p];
+    const tensor::HostTensor& a = actual[p];
     if (exact && e.size_bytes() == a.size_bytes() && std::memcmp(e.data(), a.data(), e.size_bytes()) == 0) continue;
     double scale = 0;
     for (int64_t i = 0; i < e.num_elements(); ++i) scale = std::max(scale, std::fabs(e.get(i)));

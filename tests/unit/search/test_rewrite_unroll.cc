@@ -99,8 +99,8 @@ TEST(RewriteUnroll, ReplaysAndComputesTheSame) {
   EXPECT_EQ(scan(replayed.func()).annotated_loops, 3);
 
   const ir::PrimFunc original = ops::OpRegistry::global().make_workload("softmax:shape=4x64,axis=1").func;
-  std::vector<interp::HostTensor> expected = interp::make_arguments(original, 3, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> actual = expected;
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(original, 3, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
   interp::run(original, expected);
   interp::run(replayed.func(), actual);
   EXPECT_TRUE(interp::compare_tensors(expected[1], actual[1], interp::reordering_tolerance(actual[1].dtype())).ok);

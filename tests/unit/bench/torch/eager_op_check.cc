@@ -16,13 +16,13 @@ namespace {
 
 using torch_eager::EagerOpParams;
 
-at::Tensor view(interp::HostTensor& tensor) {
+at::Tensor view(tensor::HostTensor& tensor) {
   return at::from_blob(tensor.data(), tensor.shape(),
                        at::TensorOptions().dtype(torch_eager::to_scalar_type(tensor.dtype())));
 }
 
 void check_run(std::string_view spec, const ops::Workload& workload, const ops::OpArgs& args,
-               std::vector<interp::HostTensor> arguments, const std::vector<interp::HostTensor>& expected,
+               std::vector<tensor::HostTensor> arguments, const std::vector<tensor::HostTensor>& expected,
                const EagerCheckOptions& options, bool promote) {
   const torch_eager::EagerOpEntry* entry = torch_eager::eager_op_table().find(workload.op->name);
   ASSERT_NE(entry, nullptr) << spec << ": no eager baseline for " << workload.op->name;
@@ -44,12 +44,12 @@ void check_run(std::string_view spec, const ops::Workload& workload, const ops::
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].role == ir::ParamRole::kInput) continue;
     ASSERT_LT(next_output, outputs.size()) << spec << ": the eager op returned " << outputs.size() << " outputs";
-    const interp::HostTensor& reference = expected[i];
+    const tensor::HostTensor& reference = expected[i];
     at::Tensor out = outputs[next_output++].to(at::kCPU, torch_eager::to_scalar_type(reference.dtype())).contiguous();
     ASSERT_EQ(out.numel(), reference.num_elements())
         << spec << ": output " << params[i].buffer->name << " has " << out.numel() << " elements, ours "
         << reference.num_elements();
-    interp::HostTensor actual(reference.dtype(), reference.shape());
+    tensor::HostTensor actual(reference.dtype(), reference.shape());
     std::memcpy(actual.data(), out.data_ptr(), static_cast<size_t>(actual.size_bytes()));
     double tolerance = options.tolerance_factor * interp::reordering_tolerance(reference.dtype());
     interp::TensorComparison comparison = interp::compare_tensors(reference, actual, tolerance);
@@ -65,9 +65,9 @@ void expect_eager_matches_interpreter(std::string_view spec, const EagerCheckOpt
   const ops::OpRegistry& registry = ops::OpRegistry::global();
   ops::OpArgs args = registry.parse(spec);
   ops::Workload workload = registry.make_workload(spec);
-  std::vector<interp::HostTensor> arguments =
+  std::vector<tensor::HostTensor> arguments =
       interp::make_arguments(workload.func, options.seed, options.distribution);
-  std::vector<interp::HostTensor> expected = arguments;
+  std::vector<tensor::HostTensor> expected = arguments;
   interp::run(workload.func, expected);
   check_run(spec, workload, args, arguments, expected, options, /*promote=*/false);
   if (options.check_f64_twin) check_run(spec, workload, args, arguments, expected, options, /*promote=*/true);

@@ -18,10 +18,10 @@ IsolationOptions test_options() {
   return options;
 }
 
-std::vector<interp::HostTensor> relu_arguments() {
-  interp::HostTensor x(ir::DataType::f32(), {4, 256});
+std::vector<tensor::HostTensor> relu_arguments() {
+  tensor::HostTensor x(ir::DataType::f32(), {4, 256});
   for (int64_t i = 0; i < x.num_elements(); ++i) x.set(i, (i % 2 == 0 ? 1.0 : -1.0) * static_cast<double>(i - 512) / 8);
-  interp::HostTensor y(ir::DataType::f32(), {4, 256});
+  tensor::HostTensor y(ir::DataType::f32(), {4, 256});
   y.fill(std::nan(""));
   return {x, y};
 }

@@ -33,21 +33,21 @@ std::unique_ptr<Candidate> cpu_candidate(const std::string& file, const std::str
   return make_isolated_candidate(read_isolated_kernel(kernel_path(file), entry), test_options());
 }
 
-void expect_relu_outputs(const std::vector<interp::HostTensor>& args) {
+void expect_relu_outputs(const std::vector<tensor::HostTensor>& args) {
   for (int64_t i = 0; i < args[0].num_elements(); ++i) {
     ASSERT_EQ(args[1].get(i), std::max(args[0].get(i), 0.0)) << "element " << i;
   }
 }
 
-void expect_outputs_untouched(const std::vector<interp::HostTensor>& args) {
+void expect_outputs_untouched(const std::vector<tensor::HostTensor>& args) {
   for (int64_t i = 0; i < args[1].num_elements(); ++i) ASSERT_TRUE(std::isnan(args[1].get(i))) << "element " << i;
 }
 
 TEST(IsolatedCandidate, HonestKernelWritesCorrectOutputs) {
   std::unique_ptr<Candidate> candidate = cpu_candidate("relu.cc", "relu");
   EXPECT_EQ(candidate->name(), "relu.cc:relu");
-  std::vector<interp::HostTensor> args = relu_arguments();
-  interp::HostTensor input_before = args[0];
+  std::vector<tensor::HostTensor> args = relu_arguments();
+  tensor::HostTensor input_before = args[0];
   RunOutcome outcome = candidate->run(args);
   ASSERT_TRUE(outcome.ok()) << run_status_name(outcome.status) << ": " << outcome.reason;
   expect_relu_outputs(args);
@@ -65,8 +65,8 @@ TEST(IsolatedCandidate, GeneratedKernelRunsIsolatedAsItIs) {
   IsolatedKernel generated = read_isolated_kernel(std::string(DRAGON_SOURCE_DIR) + "/tests/golden/codegen/relu_cpu.cc");
   EXPECT_EQ(generated.entry, "dragon_entry");
   std::unique_ptr<Candidate> candidate = make_isolated_candidate(generated, test_options());
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::f32(), {16, 64}),
-                                          interp::HostTensor(ir::DataType::f32(), {16, 64})};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f32(), {16, 64}),
+                                          tensor::HostTensor(ir::DataType::f32(), {16, 64})};
   for (int64_t i = 0; i < args[0].num_elements(); ++i) args[0].set(i, static_cast<double>(i % 7) - 3.5);
   args[1].fill(std::nan(""));
   RunOutcome outcome = candidate->run(args);
@@ -75,7 +75,7 @@ TEST(IsolatedCandidate, GeneratedKernelRunsIsolatedAsItIs) {
 }
 
 TEST(IsolatedCandidate, SegfaultIsACrashAndTheNextCandidateStillRuns) {
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cpu_candidate("segfault.cc", "segfault")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kCrashed);
   EXPECT_NE(outcome.reason.find("SIGSEGV"), std::string::npos) << outcome.reason;
@@ -88,7 +88,7 @@ TEST(IsolatedCandidate, SegfaultIsACrashAndTheNextCandidateStillRuns) {
 
 TEST(IsolatedCandidate, EndlessLoopTimesOutWithinTheLimit) {
   std::unique_ptr<Candidate> candidate = cpu_candidate("endless_loop.cc", "endless_loop");
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   ASSERT_EQ(candidate->run(args).status, RunStatus::kTimedOut);  // compiles on this first run
   auto start = std::chrono::steady_clock::now();
   RunOutcome outcome = candidate->run(args);
@@ -100,7 +100,7 @@ TEST(IsolatedCandidate, EndlessLoopTimesOutWithinTheLimit) {
 }
 
 TEST(IsolatedCandidate, ExitZeroWithoutHandshakeIsNoHandshake) {
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cpu_candidate("exit_zero.cc", "exit_zero")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kNoHandshake);
   EXPECT_NE(outcome.reason.find("without the success handshake"), std::string::npos) << outcome.reason;
@@ -108,14 +108,14 @@ TEST(IsolatedCandidate, ExitZeroWithoutHandshakeIsNoHandshake) {
 }
 
 TEST(IsolatedCandidate, ForgedHandshakeDoesNotCount) {
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cpu_candidate("forged_handshake.cc", "forged_handshake")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kNoHandshake);
   EXPECT_NE(outcome.reason.find("wrong nonce"), std::string::npos) << outcome.reason;
 }
 
 TEST(IsolatedCandidate, AbortIsACrashWithTheEndOfItsOutput) {
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cpu_candidate("noisy_abort.cc", "noisy_abort")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kCrashed);
   EXPECT_NE(outcome.reason.find("SIGABRT"), std::string::npos) << outcome.reason;
@@ -128,7 +128,7 @@ TEST(IsolatedCandidate, AbortIsACrashWithTheEndOfItsOutput) {
 
 TEST(IsolatedCandidate, CompileErrorIsAFailureWithTheCompilerLog) {
   std::unique_ptr<Candidate> candidate = cpu_candidate("compile_error.cc", "compile_error");
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = candidate->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kFailed);
   EXPECT_NE(outcome.reason.find("compile_error.cc:3"), std::string::npos) << outcome.reason;
@@ -138,18 +138,18 @@ TEST(IsolatedCandidate, CompileErrorIsAFailureWithTheCompilerLog) {
 }
 
 TEST(IsolatedCandidate, MissingEntryIsAFailureNamingIt) {
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cpu_candidate("relu.cc", "not_relu")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kFailed);
   EXPECT_NE(outcome.reason.find("not_relu"), std::string::npos) << outcome.reason;
 }
 
 TEST(IsolatedCandidate, ChildSeesOnlyTheRunsTensors) {
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::f32(), {300}),
-                                          interp::HostTensor(ir::DataType::i64(), {8})};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f32(), {300}),
+                                          tensor::HostTensor(ir::DataType::i64(), {8})};
   RunOutcome outcome = cpu_candidate("probe.cc", "probe")->run(args);
   ASSERT_TRUE(outcome.ok()) << outcome.reason;
-  const interp::HostTensor& seen = args[1];
+  const tensor::HostTensor& seen = args[1];
   int64_t passed_through = 0;
   for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"}) {
     passed_through += std::getenv(name) != nullptr;
@@ -175,8 +175,8 @@ std::array<int64_t, 4> peek_parent(bool hide_parent_memory) {
   options.hide_parent_memory = hide_parent_memory;
   std::unique_ptr<Candidate> candidate =
       make_isolated_candidate(read_isolated_kernel(kernel_path("peek_parent.cc"), "peek_parent"), options);
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::i64(), {2}),
-                                          interp::HostTensor(ir::DataType::i64(), {4})};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::i64(), {2}),
+                                          tensor::HostTensor(ir::DataType::i64(), {4})};
   args[0].set_int(0, static_cast<int64_t>(reinterpret_cast<uintptr_t>(parent_secret)));
   args[0].set_int(1, static_cast<int64_t>(sizeof parent_secret - 1));
   if (!candidate->run(args).ok()) return {-100, -100, -100, -100};
@@ -233,7 +233,7 @@ TEST(IsolatedCandidate, MissingRunnerIsReportedWithItsPath) {
   options.runner_path = std::string(DRAGON_BINARY_DIR) + "/no-such-runner";
   std::unique_ptr<Candidate> candidate =
       make_isolated_candidate(read_isolated_kernel(kernel_path("relu.cc"), "relu"), options);
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   // Compiling needs the runner too: the failure surfaces as the run's kFailed.
   RunOutcome outcome = candidate->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kFailed);

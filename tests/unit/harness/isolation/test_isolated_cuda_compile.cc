@@ -17,7 +17,7 @@ TEST(IsolatedCudaCompile, KernelFileCompilesToACubin) {
   IsolatedKernel kernel = read_isolated_kernel(kernel_path("relu.cu"), "relu");
   kernel.grid = {4, 1, 1};
   kernel.block = {256, 1, 1};
-  runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+  Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
   ASSERT_TRUE(compiled.ok()) << compiled.error().describe();
   EXPECT_EQ(compiled.value().language, KernelLanguage::kCuda);
   EXPECT_EQ(compiled.value().cubin.substr(0, 4), (std::string{'\x7f', 'E', 'L', 'F'}));  // an ELF image
@@ -31,7 +31,7 @@ TEST(IsolatedCudaCompile, DocumentedExampleCompiles) {
   IsolatedKernel kernel = read_isolated_kernel(kernel_path("matmul.cu"), "matmul");
   kernel.grid = {2, 4, 1};
   kernel.block = {16, 16, 1};
-  runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+  Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
   ASSERT_TRUE(compiled.ok()) << compiled.error().describe();
 }
 
@@ -42,7 +42,7 @@ TEST(IsolatedCudaCompile, GeneratedKernelCompilesAsItIs) {
       std::string(DRAGON_SOURCE_DIR) + "/tests/golden/codegen/relu_cuda_float4.cu", "relu_kernel0");
   generated.grid = {1, 1, 1};
   generated.block = {256, 1, 1};
-  runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(generated, test_options());
+  Expected<CompiledKernel> compiled = compile_isolated_kernel(generated, test_options());
   ASSERT_TRUE(compiled.ok()) << compiled.error().describe();
   EXPECT_FALSE(compiled.value().cubin.empty());
 }
@@ -51,7 +51,7 @@ TEST(IsolatedCudaCompile, CompileErrorIsAFailureWithNvrtcsLog) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "this build has no NVRTC";
   std::unique_ptr<Candidate> candidate =
       make_isolated_candidate(read_isolated_kernel(kernel_path("compile_error.cu"), "compile_error"), test_options());
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::f32(), {32})};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f32(), {32})};
   RunOutcome outcome = candidate->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kFailed);
   EXPECT_NE(outcome.reason.find("compile_error.cu"), std::string::npos) << outcome.reason;
@@ -61,7 +61,7 @@ TEST(IsolatedCudaCompile, CompileErrorIsAFailureWithNvrtcsLog) {
 TEST(IsolatedCudaCompile, LaunchShapeMustBePositive) {
   IsolatedKernel kernel = read_isolated_kernel(kernel_path("relu.cu"), "relu");
   kernel.block = {0, 1, 1};
-  runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+  Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
   ASSERT_FALSE(compiled.ok());
   EXPECT_NE(compiled.error().describe().find("must be positive"), std::string::npos);
 }

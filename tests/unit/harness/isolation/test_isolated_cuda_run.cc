@@ -26,7 +26,7 @@ std::unique_ptr<Candidate> cuda_candidate(const std::string& file, const std::st
 
 TEST(IsolatedCudaRun, HonestKernelWritesCorrectOutputs) {
   if (!runtime::cuda_device_available()) GTEST_SKIP() << "no CUDA device: isolated CUDA runs not tested";
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cuda_candidate("relu.cu", "relu")->run(args);
   ASSERT_TRUE(outcome.ok()) << outcome.reason;
   for (int64_t i = 0; i < args[0].num_elements(); ++i) ASSERT_EQ(args[1].get(i), std::max(args[0].get(i), 0.0));
@@ -40,9 +40,9 @@ TEST(IsolatedCudaRun, DocumentedMatmulExampleIsCorrect) {
   kernel.block = {16, 16, 1};
   IsolationOptions options = test_options();
   options.timeout = std::chrono::milliseconds(20000);
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::f32(), {64, 16}),
-                                          interp::HostTensor(ir::DataType::f32(), {16, 32}),
-                                          interp::HostTensor(ir::DataType::f32(), {64, 32})};
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f32(), {64, 16}),
+                                          tensor::HostTensor(ir::DataType::f32(), {16, 32}),
+                                          tensor::HostTensor(ir::DataType::f32(), {64, 32})};
   for (int64_t i = 0; i < args[0].num_elements(); ++i) args[0].set(i, static_cast<double>(i % 13) / 4 - 1.5);
   for (int64_t i = 0; i < args[1].num_elements(); ++i) args[1].set(i, static_cast<double>(i % 11) / 8 - 0.6);
   args[2].fill(std::nan(""));
@@ -59,7 +59,7 @@ TEST(IsolatedCudaRun, DocumentedMatmulExampleIsCorrect) {
 
 TEST(IsolatedCudaRun, IllegalAddressIsACrashAndTheNextRunWorks) {
   if (!runtime::cuda_device_available()) GTEST_SKIP() << "no CUDA device: isolated CUDA runs not tested";
-  std::vector<interp::HostTensor> args = relu_arguments();
+  std::vector<tensor::HostTensor> args = relu_arguments();
   RunOutcome outcome = cuda_candidate("illegal_address.cu", "illegal_address")->run(args);
   EXPECT_EQ(outcome.status, RunStatus::kCrashed);
   EXPECT_NE(outcome.reason.find("CUDA_ERROR_"), std::string::npos) << outcome.reason;

@@ -111,12 +111,12 @@ TEST(IsolatedTiming, TimingTestKernelsCompile) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "this build has no NVRTC";
   for (const char* file : {"relu_skips_later_calls.cu", "relu_pointer_cache.cu"}) {
     IsolatedKernel kernel = read_isolated_kernel(kernel_path(file), "relu");
-    runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+    Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
     EXPECT_TRUE(compiled.ok()) << file << ": " << (compiled.ok() ? "" : compiled.error().describe());
   }
   for (const char* file : {"row_sum.cu", "row_sum_content_cache.cu"}) {
     IsolatedKernel kernel = read_isolated_kernel(kernel_path(file), "row_sum");
-    runtime::Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+    Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
     EXPECT_TRUE(compiled.ok()) << file << ": " << (compiled.ok() ? "" : compiled.error().describe());
   }
 }

@@ -53,7 +53,7 @@ TEST(KernelRunnerProtocol, ReplyRoundTripsAndRefusesJunk) {
   reply.nonce = 42;
   reply.status = ReplyStatus::kFaulted;
   reply.failure =
-      runtime::RuntimeFailure{"cuCtxSynchronize", "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "a log", "driver.cc:9"};
+      RuntimeFailure{"cuCtxSynchronize", "CUDA_ERROR_ILLEGAL_ADDRESS (700)", "a log", "driver.cc:9"};
   reply.module_path = "/cache/x.so";
   std::optional<Reply> decoded = decode_reply(encode_reply(reply));
   ASSERT_TRUE(decoded.has_value());
@@ -170,10 +170,10 @@ TEST(KernelRunnerProtocol, TimingReplyCarriesSamplesAndGpuState) {
 }
 
 TEST(KernelRunnerProtocol, LayoutHoldsTheTensorsAlignedAndNothingElse) {
-  std::vector<interp::HostTensor> args = {interp::HostTensor(ir::DataType::f16(), {3}),    // 6 bytes
-                                          interp::HostTensor(ir::DataType::f32(), {64}),   // 256 bytes
-                                          interp::HostTensor(ir::DataType::i64(), {0}),    // empty
-                                          interp::HostTensor(ir::DataType::f64(), {33})};  // 264 bytes
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f16(), {3}),    // 6 bytes
+                                          tensor::HostTensor(ir::DataType::f32(), {64}),   // 256 bytes
+                                          tensor::HostTensor(ir::DataType::i64(), {0}),    // empty
+                                          tensor::HostTensor(ir::DataType::f64(), {33})};  // 264 bytes
   ArgumentLayout layout = layout_arguments(args);
   ASSERT_EQ(layout.slices.size(), 4u);
   EXPECT_EQ(layout.slices[0], (ArgumentSlice{0, 6}));

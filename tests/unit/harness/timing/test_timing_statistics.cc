@@ -53,7 +53,7 @@ TEST(TimingStatistics, DescribeNamesMedianRangeAndCount) {
 TEST(GpuTimer, WithoutAGpuReturnsTheDriversFailure) {
   if (runtime::cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: tests/gpu times real kernels";
   int calls = 0;
-  runtime::Expected<GpuTiming> timing = time_gpu([&](int) -> runtime::Status {
+  Expected<GpuTiming> timing = time_gpu([&](int) -> Status {
     ++calls;
     return {};
   });

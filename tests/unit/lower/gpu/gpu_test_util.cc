@@ -23,9 +23,9 @@ ir::PrimFunc gpu_stage(const ir::PrimFunc& func, const std::string& pass) {
 }
 
 ::testing::AssertionResult close_outputs(const ir::PrimFunc& before, const ir::PrimFunc& after, uint64_t seed) {
-  std::vector<interp::HostTensor> inputs = interp::make_arguments(before, seed, interp::Distribution::kNormal);
-  std::vector<interp::HostTensor> expected = run_reshaped(before, inputs);
-  std::vector<interp::HostTensor> actual = run_reshaped(after, inputs);
+  std::vector<tensor::HostTensor> inputs = interp::make_arguments(before, seed, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> expected = run_reshaped(before, inputs);
+  std::vector<tensor::HostTensor> actual = run_reshaped(after, inputs);
   for (size_t p = 0; p < before->params.size(); ++p) {
     if (before->params[p].role == ir::ParamRole::kInput) continue;
     double scale = 0;

@@ -1,6 +1,6 @@
 // A dense, row-major array on the host holding elements of any IR data type (f16 and
-// bf16 as their 16-bit patterns, bool as one byte). What interpreters and checkers
-// read and write; not a device buffer.
+// bf16 as their 16-bit patterns, bool as one byte). What the interpreter, compiled
+// executables and checkers read and write; not a device buffer.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "dragon/ir/buffer.h"
 #include "dragon/ir/dtype.h"
 
-namespace dragon::interp {
+namespace dragon::tensor {
 
 class HostTensor {
  public:
@@ -44,4 +44,4 @@ class HostTensor {
   std::vector<uint8_t> bytes_;
 };
 
-}  // namespace dragon::interp
+}  // namespace dragon::tensor

@@ -1,7 +1,6 @@
-// Errors at the runtime's boundaries (compiler processes, NVRTC, the CUDA driver, files):
-// a RuntimeFailure names the API that failed, where, why, and the compiler's log, and is
-// returned in an Expected<T> (CONVENTIONS.md habit 8). value() turns it into a RuntimeError
-// for callers that prefer exceptions. One bad kernel never ends the process.
+// Failures at the system's boundaries (compiler processes, NVRTC, the CUDA driver, files,
+// child processes) as values: a RuntimeFailure in an Expected<T> or a Status (CONVENTIONS.md
+// habit 8); value() throws it as a RuntimeError. One bad kernel never ends the process.
 #pragma once
 
 #include <optional>
@@ -11,7 +10,7 @@
 
 #include "dragon/support/error.h"
 
-namespace dragon::runtime {
+namespace dragon {
 
 struct RuntimeFailure {
   std::string api;      // "nvrtcCompileProgram", "cuModuleLoadData", "g++", "dlopen"
@@ -71,8 +70,8 @@ class [[nodiscard]] Status {
   std::optional<RuntimeFailure> failure_;
 };
 
-}  // namespace dragon::runtime
+}  // namespace dragon
 
 // A RuntimeFailure for `api` at this file and line.
 #define DRAGON_RUNTIME_FAILURE(api, message, log) \
-  (::dragon::runtime::RuntimeFailure{(api), (message), (log), ::std::string(__FILE__) + ":" + ::std::to_string(__LINE__)})
+  (::dragon::RuntimeFailure{(api), (message), (log), ::std::string(__FILE__) + ":" + ::std::to_string(__LINE__)})

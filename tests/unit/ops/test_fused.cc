@@ -13,7 +13,7 @@ namespace dragon::ops {
 namespace {
 
 using interp::Distribution;
-using interp::HostTensor;
+using tensor::HostTensor;
 using testing::all_close;
 using testing::OpRun;
 using testing::run_op;

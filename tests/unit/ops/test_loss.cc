@@ -22,7 +22,7 @@ using testing::to_doubles;
 
 // `value` rounded to `dtype` the way a stored tensor element is (round to nearest even).
 double round_to(ir::DataType dtype, double value) {
-  interp::HostTensor one(dtype, {1});
+  tensor::HostTensor one(dtype, {1});
   one.set(0, value);
   return one.get(0);
 }

@@ -1,6 +1,6 @@
 // HostTensor: element access by flat index with conversion to and from double. Not the
-// interpreter's hot path (it reads buffers through typed pointers, see exec_node.h).
-#include "dragon/interp/host_tensor.h"
+// interpreter's hot path (it reads buffers through typed pointers, src/interp/compiled_code.h).
+#include "dragon/tensor/host_tensor.h"
 
 #include <cmath>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include "dragon/support/error.h"
 #include "dragon/support/half.h"
 
-namespace dragon::interp {
+namespace dragon::tensor {
 namespace {
 
 // float -> int with the semantics of the IR's cast: truncate toward zero, saturate at
@@ -129,4 +129,4 @@ void HostTensor::fill(double value) {
   for (int64_t i = 1; i < num_elements_; ++i) std::memcpy(bytes_.data() + i * width, bytes_.data(), width);
 }
 
-}  // namespace dragon::interp
+}  // namespace dragon::tensor

@@ -14,6 +14,7 @@ using namespace testing;  // NOLINT(google-build-using-namespace): the test help
 using ir::DataType;
 using ir::Expr;
 using ir::Var;
+using tensor::HostTensor;
 
 Expr load(const ir::Buffer& b, std::vector<Expr> indices) { return ir::BufferLoadNode::make(b, std::move(indices)); }
 ir::Stmt store(const ir::Buffer& b, Expr value, std::vector<Expr> indices) {

@@ -16,6 +16,7 @@ namespace dragon::interp {
 namespace {
 
 using ir::DataType;
+using tensor::HostTensor;
 
 ir::Param param(const std::string& name, DataType dtype, std::vector<int64_t> shape,
                 ir::ParamRole role = ir::ParamRole::kInput, ir::ValueDomain domain = {}) {

@@ -17,6 +17,7 @@ namespace {
 using namespace testing;  // NOLINT(google-build-using-namespace): the test helpers
 using ir::DataType;
 using ir::Expr;
+using tensor::HostTensor;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -1,5 +1,5 @@
 // HostTensor: storage sizes, rounding on set, integer saturation and wrapping, fill.
-#include "dragon/interp/host_tensor.h"
+#include "dragon/tensor/host_tensor.h"
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@ namespace dragon::interp {
 namespace {
 
 using ir::DataType;
+using tensor::HostTensor;
 
 TEST(HostTensorTest, ShapeAndStorage) {
   HostTensor t(DataType::f16(), {2, 3});
