@@ -52,9 +52,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 // The minimum over repeated calls; nullopt with `error` set when a call fails.
-std::optional<double> time_calls(const runtime::Executable& exe, std::vector<interp::HostTensor> args,
+std::optional<double> time_calls(const runtime::Executable& exe, std::vector<tensor::HostTensor> args,
                                  std::string& error) {
-  runtime::Status warm = exe.run(args);
+  Status warm = exe.run(args);
   if (!warm.ok()) {
     error = warm.error().describe();
     return std::nullopt;
@@ -62,7 +62,7 @@ std::optional<double> time_calls(const runtime::Executable& exe, std::vector<int
   double best = 1e30, total = 0;
   for (int call = 0; call < 200 && total < 0.1; ++call) {
     auto start = std::chrono::steady_clock::now();
-    runtime::Status s = exe.run(args);
+    Status s = exe.run(args);
     const double t = seconds_since(start);
     if (!s.ok()) {
       error = s.error().describe();
@@ -82,8 +82,8 @@ int run(const std::string& out_path, int per_workload, uint64_t seed) {
   options.style = schedule::testing::TargetStyle::kCpu;
   for (const std::string& spec : kWorkloads) {
     const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-    std::vector<interp::HostTensor> inputs = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-    std::vector<interp::HostTensor> expected = inputs;
+    std::vector<tensor::HostTensor> inputs = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> expected = inputs;
     interp::run(func, expected);
     auto start = std::chrono::steady_clock::now();
     // Distinct scripts (the unscheduled one first): lowered functions to build.
@@ -118,8 +118,8 @@ int run(const std::string& out_path, int per_workload, uint64_t seed) {
           record.error = "build: " + built[k].error().describe();
         } else {
           const runtime::Executable& exe = *built[k].value();
-          std::vector<interp::HostTensor> args = inputs;
-          runtime::Status s = exe.run(args);
+          std::vector<tensor::HostTensor> args = inputs;
+          Status s = exe.run(args);
           if (!s.ok()) {
             record.error = "run: " + s.error().describe();
           } else {
