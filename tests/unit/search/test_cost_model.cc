@@ -14,6 +14,7 @@
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/cost_model.h"
 #include "dragon/search/cost_model_eval.h"
+#include "dragon/search/measured_records.h"
 #include "dragon/support/error.h"
 
 namespace dragon::search {
@@ -235,6 +236,70 @@ TEST(CostModel, ScoresScheduledCandidatesEndToEnd) {
   std::vector<double> scores = model.predict(std::vector<Candidate>{
       {copy(false, 8), "copy", lower::Target::cpu()}, {copy(true, 1), "copy", lower::Target::cpu()}});
   EXPECT_GT(scores[0], scores[1]);
+}
+
+TEST(CostModel, FeaturizeOnThreadsMatchesOneThread) {
+  // Random schedules of a GEMM share IR with the unscheduled function; extracting on four
+  // threads must give exactly the rows of one thread, in candidate order.
+  ops::FunctionBuilder fb("gemm");
+  ops::Tensor a = fb.input("A", ir::DataType::f32(), {32, 32});
+  ops::Tensor b = fb.input("B", ir::DataType::f32(), {32, 32});
+  ops::Tensor c = fb.reduce("C", {32, 32}, {32}, ir::DataType::f32(), ops::Reducer::sum(),
+                            [&](const ops::IndexVars& i, const ops::IndexVars& r) { return a(i[0], r[0]) * b(r[0], i[1]); });
+  const ir::PrimFunc func = fb.build({c});
+  std::vector<Candidate> candidates;
+  for (int64_t inner : {1, 2, 4, 8, 16, 32}) {
+    for (bool gpu : {false, true}) {
+      schedule::Schedule sch(func);
+      std::vector<schedule::LoopRV> loops = sch.get_loops(sch.get_block("C"));
+      std::vector<schedule::LoopRV> i = sch.split(loops[0], {schedule::None{}, inner});
+      if (gpu) {
+        sch.bind(i[0], "blockIdx.x");
+        sch.bind(i[1], "threadIdx.x");
+      }
+      candidates.push_back({sch.func(), "gemm", gpu ? lower::Target::cuda_h200() : lower::Target::cpu()});
+    }
+  }
+  std::vector<FeaturizedCandidate> serial = featurize(candidates, 1), threaded = featurize(candidates, 4);
+  ASSERT_EQ(serial.size(), candidates.size());
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    EXPECT_GT(serial[k].features.rows(), 0) << k;
+    EXPECT_EQ(serial[k].features.values, threaded[k].features.values) << k;
+    EXPECT_EQ(threaded[k].target, candidates[k].target.to_string()) << k;
+  }
+}
+
+TEST(MeasuredRecords, RoundTripReplayAndErrorsWithLineNumbers) {
+  const std::filesystem::path path = temp_file("records.jsonl");
+  {
+    std::ofstream out(path);
+    // The unscheduled matmul (empty script) measured, and one that failed.
+    write_measured_record(out, {"matmul:m=16,n=16,k=16", "cpu", "", 2e-3, ""});
+    write_measured_record(out, {"matmul:m=16,n=16,k=16", "cuda", "", std::nullopt, "build: too many threads"});
+  }
+  std::vector<MeasuredRecord> records = read_measured_records(path);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].latency_s, 2e-3);
+  EXPECT_FALSE(records[1].latency_s.has_value());
+  EXPECT_EQ(records[1].error, "build: too many threads");
+  std::vector<FeaturizedCandidate> rows = featurize_records(records, 1);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].features.rows(), 1);  // the update C += A * B
+  EXPECT_EQ(rows[0].features.at(0, "is_gpu"), 0);
+  EXPECT_EQ(rows[1].features.at(0, "is_gpu"), 1);
+  EXPECT_EQ(rows[1].target, "cuda");
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "{\"workload\": \"matmul\"}\n";
+  }
+  try {
+    read_measured_records(path);
+    FAIL() << "a record without target and script was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":3:"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_record_target("tpu"), UserError);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
