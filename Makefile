@@ -1,9 +1,15 @@
 # The two README commands: `make demo` and `make test`. Both install what is missing
-# (scripts/setup.sh), configure with CMake + Ninja into build/, and build.
+# (scripts/setup.sh) and configure with CMake + Ninja into build/; demo builds only the
+# dragon CLI that scripts/demo.sh runs, test builds everything (tests, benchmarks).
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 DEMO_SPEC ?= matmul:m=128,n=128,k=128
+# What scripts/demo.sh runs (the dragon target brings dragon-kernel-runner with it).
+DEMO_TARGETS ?= dragon
+# Seconds per libFuzzer target in `make test`: a smoke run (every seed, then mutations of
+# them); `make fuzz` runs them longer.
+TEST_FUZZ_SECONDS ?= 20
 
 .PHONY: all setup configure build demo test fuzz clean
 
@@ -21,13 +27,14 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: setup
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
 	@scripts/demo.sh $(BUILD_DIR) "$(DEMO_SPEC)"
 
 test: setup
 	@$(MAKE) --no-print-directory build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j $(JOBS)
-	@scripts/fuzz.sh
+	@FUZZ_SECONDS=$${FUZZ_SECONDS:-$(TEST_FUZZ_SECONDS)} scripts/fuzz.sh
 
 # The libFuzzer targets alone (clang, build-fuzz/), FUZZ_SECONDS each (default 60).
 fuzz: setup

@@ -13,15 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "dragon/decode/constrained_decoder.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/script/constrained.h"
 #include "dragon/script/script.h"
 #include "dragon/script/tokenizer.h"
 #include "unit/script/tokenizer/workload_traces.h"
 
 namespace dragon::script {
 namespace {
+
+using decode::ConstrainedDecoder;
+using decode::ConstrainedDecoderSettings;
 
 const Tokenizer& tok() { return Tokenizer::standard(); }
 

@@ -24,13 +24,11 @@
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/harness/physics_floor.h"
 #include "dragon/interp/tensor_compare.h"
-#include "dragon/lower/lower.h"
+#include "dragon/lower/target.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/runtime/build.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/runtime/cuda_function.h"
-#include "dragon/runtime/nvrtc_compiler.h"
-#include "dragon/schedule/schedule.h"
-#include "dragon/script/script.h"
+#include "dragon/script/script_file.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
 #include "dragon/tensor/host_tensor.h"
@@ -231,15 +229,11 @@ CaseResult run_case(const ExpertCase& c, const std::string& data_dir, CudaDriver
   r.name = c.name;
   r.spec = c.spec;
   ops::Workload w = ops::OpRegistry::global().make_workload(c.spec);
-  schedule::Schedule sch(w.func);
-  script::decode(read_text_file(data_dir + "/" + c.script)).apply_to(sch);
-  lower::Target target = lower::Target::cuda_h200();
+  ir::PrimFunc scheduled = script::replay(w.func, script::load(data_dir + "/" + c.script)).func();
   auto started = std::chrono::steady_clock::now();
-  ir::PrimFunc flat = lower::lower(sch.func(), target).func;
-  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
-  runtime::CudaBuild build = check(std::move(builds[0]), c.name + ": NVRTC");
+  runtime::Compiled compiled = check(runtime::compile(scheduled, lower::Target::cuda_h200()), c.name + ": NVRTC");
   r.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  auto ours = check(runtime::LoadedCudaFunction::load(std::move(build)), c.name + ": loading");
+  auto ours = check(runtime::LoadedCudaFunction::load(std::move(compiled.cuda())), c.name + ": loading");
 
   DeviceArgs args{driver, {}, {}};
   for (size_t i = 0; i < w.func->params.size(); ++i) {

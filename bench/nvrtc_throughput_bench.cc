@@ -1,7 +1,7 @@
 // NVRTC build throughput (issue 5, Benchmarks): 24 GPU-scheduled GEMM variants (16 fp32
 // tilings of the MetaSchedule sketch at 1024^3, 8 tensor-core f16/bf16 sketches at 128^3)
 // compiled to sm_90a CUBINs serially, on NVRTC's thread pool, and batched several per
-// NVRTC program (runtime/build.h, compile_cuda_batch), in kernels per second. Each mode
+// NVRTC program (runtime/compile.h, compile_cuda_batch), in kernels per second. Each mode
 // compiles into a fresh, empty cache directory of its own, so every figure is real
 // compiles (plus writing each CUBIN once to that cache), never cache hits. Code generation
 // is inside the timed region too (under a millisecond per variant, see
@@ -26,7 +26,7 @@
 #include "dragon/lower/lower.h"
 #include "dragon/lower/target.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/runtime/build.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/schedule/schedule.h"

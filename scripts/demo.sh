@@ -49,4 +49,11 @@ if [[ $spec == matmul:m=128,n=128,k=128 ]]; then
   rm -f /tmp/dragon-demo-gpu.txt
 fi
 echo
+# Until the model ships (issue 20), the main job is search: a short CPU tuning run whose
+# every candidate is checked against the interpreter before its time is recorded.
+db=$(mktemp -d)/demo.db
+echo "-- search: dragon tune on the CPU, 16 trials (records in $db)"
+"$dragon" tune "$spec" --target cpu --trials 16 --db "$db" 2>&1 | tail -n 6
+rm -rf "$(dirname "$db")"
+echo
 echo "-- $("$dragon" ops | tail -n 1)"

@@ -72,7 +72,7 @@ grep -E "Little Dragon" "$out/configure.log"
 [ -f "$build/build.ninja" ] || finish 1 "configure failed (configure.log)"
 grep -q "CUDA toolkit: ON" "$out/configure.log" || finish 1 "configure did not find the CUDA toolkit (configure.log)"
 
-cmake --build "$build" -j "$jobs" --target test_gpu_codegen test_gpu_timer test_gpu_verify test_harness_isolation_gpu dragon dragon-kernel-runner test_runtime >"$out/build.log" 2>&1
+cmake --build "$build" -j "$jobs" --target test_gpu_codegen test_gpu_design_space test_gpu_timer test_gpu_verify test_harness_isolation_gpu test_harness_reward_gpu dragon dragon-kernel-runner test_runtime >"$out/build.log" 2>&1
 build_status=$?
 grep -E "error|FAILED" "$out/build.log" | head -n 40
 [ "$build_status" -eq 0 ] || finish 1 "build failed (build.log)"

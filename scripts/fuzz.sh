@@ -4,6 +4,7 @@
 # seed corpus, the three side by side. Exits 1 with the fuzzer's report when one finds a
 # crash, a sanitizer error, an internal error, a leak or a timeout; the input that did it
 # is kept under build-fuzz/fuzz-artifacts/<target>/.
+# `make test` runs them for 20 s each (a smoke run), `make fuzz` for 60.
 # Usage: [FUZZ_SECONDS=60] scripts/fuzz.sh [target ...]   (targets: op_spec ir_text script)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -5,16 +5,20 @@ set -euo pipefail
 
 # Core build and test dependencies (clang and its runtime for the libFuzzer targets), and
 # Debian's libtorch (CPU): the eager baselines of dragon bench are checked against the
-# interpreter with it, and the model will train on it. The CUDA toolkit is detected by
-# CMake at configure time and not installed here. XGBoost (C API) is the search's cost model.
+# interpreter with it, and the model trains on it. OpenBLAS replaces Debian's reference BLAS
+# (libblas.so.3, through the alternatives system) under libtorch: the reference BLAS made a
+# CPU training step of even a tiny model take most of a second. The CUDA toolkit is detected by
+# CMake at configure time and not installed here. XGBoost (C API) is the search's cost model;
+# SQLite holds the tuning database (src/db).
 # --with-chromium adds headless Chromium, which scripts/report-screenshot.sh uses to check
 # and capture an HTML report (not needed to build or test).
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev
   clang libclang-rt-14-dev
-  libtorch-dev
+  libtorch-dev libopenblas0-pthread
   libxgboost-dev
 )
 if [ "${1:-}" = "--with-chromium" ]; then

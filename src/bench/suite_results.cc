@@ -112,6 +112,7 @@ std::string suite_run_to_json(const SuiteRun& run, int indent) {
     q["compute_bound"] = p.compute_bound;
     q["seconds"] = p.seconds;
     q["ours"] = to_json(p.ours);
+    if (p.tuned) q["tuned"] = to_json(*p.tuned);
     q["baselines"] = Json::array();
     for (const Contender& b : p.baselines) q["baselines"].push_back(to_json(b));
     j["problems"].push_back(std::move(q));
@@ -178,6 +179,7 @@ SuiteRun load_suite_run(const std::string& path) {
     p.compute_bound = q.value("compute_bound", false);
     p.seconds = q.value("seconds", 0.0);
     p.ours = r.contender(r.field(q, "ours", where), where + " ours");
+    if (q.contains("tuned")) p.tuned = r.contender(q.at("tuned"), where + " tuned");
     for (const Json& b : q.value("baselines", Json::array())) p.baselines.push_back(r.contender(b, where + " baseline"));
     run.problems.push_back(std::move(p));
   }

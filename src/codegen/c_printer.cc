@@ -314,7 +314,9 @@ std::string CPrinter::math_call(ir::Intrinsic op, ir::DataType dtype, const std:
     case ir::Intrinsic::Abs: return call("fabs");
     case ir::Intrinsic::IsNan: return fmt::format("isnan({})", args[0]);
     case ir::Intrinsic::IsInf: return fmt::format("isinf({})", args[0]);
-    case ir::Intrinsic::SyncThreads: break;
+    case ir::Intrinsic::SyncThreads:
+    case ir::Intrinsic::AsyncCommitGroup:
+    case ir::Intrinsic::AsyncWaitGroup: break;
   }
   DRAGON_UNREACHABLE("intrinsic {} has no value", ir::intrinsic_name(op));
 }

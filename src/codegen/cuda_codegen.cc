@@ -97,11 +97,23 @@ std::string CudaEmitter::math_call(ir::Intrinsic op, ir::DataType dtype, const s
 void CudaEmitter::print_effect(const ir::CallNode* call) {
   switch (call->op) {
     case ir::Intrinsic::SyncThreads: line("__syncthreads();"); return;
+    case ir::Intrinsic::AsyncCommitGroup:
+    case ir::Intrinsic::AsyncWaitGroup: print_async_effect(call); return;
     default: CPrinter::print_effect(call);
   }
 }
 
 void CudaEmitter::print_for(const ir::ForNode* op) {
+  if (is_async_copy_loop(op)) {
+    ++async_depth_;
+    print_loop_of_kind(op);
+    --async_depth_;
+    return;
+  }
+  print_loop_of_kind(op);
+}
+
+void CudaEmitter::print_loop_of_kind(const ir::ForNode* op) {
   if (auto it = op->annotations.find("tensor_intrin"); it != op->annotations.end()) {
     const auto* name = std::get_if<std::string>(&it->second);
     DRAGON_CHECK(name != nullptr, "tensor_intrin annotation is not a string");
@@ -264,7 +276,10 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
     emit_kernel(kernel_roots_[i], static_cast<int>(i));
     uses_warp_blocks_ = uses_warp_blocks_ || warp_mode_;
   }
-  std::string prelude = cuda_prelude() + std::string(uses_warp_blocks_ ? mma_prelude() : "");
+  std::string prelude = cuda_prelude();
+  if (uses_warp_blocks_ || uses_async_copies_) prelude += shared_address_prelude();
+  if (uses_warp_blocks_) prelude += mma_prelude();
+  if (uses_async_copies_) prelude += async_copy_prelude();
   result_.prelude_size = prelude.size();
   result_.code = std::move(prelude) + out_.str();
   return std::move(result_);

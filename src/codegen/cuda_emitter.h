@@ -1,7 +1,8 @@
 // The CUDA emitter's class, shared by its files: cuda_codegen.cc (kernels, launch
-// configuration, allocations), cuda_vector_loop.cc (float4/float2/half2 accesses) and
-// cuda_tensor_intrin.cc (tensor-core blocks as warp-level code, planned by the table of
-// cuda_warp_intrin.h). Private to codegen.
+// configuration, allocations), cuda_vector_loop.cc (float4/float2/half2 accesses),
+// cuda_async_copy.cc (cp.async copies, commit and wait groups) and cuda_tensor_intrin.cc
+// (tensor-core blocks as warp-level code, planned by the table of cuda_warp_intrin.h).
+// Private to codegen.
 #pragma once
 
 #include <map>
@@ -32,17 +33,29 @@ class CudaEmitter final : public CPrinter {
   // In a kernel with warp-level blocks: code outside them runs on lane 0 only.
   void visit_(const ir::SeqStmtNode* op) override;
   void visit_(const ir::IfThenElseNode* op) override;
+  // cuda_async_copy.cc: under a loop annotated async_copy, a 4-byte copy from global into
+  // shared memory is a cp.async.
+  void visit_(const ir::BufferStoreNode* op) override;
 
  private:
   // Top level: kernels and the global workspaces around them.
   void collect_kernels(const ir::Stmt& s);
   void emit_kernel(const ir::Stmt& root, int index);
   void print_thread_binding(const ir::ForNode* op);
+  void print_loop_of_kind(const ir::ForNode* op);  // print_for without the async_copy mode
   std::string unroll_pragma(const ir::ForNode* op) const;
 
   // cuda_vector_loop.cc: a vectorized loop of one contiguous, aligned store becomes vector
   // loads and a vector store; false when it does not qualify (printed as scalars then).
   bool try_print_vector_loop(const ir::ForNode* op);
+
+  // cuda_async_copy.cc: whether a loop carries the async_copy annotation; the load a store
+  // copies when it may be issued as cp.async (inside such a loop, shared <- global, one
+  // type), else nullptr; one cp.async of `bytes` bytes; commit and wait groups.
+  static bool is_async_copy_loop(const ir::ForNode* op);
+  const ir::BufferLoadNode* async_copy_source(const ir::BufferStoreNode* store) const;
+  void print_async_copy(const std::string& dst, const std::string& src, int64_t bytes);
+  void print_async_effect(const ir::CallNode* call);
 
   // cuda_tensor_intrin.cc: before a kernel is printed, its blocks annotated
   // "tensor_intrin" = NAME are planned by NAME (warp_intrin_planners()); when every one
@@ -61,6 +74,8 @@ class CudaEmitter final : public CPrinter {
   // lane variable's name. Otherwise empty, and `scalar_reason_` says why blocks stay scalar.
   bool warp_mode_ = false;
   bool uses_warp_blocks_ = false;  // some kernel of the function: the prelude gets the warp helpers
+  bool uses_async_copies_ = false;  // some kernel issues cp.async: the prelude gets its helpers
+  int async_depth_ = 0;             // loops annotated async_copy around the statement printed
   std::unordered_map<const ir::ForNode*, WarpCall> warp_calls_;
   std::unordered_map<const ir::BufferNode*, FragmentLayout> fragments_;
   std::string lane_name_;

@@ -8,27 +8,12 @@
 #include <fmt/ranges.h>
 
 #include "cuda_warp_intrin.h"
-#include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ir/substitute.h"
 
 namespace dragon::codegen {
 namespace {
-
-class SubstituteVars final : public ir::ExprMutator {
- public:
-  explicit SubstituteVars(std::unordered_map<const ir::VarNode*, ir::Expr> values) : values_(std::move(values)) {}
-
- protected:
-  using ir::ExprMutator::visit_;
-  ir::Expr visit_(const ir::VarNode* op) override {
-    auto it = values_.find(op);
-    return it == values_.end() ? ir::Expr(op) : it->second;
-  }
-
- private:
-  std::unordered_map<const ir::VarNode*, ir::Expr> values_;
-};
 
 // An index as base + sum(coefs[v] * vars[v]) over the tile's loop variables, with base
 // free of them and constant coefficients; nullopt when it is not of that form.
@@ -39,11 +24,11 @@ struct Affine {
 
 std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, const ir::Analyzer& analyzer) {
   auto at = [&](int unit_var) {
-    std::unordered_map<const ir::VarNode*, ir::Expr> values;
+    ir::VarMap values;
     for (size_t v = 0; v < nest.vars.size(); ++v) {
       values[nest.vars[v].get()] = ir::make_const(nest.vars[v].dtype(), static_cast<int>(v) == unit_var ? 1 : 0);
     }
-    return analyzer.simplify(SubstituteVars(std::move(values)).visit(index));
+    return analyzer.simplify(ir::substitute(index, values));
   };
   Affine affine{at(-1), {}};
   ir::Expr rebuilt = affine.base;
@@ -318,12 +303,16 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
   return planners;
 }
 
+std::string_view shared_address_prelude() {
+  return "DRAGON_INLINE unsigned dragon_shared_address(const void* p) { return "
+         "(unsigned)__cvta_generic_to_shared(p); }\n";
+}
+
 std::string_view mma_prelude() {
   // Fragments are per-lane arrays (cuda_warp_intrin.h's FragmentLayout); 16-bit elements
   // travel in pairs as the b32 registers PTX's fragments are made of. The B fragment is the
   // same registers whether it was loaded from [k, n] (ldmatrix .trans) or [n, k].
-  return R"(DRAGON_INLINE unsigned dragon_shared_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
-DRAGON_INLINE void dragon_mma_fill_m16n8_f32(float* c, int lane) {
+  return R"(DRAGON_INLINE void dragon_mma_fill_m16n8_f32(float* c, int lane) {
   (void)lane;
   c[0] = 0.0f; c[1] = 0.0f; c[2] = 0.0f; c[3] = 0.0f;
 }

@@ -78,7 +78,8 @@ class AllLanesScan final : public ir::StmtExprVisitor {
     ir::StmtExprVisitor::visit_(op);
   }
   void visit_(const ir::EvaluateNode* op) override {
-    if (const auto* call = op->value.as<ir::CallNode>(); call && call->op == ir::Intrinsic::SyncThreads) found = true;
+    // Barriers and cp.async groups are per thread: every lane takes part.
+    if (const auto* call = op->value.as<ir::CallNode>(); call && ir::intrinsic_is_effect(call->op)) found = true;
     ir::StmtExprVisitor::visit_(op);
   }
   void visit_(const ir::VarNode* op) override { found = found || (lane_var_ != nullptr && op == lane_var_); }

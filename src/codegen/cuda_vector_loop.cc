@@ -1,7 +1,8 @@
 // Vectorized loops on CUDA: a loop of extent E whose body is one store, contiguous in the
 // loop variable and provably aligned to E elements, with E * bytes = 4, 8 or 16, becomes
 // one vector store; its contiguous aligned loads become vector loads and every other
-// operand is computed per lane. Anything else stays scalar (cuda_codegen.cc).
+// operand is computed per lane. Under async_copy, such a copy from global into shared
+// memory is one cp.async of E * bytes. Anything else stays scalar (cuda_codegen.cc).
 #include <optional>
 
 #include "cuda_emitter.h"
@@ -69,6 +70,13 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   };
   std::optional<ir::Expr> store_base = aligned_base(store->buffer, store->indices[0]);
   if (!store_base) return false;
+  if (const ir::BufferLoadNode* source = async_copy_source(store); source != nullptr && source->indices.size() == 1) {
+    if (std::optional<ir::Expr> source_base = aligned_base(source->buffer, source->indices[0])) {
+      print_async_copy(fmt::format("{} + {}", buffer_name(store->buffer), print_expr(*store_base)),
+                       fmt::format("{} + {}", buffer_name(source->buffer), print_expr(*source_base)), bytes);
+      return true;
+    }
+  }
   TopLevelLoads top;
   top.visit(store->value);
   std::vector<std::pair<const ir::BufferLoadNode*, ir::Expr>> vector_loads;

@@ -77,5 +77,10 @@ std::optional<TileNest> read_tile_nest(const ir::ForNode* unit);
 
 // The prelude's warp helpers (inline PTX: ldmatrix, mma.sync, fill, store).
 std::string_view mma_prelude();
+// The prelude's cp.async helpers (cuda_async_copy.cc).
+std::string_view async_copy_prelude();
+// dragon_shared_address(p): the helpers' conversion of a generic pointer to a shared
+// address, emitted once before either of the two preludes above.
+std::string_view shared_address_prelude();
 
 }  // namespace dragon::codegen

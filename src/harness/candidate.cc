@@ -9,6 +9,7 @@ std::string_view run_status_name(RunStatus status) {
     case RunStatus::kCrashed: return "crashed";
     case RunStatus::kTimedOut: return "timed out";
     case RunStatus::kNoHandshake: return "no success handshake";
+    case RunStatus::kWroteOutOfBounds: return "wrote out of bounds";
   }
   return "unknown";
 }

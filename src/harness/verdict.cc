@@ -23,6 +23,7 @@ std::string_view failure_kind_name(FailureKind kind) {
     case FailureKind::kCrashed: return "crashed";
     case FailureKind::kTimedOut: return "timed out";
     case FailureKind::kNoHandshake: return "no success handshake";
+    case FailureKind::kOutOfBoundsWrite: return "out-of-bounds write";
   }
   DRAGON_UNREACHABLE("failure kind {}", static_cast<int>(kind));
 }
@@ -40,6 +41,7 @@ std::string_view failure_kind_id(FailureKind kind) {
     case FailureKind::kCrashed: return "crashed";
     case FailureKind::kTimedOut: return "timed_out";
     case FailureKind::kNoHandshake: return "no_handshake";
+    case FailureKind::kOutOfBoundsWrite: return "out_of_bounds_write";
   }
   DRAGON_UNREACHABLE("failure kind {}", static_cast<int>(kind));
 }

@@ -1,6 +1,8 @@
-// The verification protocol: input sets, the runs of the candidate on each, and the checks
-// of every run. The order of runs per input set is: the sentinel run, then (optionally)
-// the same inputs again with garbage pre-filled.
+// The verification protocol: input sets (prepared once: drawn, their references computed,
+// trivial outputs audited), the runs of the candidate on each, and the checks of every
+// run. Per base set: the sentinel run, then (optionally) the same inputs again with
+// garbage pre-filled; per sibling set, the sentinel run alone, after its base (and the
+// repeated run only where the first left the sentinel).
 #include "dragon/harness/verify.h"
 
 #include <cmath>
@@ -9,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "dragon/harness/input_siblings.h"
 #include "dragon/harness/output_comparison.h"
 #include "dragon/harness/output_prefill.h"
 #include "dragon/harness/seed_sequence.h"
@@ -18,19 +21,13 @@
 namespace dragon::harness {
 namespace {
 
-struct InputSet {
-  std::string label;
-  interp::Distribution distribution = interp::Distribution::kNormal;
-  uint64_t seed = 0;
-  std::vector<tensor::HostTensor> args;  // pristine: inputs filled, outputs as make_arguments leaves them
-};
-
 FailureKind failure_of(RunStatus status) {
   switch (status) {
     case RunStatus::kFailed: return FailureKind::kFailed;
     case RunStatus::kCrashed: return FailureKind::kCrashed;
     case RunStatus::kTimedOut: return FailureKind::kTimedOut;
     case RunStatus::kNoHandshake: return FailureKind::kNoHandshake;
+    case RunStatus::kWroteOutOfBounds: return FailureKind::kOutOfBoundsWrite;
     case RunStatus::kOk: break;
   }
   DRAGON_UNREACHABLE("no failure for a run that ended normally");
@@ -44,47 +41,106 @@ uint64_t fingerprint(const tensor::HostTensor& t) {
   return hash;
 }
 
-bool is_perturbable(const ir::Param& param) {
-  return param.role == ir::ParamRole::kInput && param.buffer->dtype.is_float() &&
-         (param.domain.kind == ir::ValueDomain::Kind::kReal || param.domain.kind == ir::ValueDomain::Kind::kPositive);
+void copy_element(tensor::HostTensor& to, const tensor::HostTensor& from, int64_t i) {
+  const int64_t width = to.dtype().bytes();
+  std::memcpy(static_cast<uint8_t*>(to.data()) + i * width, static_cast<const uint8_t*>(from.data()) + i * width,
+              static_cast<size_t>(width));
 }
 
-// A copy of `base` with one random element of one random real-valued input moved up (so
-// positive domains stay positive) by enough to survive rounding to any float type. One
-// element only: a cache keyed on part of the input misses the change unless that element
-// falls in its key.
-std::optional<InputSet> perturbed(const ir::PrimFunc& func, const InputSet& base, uint64_t seed) {
-  std::vector<size_t> candidates;
-  for (size_t p = 0; p < func->params.size(); ++p) {
-    if (is_perturbable(func->params[p]) && base.args[p].num_elements() > 0) candidates.push_back(p);
+// Trivial outputs judged like a candidate, on every base set; a calibration set of the
+// same distribution stands for what a cheater knows in advance (the reference's mean,
+// another input's output). A trivial output makes the problem weak only if it passes on
+// every set: one set alone would let chance decide for near-constant outputs.
+class TrivialAudit {
+ public:
+  TrivialAudit(const Reference& reference, uint64_t calibration_seed)
+      : reference_(reference), calibration_seed_(calibration_seed) {}
+
+  void add(const PreparedSet& set) {
+    const ir::PrimFunc& func = reference_.func();
+    std::vector<ReferenceOutput> calibration = reference_.compute_native(
+        interp::make_arguments(func, calibration_seed_ ^ set.seed, set.distribution));
+    for (const TrivialOutput& trivial : make_trivial_outputs(func, set.args, set.reference, &calibration)) {
+      bool passes = passes_our_check(trivial, set.reference);
+      auto [it, inserted] = passes_.try_emplace(trivial.name, passes);
+      if (!inserted) it->second = it->second && passes;
+    }
   }
-  if (candidates.empty()) return std::nullopt;
-  InputSet set{base.label + ", one element changed", base.distribution, seed, base.args};
-  SeedSequence random(seed);
-  tensor::HostTensor& t = set.args[candidates[random.below(candidates.size())]];
-  int64_t index = static_cast<int64_t>(random.below(static_cast<uint64_t>(t.num_elements())));
-  double value = t.get(index);
-  t.set(index, value + 1 + std::fabs(value) / 2);
-  return set;
+
+  std::vector<std::string> passing() const {
+    std::vector<std::string> names;
+    for (const auto& [name, passes] : passes_) {
+      if (passes) names.push_back(name);
+    }
+    return names;
+  }
+
+ private:
+  const Reference& reference_;
+  uint64_t calibration_seed_;
+  std::map<std::string, bool> passes_;
+};
+
+}  // namespace
+
+PreparedInputs::PreparedInputs(const Reference& reference, const VerifyOptions& options)
+    : reference_(&reference), options_(options) {
+  if (options.distributions.empty()) throw UserError("verify: no input distributions given; a check of nothing passes anything");
+  if (!(options.determinism_tolerance >= 0)) throw UserError("verify: the determinism tolerance must be >= 0");
+  if (options.sibling_sets < 0) throw UserError("verify: the number of sibling sets must be >= 0");
+  const ir::PrimFunc& func = reference.func();
+  seed_ = options.seed.has_value() ? *options.seed : secret_seed();
+  SeedSequence seeds(seed_);
+  for (interp::Distribution d : options.distributions) {
+    uint64_t seed = seeds.next();
+    sets_.push_back({std::string(interp::distribution_name(d)), d, seed, false, interp::make_arguments(func, seed, d), {}});
+  }
+  const uint64_t sibling_seed = seeds.next();
+  const uint64_t calibration_seed = seeds.next();
+  garbage_seed_ = seeds.next();
+
+  // Siblings of the first two sets (the signed ones, where a change crosses zero).
+  const size_t bases = std::min<size_t>(sets_.size(), 2);
+  std::vector<std::vector<tensor::HostTensor>> base_args;
+  std::vector<std::string> base_labels;
+  for (size_t b = 0; b < bases; ++b) {
+    base_args.push_back(sets_[b].args);
+    base_labels.push_back(sets_[b].label);
+  }
+  for (const InputSibling& sibling : make_siblings(func, base_args, base_labels, sibling_seed, options.sibling_sets)) {
+    const PreparedSet& base = sets_[sibling.base];
+    PreparedSet set{sibling.label, base.distribution, base.seed, true, base.args, {}};
+    apply_sibling(sibling, set.args);
+    sets_.push_back(std::move(set));
+  }
+
+  TrivialAudit audit(reference, calibration_seed);
+  for (PreparedSet& set : sets_) {
+    set.reference = reference.compute(set.args);
+    if (options.audit_trivial_outputs && !set.sibling) audit.add(set);
+  }
+  if (options.audit_trivial_outputs) weak_because_ = audit.passing();
 }
 
+namespace {
+
+// One candidate judged on prepared sets.
 class Verification {
  public:
-  Verification(const Reference& reference, Candidate& candidate, const VerifyOptions& options)
-      : reference_(reference), func_(reference.func()), candidate_(candidate), options_(options) {
+  Verification(const PreparedInputs& inputs, Candidate& candidate)
+      : inputs_(inputs),
+        reference_(inputs.reference()),
+        func_(inputs.reference().func()),
+        candidate_(candidate),
+        options_(inputs.options()) {
     verdict_.candidate = candidate.name();
     verdict_.function = func_->name;
-    verdict_.seed = options.seed.has_value() ? *options.seed : secret_seed();
+    verdict_.seed = inputs.seed();
   }
 
   Verdict run() {
-    std::vector<InputSet> sets = make_input_sets();
-    for (const InputSet& set : sets) judge(set);
-    if (options_.audit_trivial_outputs) {
-      for (const auto& [name, passes] : trivial_passes_) {
-        if (passes) verdict_.weak_because.push_back(name);
-      }
-    }
+    for (const PreparedSet& set : inputs_.sets()) judge(set);
+    verdict_.weak_because = inputs_.weak_because();
     verdict_.passed = verdict_.failures.empty();
     return std::move(verdict_);
   }
@@ -93,45 +149,34 @@ class Verification {
   struct Seen {
     std::string label;
     std::vector<tensor::HostTensor> outputs;  // the candidate's, from the sentinel run
-    std::vector<ReferenceOutput> reference;
+    const std::vector<ReferenceOutput>* reference;
   };
 
-  std::vector<InputSet> make_input_sets() {
-    SeedSequence seeds(verdict_.seed);
-    std::vector<InputSet> sets;
-    for (interp::Distribution d : options_.distributions) {
-      uint64_t seed = seeds.next();
-      sets.push_back({std::string(interp::distribution_name(d)), d, seed, interp::make_arguments(func_, seed, d)});
-    }
-    size_t bases = std::min<size_t>(sets.size(), 2);
-    for (size_t b = 0; b < bases; ++b) {
-      uint64_t perturbation_seed = seeds.next();
-      if (!options_.check_perturbed_inputs) continue;
-      if (std::optional<InputSet> p = perturbed(func_, sets[b], perturbation_seed)) sets.push_back(std::move(*p));
-    }
-    calibration_seed_ = seeds.next();
-    garbage_seed_ = seeds.next();
-    return sets;
-  }
+  // What a repeated run on the same inputs (garbage pre-filled) left in the outputs.
+  struct Rerun {
+    std::vector<tensor::HostTensor> garbage;  // the pre-fill, per written parameter
+    std::vector<tensor::HostTensor> outputs;
+  };
 
   void fail(FailureKind kind, const std::string& set, std::string message) {
     verdict_.failures.push_back({kind, set, std::move(message)});
   }
 
   const std::string& param_name(size_t p) const { return func_->params[p].buffer->name; }
+  bool prefilled(size_t p) const { return func_->params[p].role == ir::ParamRole::kOutput; }
 
   // Refills the candidate's buffers in place (the same addresses every run: a cache keyed
   // on pointers returns stale results) with `set`'s inputs; outputs get the pre-fill.
-  void load(const InputSet& set, bool sentinel) {
+  void load(const PreparedSet& set, bool sentinel) {
     if (args_.size() != set.args.size()) args_ = set.args;
     for (size_t p = 0; p < args_.size(); ++p) {
       tensor::HostTensor& arg = args_[p];
       if (arg.dtype() != set.args[p].dtype() || arg.shape() != set.args[p].shape()) arg = set.args[p];
-      if (func_->params[p].role == ir::ParamRole::kOutput) {
+      if (prefilled(p)) {
         if (sentinel) {
           fill_sentinel(arg);
         } else {
-          fill_garbage(arg, garbage_seed_ ^ (set.seed + p));
+          fill_garbage(arg, inputs_.garbage_seed() ^ (set.seed + p));
         }
       } else {
         std::memcpy(arg.data(), set.args[p].data(), static_cast<size_t>(arg.size_bytes()));
@@ -141,7 +186,7 @@ class Verification {
 
   // One run of the candidate on `set` as loaded. False if it did not end normally or
   // left its arguments unusable; the failures are recorded.
-  bool run_once(const InputSet& set, std::string_view which) {
+  bool run_once(const PreparedSet& set, std::string_view which) {
     std::vector<uint64_t> before;
     for (size_t p = 0; p < args_.size(); ++p) before.push_back(fingerprint(args_[p]));
     RunOutcome outcome = candidate_.run(args_);
@@ -182,51 +227,92 @@ class Verification {
 
   // Failures of one output of one run, one per class of bad element.
   void report(const OutputComparison& c, const std::string& set, const std::string& output,
-              const std::vector<int64_t>& shape, std::string_view which) {
+              const std::vector<int64_t>& shape, std::string_view which, const std::string& note = "") {
     if (c.ok()) return;
-    std::string detail = fmt::format("{}: output {}: {}", which, output, describe(c, shape));
+    std::string detail = fmt::format("{}: output {}: {}{}", which, output, describe(c, shape), note);
     if (c.unwritten > 0) fail(FailureKind::kUnwrittenOutput, set, detail);
     if (c.non_finite > 0) fail(FailureKind::kNanOrInf, set, detail);
     if (c.wrong > 0) fail(FailureKind::kWrongValues, set, detail);
   }
 
-  void judge(const InputSet& set) {
+  void judge(const PreparedSet& set) {
     InputSetReport report_entry{set.label, std::string(interp::distribution_name(set.distribution)), set.seed, false,
                                 {}};
-    std::vector<ReferenceOutput> reference = reference_.compute(set.args);
-    if (options_.audit_trivial_outputs) audit_trivial_outputs(set, reference);
-
+    const std::vector<ReferenceOutput>& reference = set.reference;
     const std::vector<size_t>& written = reference_.output_params();
     load(set, /*sentinel=*/true);
     std::vector<tensor::HostTensor> sentinels;
     for (size_t p : written) sentinels.push_back(args_[p]);
-    bool ran = run_once(set, "run");
+    const bool ran = run_once(set, "run");
     report_entry.ran = ran;
-    std::vector<tensor::HostTensor> first_outputs;
-    std::vector<OutputComparison> first;
-    if (ran) {
-      for (size_t o = 0; o < written.size(); ++o) {
-        size_t p = written[o];
-        const ReferenceOutput& ref = reference[o];
-        bool prefilled = func_->params[p].role == ir::ParamRole::kOutput;
-        first.push_back(
-            compare_output(ref.native, ref.exact, args_[p], ref.tolerance, prefilled ? &sentinels[o] : nullptr));
-        report(first.back(), set.label, ref.name, args_[p].shape(), "run");
-        report_entry.outputs.push_back(
-            {ref.name, first.back().normalized_error, ref.tolerance, ref.reference_error, first.back().ok()});
-        first_outputs.push_back(args_[p]);
-      }
-      check_changes_with_input(set, first_outputs, sentinels, reference);
+    if (!ran) {
+      verdict_.input_sets.push_back(std::move(report_entry));
+      return;
     }
-    if (ran && options_.check_determinism) rerun_with_garbage(set, reference, sentinels, first_outputs, first);
+    std::vector<tensor::HostTensor> first_outputs;
+    for (size_t p : written) first_outputs.push_back(args_[p]);
+    // Siblings get the repeated run only where the first left the sentinel somewhere: it
+    // tells an unwritten element from a NaN the kernel carried from the pre-fill.
+    std::optional<Rerun> rerun;
+    if (options_.check_determinism && (!set.sibling || holds_sentinel(first_outputs, sentinels))) {
+      rerun = rerun_with_garbage(set, first_outputs, sentinels);
+    }
+
+    std::vector<OutputComparison> first;
+    for (size_t o = 0; o < written.size(); ++o) {
+      const size_t p = written[o];
+      const ReferenceOutput& ref = reference[o];
+      std::string note;
+      tensor::HostTensor prefill = sentinels[o];
+      if (prefilled(p) && rerun) note = tell_carried_prefill(prefill, first_outputs[o], *rerun, o);
+      first.push_back(
+          compare_output(ref.native, ref.exact, first_outputs[o], ref.tolerance, prefilled(p) ? &prefill : nullptr));
+      report(first.back(), set.label, ref.name, first_outputs[o].shape(), "run", note);
+      report_entry.outputs.push_back(
+          {ref.name, first.back().normalized_error, ref.tolerance, ref.reference_error, first.back().ok()});
+    }
+    check_changes_with_input(set, first_outputs, sentinels, reference);
+    if (rerun) judge_rerun(set, *rerun, first_outputs, sentinels, first);
     verdict_.input_sets.push_back(std::move(report_entry));
-    if (ran) seen_.push_back({set.label, std::move(first_outputs), std::move(reference)});
+    seen_.push_back({set.label, std::move(first_outputs), &reference});
+  }
+
+  bool holds_sentinel(const std::vector<tensor::HostTensor>& outputs,
+                      const std::vector<tensor::HostTensor>& sentinels) const {
+    const std::vector<size_t>& written = reference_.output_params();
+    for (size_t o = 0; o < written.size(); ++o) {
+      if (!prefilled(written[o])) continue;
+      for (int64_t i = 0; i < outputs[o].num_elements(); ++i) {
+        if (same_bits(outputs[o], sentinels[o], i)) return true;
+      }
+    }
+    return false;
+  }
+
+  // Elements that hold the sentinel after the first run but were written by the repeated
+  // run: the kernel wrote them, with a NaN carried from the pre-filled output (read before
+  // it was written, or read past the end of an input into it). They are written NaNs
+  // where the reference is finite, not unwritten elements: the pre-fill they are judged
+  // against is moved off them, and the message says why.
+  std::string tell_carried_prefill(tensor::HostTensor& prefill, const tensor::HostTensor& first_output,
+                                   const Rerun& rerun, size_t o) {
+    int64_t carried = 0;
+    for (int64_t i = 0; i < prefill.num_elements(); ++i) {
+      if (!same_bits(first_output, prefill, i) || same_bits(rerun.outputs[o], rerun.garbage[o], i)) continue;
+      copy_element(prefill, rerun.garbage[o], i);  // not the sentinel: the element counts as written
+      ++carried;
+    }
+    if (carried == 0) return "";
+    return fmt::format(
+        " ({} of them hold the output's NaN pre-fill although the kernel wrote them, as the repeated run shows: a "
+        "value read from the output before it was written, or past the end of an input, carried into the result)",
+        carried);
   }
 
   // The outputs must not equal those of an earlier input set whose reference differs
   // where the candidate wrote: a stale result, or a cache keyed on pointers or on part of
   // the input. (Unwritten elements are reported as such, not as ignoring the input.)
-  void check_changes_with_input(const InputSet& set, const std::vector<tensor::HostTensor>& outputs,
+  void check_changes_with_input(const PreparedSet& set, const std::vector<tensor::HostTensor>& outputs,
                                 const std::vector<tensor::HostTensor>& sentinels,
                                 const std::vector<ReferenceOutput>& reference) {
     for (const Seen& earlier : seen_) {
@@ -234,14 +320,14 @@ class Verification {
       for (size_t o = 0; o < outputs.size() && identical; ++o) identical = same_bits(outputs[o], earlier.outputs[o]);
       if (!identical) continue;
       for (size_t o = 0; o < outputs.size(); ++o) {
-        const tensor::HostTensor &now = reference[o].exact, &then = earlier.reference[o].exact;
-        bool prefilled = func_->params[reference[o].param_index].role == ir::ParamRole::kOutput;
+        const tensor::HostTensor &now = reference[o].exact, &then = (*earlier.reference)[o].exact;
+        const bool filled = prefilled(reference[o].param_index);
         double scale = 0, difference = 0;
         for (int64_t i = 0; i < now.num_elements(); ++i) {
           double a = now.get(i), b = then.get(i);
           if (!std::isfinite(a) || !std::isfinite(b)) continue;
           scale = std::max(scale, std::fabs(a));
-          if (!prefilled || !same_bits(outputs[o], sentinels[o], i)) difference = std::max(difference, std::fabs(a - b));
+          if (!filled || !same_bits(outputs[o], sentinels[o], i)) difference = std::max(difference, std::fabs(a - b));
         }
         difference /= std::max(scale, 1e-30);
         if (difference <= reference[o].tolerance) continue;
@@ -255,35 +341,37 @@ class Verification {
   }
 
   // The same inputs again, outputs pre-filled with garbage instead of the sentinel.
-  void rerun_with_garbage(const InputSet& set, const std::vector<ReferenceOutput>& reference,
-                          const std::vector<tensor::HostTensor>& sentinels,
-                          const std::vector<tensor::HostTensor>& first_outputs,
-                          const std::vector<OutputComparison>& first) {
+  std::optional<Rerun> rerun_with_garbage(const PreparedSet& set, const std::vector<tensor::HostTensor>& first_outputs,
+                                          const std::vector<tensor::HostTensor>& sentinels) {
     const std::vector<size_t>& written = reference_.output_params();
     load(set, /*sentinel=*/false);
-    std::vector<tensor::HostTensor> garbage;
+    Rerun rerun;
     for (size_t o = 0; o < written.size(); ++o) {
-      garbage.push_back(args_[written[o]]);
+      rerun.garbage.push_back(args_[written[o]]);
       // A garbage element that happens to equal what the first run wrote (16-bit types
       // have few values) cannot tell a skipped element from a written one, and is then
       // judged as written: the sentinel stands in for it, which no run writes.
-      for (int64_t i = 0; i < garbage[o].num_elements(); ++i) {
-        if (same_bits(garbage[o], first_outputs[o], i)) {
-          std::memcpy(static_cast<uint8_t*>(garbage[o].data()) + i * garbage[o].dtype().bytes(),
-                      static_cast<const uint8_t*>(sentinels[o].data()) + i * sentinels[o].dtype().bytes(),
-                      static_cast<size_t>(garbage[o].dtype().bytes()));
-        }
+      for (int64_t i = 0; i < rerun.garbage[o].num_elements(); ++i) {
+        if (same_bits(rerun.garbage[o], first_outputs[o], i)) copy_element(rerun.garbage[o], sentinels[o], i);
       }
     }
-    if (!run_once(set, "repeated run")) return;
+    if (!run_once(set, "repeated run")) return std::nullopt;
+    for (size_t p : written) rerun.outputs.push_back(args_[p]);
+    return rerun;
+  }
+
+  // What the repeated run shows that the first did not (work skipped on repeated inputs,
+  // results that depend on what the output held before), and whether the two agree.
+  void judge_rerun(const PreparedSet& set, const Rerun& rerun, const std::vector<tensor::HostTensor>& first_outputs,
+                   const std::vector<tensor::HostTensor>& sentinels, const std::vector<OutputComparison>& first) {
+    const std::vector<size_t>& written = reference_.output_params();
     for (size_t o = 0; o < written.size(); ++o) {
-      size_t p = written[o];
-      const ReferenceOutput& ref = reference[o];
-      const tensor::HostTensor& second = args_[p];
-      bool prefilled = func_->params[p].role == ir::ParamRole::kOutput;
-      OutputComparison c = compare_output(ref.native, ref.exact, second, ref.tolerance, prefilled ? &garbage[o] : nullptr);
-      // Only what the first run did not already show: work skipped on repeated inputs,
-      // results that depend on what the output held before.
+      const size_t p = written[o];
+      const ReferenceOutput& ref = set.reference[o];
+      const tensor::HostTensor& second = rerun.outputs[o];
+      const bool filled = prefilled(p);
+      OutputComparison c =
+          compare_output(ref.native, ref.exact, second, ref.tolerance, filled ? &rerun.garbage[o] : nullptr);
       OutputComparison news = c;
       if (first[o].unwritten > 0) news.unwritten = 0;
       if (first[o].non_finite > 0) news.non_finite = 0;
@@ -295,7 +383,7 @@ class Verification {
       double scale = std::max(c.reference_scale, 1e-30);
       for (int64_t i = 0; i < second.num_elements(); ++i) {
         // Unwritten in either run: reported as such, not as nondeterminism.
-        if (prefilled && (same_bits(second, garbage[o], i) || same_bits(first_outputs[o], sentinels[o], i))) continue;
+        if (filled && (same_bits(second, rerun.garbage[o], i) || same_bits(first_outputs[o], sentinels[o], i))) continue;
         double a = first_outputs[o].get(i), b = second.get(i);
         bool agree = same_bits(first_outputs[o], second, i) || (std::isnan(a) && std::isnan(b)) ||
                      (options_.determinism_tolerance > 0 && std::fabs(a - b) <= options_.determinism_tolerance * scale);
@@ -313,20 +401,7 @@ class Verification {
     }
   }
 
-  // Trivial outputs judged like the candidate, on every input set; a calibration set of
-  // the same distribution stands for what a cheater knows in advance (the reference's
-  // mean, another input's output). A trivial output makes the problem weak only if it
-  // passes on every set: one set alone would let chance decide for near-constant outputs.
-  void audit_trivial_outputs(const InputSet& set, const std::vector<ReferenceOutput>& reference) {
-    std::vector<ReferenceOutput> calibration =
-        reference_.compute_native(interp::make_arguments(func_, calibration_seed_ ^ set.seed, set.distribution));
-    for (const TrivialOutput& trivial : make_trivial_outputs(func_, set.args, reference, &calibration)) {
-      bool passes = passes_our_check(trivial, reference);
-      auto [it, inserted] = trivial_passes_.try_emplace(trivial.name, passes);
-      if (!inserted) it->second = it->second && passes;
-    }
-  }
-
+  const PreparedInputs& inputs_;
   const Reference& reference_;
   const ir::PrimFunc& func_;
   Candidate& candidate_;
@@ -334,17 +409,14 @@ class Verification {
   Verdict verdict_;
   std::vector<tensor::HostTensor> args_;  // the candidate's buffers, reused for every run
   std::vector<Seen> seen_;
-  std::map<std::string, bool> trivial_passes_;
-  uint64_t calibration_seed_ = 0;
-  uint64_t garbage_seed_ = 0;
 };
 
 }  // namespace
 
+Verdict verify(const PreparedInputs& inputs, Candidate& candidate) { return Verification(inputs, candidate).run(); }
+
 Verdict verify(const Reference& reference, Candidate& candidate, const VerifyOptions& options) {
-  if (options.distributions.empty()) throw UserError("verify: no input distributions given; a check of nothing passes anything");
-  if (!(options.determinism_tolerance >= 0)) throw UserError("verify: the determinism tolerance must be >= 0");
-  return Verification(reference, candidate, options).run();
+  return verify(PreparedInputs(reference, options), candidate);
 }
 
 Verdict verify(const ir::PrimFunc& reference, Candidate& candidate, const VerifyOptions& options) {

@@ -114,8 +114,14 @@ Expr CastNode::make(DataType dtype, Expr value) {
 Expr CallNode::make(Intrinsic op, std::vector<Expr> args) {
   DRAGON_CHECK(static_cast<int>(args.size()) == intrinsic_arity(op), "{} takes {} arguments, got {}",
                intrinsic_name(op), intrinsic_arity(op), args.size());
-  // No value: typed i32 only so that every Expr has a type; nothing reads it.
-  if (intrinsic_kind(op) == IntrinsicKind::kEffect) return Expr(new CallNode(DataType::i32(), op, {}));
+  // No value: typed i32 only so that every Expr has a type; nothing reads it. Its
+  // arguments (async_wait_group's count) are integer constants.
+  if (intrinsic_kind(op) == IntrinsicKind::kEffect) {
+    for (const Expr& arg : args) {
+      DRAGON_CHECK(arg.defined() && arg.as<IntImmNode>() != nullptr, "{} takes integer constants", intrinsic_name(op));
+    }
+    return Expr(new CallNode(DataType::i32(), op, std::move(args)));
+  }
   for (const Expr& arg : args) {
     DRAGON_CHECK(arg.defined(), "{} of an undefined argument", intrinsic_name(op));
     DRAGON_CHECK(arg.dtype() == args[0].dtype(), "{} arguments of different types", intrinsic_name(op));

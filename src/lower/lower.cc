@@ -79,6 +79,7 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
   if (target.is_gpu()) {
     p.run("inject_virtual_threads", inject_virtual_threads);
     p.run("unify_thread_bindings", [&](const ir::PrimFunc& f) { return unify_thread_bindings(f, target); });
+    p.run("inject_software_pipeline", inject_software_pipeline);
     p.run("plan_gpu_allocations", plan_gpu_allocations);
     p.run("insert_thread_syncs", insert_thread_syncs);
     p.run("simplify_func", simplify_func);

@@ -22,4 +22,15 @@ std::string Target::to_string() const {
   return "cuda -arch=" + arch;
 }
 
+std::optional<Target> Target::from_name(std::string_view name) {
+  if (name == "cpu") return cpu();
+  if (name == "cuda") return cuda_h200();
+  return std::nullopt;
+}
+
+const std::vector<std::string>& Target::names() {
+  static const std::vector<std::string> names = {"cpu", "cuda"};
+  return names;
+}
+
 }  // namespace dragon::lower

@@ -1,25 +1,19 @@
-// Instruction kinds (names, purity, replay dispatch, all generated from the .def table),
-// argument spellings, and the argument helpers replay functions use.
+// Instruction kinds' names (from the .def table) and purity (from their declarations),
+// and the spellings of arguments and instructions.
 #include "dragon/schedule/instruction.h"
 
 #include <array>
 
 #include <fmt/format.h>
 
-#include "instruction_apply.h"
+#include "dragon/schedule/instruction_signature.h"
 
 namespace dragon::schedule {
 
 namespace {
 
-struct KindInfo {
-  std::string_view name;
-  bool is_pure;
-  detail::ApplyFn apply;
-};
-
-constexpr std::array<KindInfo, kNumInstructionKinds> kKinds = {{
-#define DRAGON_INSTRUCTION_KIND(Name, is_pure, apply) {#Name, is_pure, &detail::apply},
+constexpr std::array<std::string_view, kNumInstructionKinds> kKindNames = {{
+#define DRAGON_INSTRUCTION_KIND(Name, mnemonic) #Name,
 #include "dragon/schedule/instruction_kinds.def"
 }};
 
@@ -36,16 +30,16 @@ char rv_prefix(RVType type) {
 
 std::string rv_name(const RandomVar& rv) { return fmt::format("{}{}", rv_prefix(rv.type), rv.id); }
 
-std::string_view instruction_kind_name(InstructionKind kind) { return kKinds[static_cast<size_t>(kind)].name; }
+std::string_view instruction_kind_name(InstructionKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
-bool instruction_kind_is_pure(InstructionKind kind) { return kKinds[static_cast<size_t>(kind)].is_pure; }
+bool instruction_kind_is_pure(InstructionKind kind) { return instruction_signature(kind).is_pure; }
 
 std::optional<InstructionKind> parse_instruction_kind(std::string_view name) {
   // TVM renamed Block to SBlock in 2025 (GetSBlock, ...): read those as our spelling.
   std::string canonical(name);
   if (auto pos = canonical.find("SBlock"); pos != std::string::npos) canonical.replace(pos, 6, "Block");
-  for (size_t i = 0; i < kKinds.size(); ++i) {
-    if (kKinds[i].name == canonical) return static_cast<InstructionKind>(i);
+  for (size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == canonical) return static_cast<InstructionKind>(i);
   }
   return std::nullopt;
 }
@@ -84,83 +78,4 @@ std::string to_string(const Instruction& inst) {
   return out + ")";
 }
 
-namespace detail {
-
-ApplyFn apply_function(InstructionKind kind) { return kKinds[static_cast<size_t>(kind)].apply; }
-
-std::vector<RandomVar> apply_unimplemented(Schedule&, const std::vector<Arg>&, const std::vector<Arg>&,
-                                           const std::optional<Arg>&) {
-  throw UserError("this build cannot replay the instruction: its primitive is not implemented yet");
-}
-
-namespace {
-[[noreturn]] void bad_arg(InstructionKind kind, std::string_view expected, const Arg& arg) {
-  throw UserError(fmt::format("{}: expected {}, got {}", instruction_kind_name(kind), expected, to_string(arg)));
-}
-}  // namespace
-
-void expect_count(InstructionKind kind, std::string_view what, const std::vector<Arg>& args, size_t n) {
-  if (args.size() != n) {
-    throw UserError(fmt::format("{}: expected {} {}, got {}", instruction_kind_name(kind), n, what, args.size()));
-  }
-}
-
-RandomVar rv_arg(InstructionKind kind, const Arg& arg, RVType type) {
-  const auto* rv = arg.as<RandomVar>();
-  if (rv == nullptr || rv->type != type) {
-    bad_arg(kind, type == RVType::kBlock ? "a block" : type == RVType::kLoop ? "a loop" : "an expression", arg);
-  }
-  return *rv;
-}
-
-BlockRV block_arg(InstructionKind kind, const Arg& arg) { return BlockRV{rv_arg(kind, arg, RVType::kBlock).id}; }
-
-LoopRV loop_arg(InstructionKind kind, const Arg& arg) { return LoopRV{rv_arg(kind, arg, RVType::kLoop).id}; }
-
-BlockOrLoop block_or_loop_arg(InstructionKind kind, const Arg& arg) {
-  const auto* rv = arg.as<RandomVar>();
-  if (rv != nullptr && rv->type == RVType::kBlock) return BlockRV{rv->id};
-  if (rv != nullptr && rv->type == RVType::kLoop) return LoopRV{rv->id};
-  bad_arg(kind, "a block or a loop", arg);
-}
-
-int64_t int_arg(InstructionKind kind, const Arg& arg) {
-  if (const auto* v = arg.as<int64_t>()) return *v;
-  bad_arg(kind, "an integer", arg);
-}
-
-double float_arg(InstructionKind kind, const Arg& arg) {
-  if (const auto* v = arg.as<double>()) return *v;
-  if (const auto* v = arg.as<int64_t>()) return static_cast<double>(*v);
-  bad_arg(kind, "a number", arg);
-}
-
-bool bool_arg(InstructionKind kind, const Arg& arg) {
-  if (const auto* v = arg.as<bool>()) return *v;
-  if (const auto* v = arg.as<int64_t>(); v && (*v == 0 || *v == 1)) return *v == 1;
-  bad_arg(kind, "a bool", arg);
-}
-
-const std::string& string_arg(InstructionKind kind, const Arg& arg) {
-  if (const auto* v = arg.as<std::string>()) return *v;
-  bad_arg(kind, "a string", arg);
-}
-
-std::vector<int64_t> int_list_arg(InstructionKind kind, const Arg& arg) {
-  const auto* list = arg.as<Arg::List>();
-  if (list == nullptr) bad_arg(kind, "a list of integers", arg);
-  std::vector<int64_t> out;
-  for (const Arg& a : *list) out.push_back(int_arg(kind, a));
-  return out;
-}
-
-std::vector<double> float_list_arg(InstructionKind kind, const Arg& arg) {
-  const auto* list = arg.as<Arg::List>();
-  if (list == nullptr) bad_arg(kind, "a list of numbers", arg);
-  std::vector<double> out;
-  for (const Arg& a : *list) out.push_back(float_arg(kind, a));
-  return out;
-}
-
-}  // namespace detail
 }  // namespace dragon::schedule

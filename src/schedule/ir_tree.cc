@@ -7,6 +7,7 @@
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/substitute.h"
 
 namespace dragon::schedule::detail {
 
@@ -94,22 +95,6 @@ class Replacer : public StmtMutator {
   Stmt replacement_;
 };
 
-class VarSubstituter : public ExprMutator {
- public:
-  explicit VarSubstituter(const std::unordered_map<const VarNode*, Expr>& subst) : subst_(subst) {}
-  Expr run(const Expr& e) { return visit(e); }
-
- protected:
-  Expr visit_(const VarNode* op) override {
-    auto it = subst_.find(op);
-    return it == subst_.end() ? Expr(op) : it->second;
-  }
-  using ExprMutator::visit_;
-
- private:
-  const std::unordered_map<const VarNode*, Expr>& subst_;
-};
-
 class LoopVarRewriter : public StmtMutator {
  public:
   LoopVarRewriter(const std::unordered_map<const VarNode*, Expr>& subst, Expr extra_predicate, Analyzer analyzer)
@@ -119,7 +104,7 @@ class LoopVarRewriter : public StmtMutator {
  protected:
   Expr mutate_expr(const Expr& e) override {
     if (!e.defined()) return e;
-    Expr out = VarSubstituter(subst_).run(e);
+    Expr out = ir::substitute(e, subst_);
     return out.same_as(e) ? e : analyzer_.simplify(out);
   }
   Stmt visit_(const ForNode* op) override {
@@ -258,36 +243,6 @@ bool uses_any_var(const Expr& e, const std::vector<const VarNode*>& vars) {
 
 namespace {
 
-class StmtVarSubstituter : public StmtExprMutator {
- public:
-  explicit StmtVarSubstituter(const std::unordered_map<const VarNode*, Expr>& subst) : subst_(subst) {}
-
- protected:
-  using StmtExprMutator::visit_;
-  Expr visit_(const VarNode* op) override {
-    auto it = subst_.find(op);
-    return it == subst_.end() ? Expr(op) : it->second;
-  }
-
- private:
-  const std::unordered_map<const VarNode*, Expr>& subst_;
-};
-
-}  // namespace
-
-Expr substitute_vars(const Expr& e, const std::unordered_map<const VarNode*, Expr>& subst) {
-  if (!e.defined()) return e;
-  return VarSubstituter(subst).run(e);
-}
-
-Stmt substitute_vars(const Stmt& s, const std::unordered_map<const VarNode*, Expr>& subst) {
-  if (!s.defined()) return s;
-  StmtVarSubstituter substituter(subst);
-  return substituter.visit(s);
-}
-
-namespace {
-
 class BufferReplacer : public StmtExprMutator {
  public:
   explicit BufferReplacer(const std::unordered_map<const BufferNode*, Buffer>& subst) : subst_(subst) {}
@@ -385,7 +340,7 @@ bool dropped_guards_hold(const Expr& predicate, const std::vector<const ForNode*
     at_start[l->loop_var.get()] = l->min;
   }
   if (!uses_any_var(predicate, vars)) return true;
-  return analyzer.can_prove(substitute_vars(predicate, at_start));
+  return analyzer.can_prove(ir::substitute(predicate, at_start));
 }
 
 Expr kept_conjuncts(const Expr& predicate, const std::vector<const VarNode*>& dropped) {

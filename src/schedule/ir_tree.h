@@ -10,6 +10,7 @@
 
 #include "dragon/ir/function.h"
 #include "dragon/ir/simplify.h"
+#include "dragon/ir/substitute.h"
 
 namespace dragon::schedule::detail {
 
@@ -43,10 +44,9 @@ ir::Stmt rewrite_loop_vars(const ir::Stmt& body, const std::unordered_map<const 
 // Whether `e` mentions any variable of `vars`.
 bool uses_any_var(const ir::Expr& e, const std::vector<const ir::VarNode*>& vars);
 
-// `e` or `s` with each variable of `subst` replaced by its expression, everywhere
-// (bindings, bounds, regions, indices, values); blocks' own variables are not renamed.
-ir::Expr substitute_vars(const ir::Expr& e, const std::unordered_map<const ir::VarNode*, ir::Expr>& subst);
-ir::Stmt substitute_vars(const ir::Stmt& s, const std::unordered_map<const ir::VarNode*, ir::Expr>& subst);
+// The primitives' name for ir::substitute (ir/substitute.h).
+inline ir::Expr substitute_vars(const ir::Expr& e, const ir::VarMap& subst) { return ir::substitute(e, subst); }
+inline ir::Stmt substitute_vars(const ir::Stmt& s, const ir::VarMap& subst) { return ir::substitute(s, subst); }
 
 // `s` with every use of a buffer of `subst` (loads, stores, access regions, allocations)
 // replaced by its new buffer. (cache_read, cache_write, set_scope)

@@ -2,7 +2,9 @@
 // seed gives the same decisions on every machine and library.
 #include "dragon/schedule/random_engine.h"
 
+#include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "dragon/support/error.h"
 
@@ -69,6 +71,49 @@ std::vector<int64_t> RandomEngine::sample_without_replacement(int64_t n, int64_t
   for (int64_t i = 0; i < k; ++i) std::swap(order[i], order[uniform_int(i, n)]);
   order.resize(k);
   return order;
+}
+
+namespace {
+
+// Prime factorization by trial division: extents are small enough.
+std::vector<std::pair<int64_t, int>> factorize(int64_t n) {
+  std::vector<std::pair<int64_t, int>> out;
+  for (int64_t p = 2; p * p <= n; ++p) {
+    int e = 0;
+    while (n % p == 0) {
+      n /= p;
+      ++e;
+    }
+    if (e > 0) out.emplace_back(p, e);
+  }
+  if (n > 1) out.emplace_back(n, 1);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int64_t> sample_perfect_tile(RandomEngine& rng, int64_t extent, int n, int64_t max_innermost) {
+  if (n <= 1) return {extent};
+  const std::vector<std::pair<int64_t, int>> primes = factorize(extent);
+  for (int attempt = 0;; ++attempt) {
+    std::vector<int64_t> result(n, 1);
+    for (auto [p, e] : primes) {
+      std::vector<int64_t> bars = rng.sample_without_replacement(e + n - 1, n - 1);
+      std::sort(bars.begin(), bars.end());
+      bars.push_back(e + n - 1);
+      int64_t last = -1;
+      for (int i = 0; i < n; ++i) {
+        for (int64_t k = bars[i] - last - 1; k > 0; --k) result[i] *= p;
+        last = bars[i];
+      }
+    }
+    if (max_innermost == -1 || result.back() <= max_innermost) return result;
+    if (attempt == 10000) {
+      result.front() *= result.back();
+      result.back() = 1;
+      return result;
+    }
+  }
 }
 
 }  // namespace dragon::schedule

@@ -2,41 +2,28 @@
 // commit step every primitive ends with. Primitives are in primitive/, one file each.
 #include "dragon/schedule/schedule.h"
 
-#include <unordered_set>
+#include <algorithm>
 
 #include <fmt/format.h>
 
-#include "dragon/ir/functor.h"
+#include "dragon/ir/buffer_dim_align.h"
 #include "dragon/ir/verify.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "instruction_apply.h"
-#include "ir_tree.h"
+#include "instruction_check.h"
+#include "plan_memo.h"
+#include "planned.h"
 
 namespace dragon::schedule {
 
 using namespace dragon::ir;
 
-namespace {
-
-// Every loop variable and block name of a function: what random variables may name.
-class NameCollector : public StmtVisitor {
- public:
-  std::unordered_set<const VarNode*> loops;
-  std::unordered_set<std::string> blocks;
-
- protected:
-  void visit_(const ForNode* op) override {
-    loops.insert(op->loop_var.get());
-    StmtVisitor::visit_(op);
-  }
-  void visit_(const BlockNode* op) override {
-    blocks.insert(op->name);
-    StmtVisitor::visit_(op);
-  }
-};
-
-}  // namespace
-
-Schedule::Schedule(PrimFunc func, int64_t seed) : original_(func), func_(std::move(func)), rng_(seed) {
+Schedule::Schedule(PrimFunc func, int64_t seed)
+    : original_(func),
+      func_(std::move(func)),
+      tree_(std::make_shared<const BlockTree>(func_)),
+      memo_(std::make_shared<detail::PlanMemo>()),
+      rng_(seed) {
   DRAGON_CHECK(func_.defined() && func_.root_block() != nullptr, "a schedule needs a function with a root block");
 }
 
@@ -67,42 +54,63 @@ ExprRV Schedule::new_expr_rv(int64_t value) {
   return ExprRV{new_rv(std::move(e)).id};
 }
 
-const Schedule::SymbolEntry& Schedule::entry(RandomVar rv, InstructionKind kind, std::string_view role) const {
-  std::string operand = fmt::format("{} {}", role, rv_name(rv));
+detail::Planned<const Schedule::SymbolEntry*> Schedule::entry(RandomVar rv, InstructionKind kind,
+                                                              std::string_view role) const {
   if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols_.size()) || symbols_[rv.id].type != rv.type) {
-    throw error(kind, 0, "UnknownRandomVariable", operand, "not a random variable of this schedule");
+    return error(
+        kind, 0, "UnknownRandomVariable", [&] { return fmt::format("{} {}", role, rv_name(rv)); },
+        "not a random variable of this schedule");
   }
   const SymbolEntry& e = symbols_[rv.id];
   if (!e.invalidated_by.empty()) {
     std::string what = rv.type == RVType::kLoop ? "loop" : "block";
-    throw error(kind, 0, "InvalidatedRandomVariable", operand,
-                fmt::format("{} {} was replaced by {}", what, rv_name(rv), e.invalidated_by));
+    return error(
+        kind, 0, "InvalidatedRandomVariable", [&] { return fmt::format("{} {}", role, rv_name(rv)); },
+        [&] { return fmt::format("{} {} was replaced by {}", what, rv_name(rv), e.invalidated_by); });
   }
-  return e;
+  return &e;
+}
+
+detail::Planned<const BlockNode*> Schedule::find(BlockRV rv, InstructionKind kind, std::string_view role) const {
+  auto e = entry(rv, kind, role);
+  if (!e.ok()) return std::move(e).take_error();
+  const BlockTree::BlockInfo* info = tree_->named((*e)->block_name);
+  if (info == nullptr || info->realize == nullptr) {
+    return error(
+        kind, 0, "BlockNotFound", [&] { return fmt::format("{} {}", role, rv_name(rv)); },
+        [&] { return fmt::format("block '{}' no longer exists", (*e)->block_name); });
+  }
+  return info->block;
+}
+
+detail::Planned<const ForNode*> Schedule::find(LoopRV rv, InstructionKind kind, std::string_view role) const {
+  auto e = entry(rv, kind, role);
+  if (!e.ok()) return std::move(e).take_error();
+  const BlockTree::LoopInfo* info = tree_->loop_of((*e)->loop_var.get());
+  if (info == nullptr) {
+    return error(
+        kind, 0, "LoopNotFound", [&] { return fmt::format("{} {}", role, rv_name(rv)); },
+        [&] { return fmt::format("loop '{}' no longer exists", (*e)->loop_var.name()); });
+  }
+  return info->loop;
+}
+
+detail::Planned<int64_t> Schedule::find(ExprRV rv, InstructionKind kind, std::string_view role) const {
+  auto e = entry(rv, kind, role);
+  if (!e.ok()) return std::move(e).take_error();
+  return (*e)->value;
 }
 
 const BlockNode* Schedule::resolve(BlockRV rv, InstructionKind kind, std::string_view role) const {
-  const SymbolEntry& e = entry(rv, kind, role);
-  const BlockRealizeNode* realize = detail::find_block_realize(func_, e.block_name);
-  if (realize == nullptr) {
-    throw error(kind, 0, "BlockNotFound", fmt::format("{} {}", role, rv_name(rv)),
-                fmt::format("block '{}' no longer exists", e.block_name));
-  }
-  return realize->block.get();
+  return find(rv, kind, role).take();
 }
 
 const ForNode* Schedule::resolve(LoopRV rv, InstructionKind kind, std::string_view role) const {
-  const SymbolEntry& e = entry(rv, kind, role);
-  const ForNode* loop = detail::find_loop(func_, e.loop_var.get());
-  if (loop == nullptr) {
-    throw error(kind, 0, "LoopNotFound", fmt::format("{} {}", role, rv_name(rv)),
-                fmt::format("loop '{}' no longer exists", e.loop_var.name()));
-  }
-  return loop;
+  return find(rv, kind, role).take();
 }
 
 int64_t Schedule::resolve(ExprRV rv, InstructionKind kind, std::string_view role) const {
-  return entry(rv, kind, role).value;
+  return find(rv, kind, role).take();
 }
 
 // Public resolution reports failures as the lookup GetLoops would (precondition 0).
@@ -110,18 +118,35 @@ const BlockNode* Schedule::get(BlockRV rv) const { return resolve(rv, Instructio
 const ForNode* Schedule::get(LoopRV rv) const { return resolve(rv, InstructionKind::GetLoops, "loop"); }
 int64_t Schedule::get(ExprRV rv) const { return resolve(rv, InstructionKind::SampleCategorical, "value"); }
 
-// The checks of entry() and resolve() without building their errors: search and
+// The checks of entry() and find() without building their errors: search and
 // constrained decoding ask this often, and most answers are "no".
 bool Schedule::is_valid(RandomVar rv) const {
   if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols_.size())) return false;
   const SymbolEntry& e = symbols_[rv.id];
   if (e.type != rv.type || !e.invalidated_by.empty()) return false;
   switch (rv.type) {
-    case RVType::kBlock: return detail::find_block_realize(func_, e.block_name) != nullptr;
-    case RVType::kLoop: return detail::find_loop(func_, e.loop_var.get()) != nullptr;
+    case RVType::kBlock: {
+      const BlockTree::BlockInfo* info = tree_->named(e.block_name);
+      return info != nullptr && info->realize != nullptr;
+    }
+    case RVType::kLoop:
+      return tree_->loop_of(e.loop_var.get()) != nullptr;
     case RVType::kExpr: return true;
   }
   return false;
+}
+
+std::optional<int64_t> Schedule::location_mark(LoopRV rv) const {
+  // A loop entry without a loop variable whose value is the mark (sampling.cc makes them).
+  if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols_.size())) return std::nullopt;
+  const SymbolEntry& e = symbols_[rv.id];
+  if (e.type != RVType::kLoop || e.loop_var.defined()) return std::nullopt;
+  return e.value;
+}
+
+bool Schedule::has_location_marks() const {
+  return std::any_of(symbols_.begin(), symbols_.end(),
+                     [](const SymbolEntry& e) { return e.type == RVType::kLoop && !e.loop_var.defined(); });
 }
 
 void Schedule::record(Instruction inst, std::optional<Arg> decision) { trace_.append(std::move(inst), std::move(decision)); }
@@ -131,25 +156,28 @@ void Schedule::commit(PrimFunc func, Instruction inst) {
     check_well_formed(func, fmt::format("after {}", instruction_kind_name(inst.kind)));
   }
   // Random variables whose loop or block disappeared now say which instruction did it.
-  NameCollector names;
-  names.visit(func->body);
+  auto tree = std::make_shared<const BlockTree>(func);
   for (SymbolEntry& e : symbols_) {
     if (!e.invalidated_by.empty()) continue;
-    bool gone = (e.type == RVType::kLoop && !names.loops.count(e.loop_var.get())) ||
-                (e.type == RVType::kBlock && !names.blocks.count(e.block_name));
+    bool gone = (e.type == RVType::kLoop && tree->loop_of(e.loop_var.get()) == nullptr) ||
+                (e.type == RVType::kBlock && tree->named(e.block_name) == nullptr);
     if (gone) e.invalidated_by = std::string(instruction_kind_name(inst.kind));
   }
   func_ = std::move(func);
+  tree_ = std::move(tree);
   trace_.append(std::move(inst));
 }
 
-ScheduleError Schedule::error(InstructionKind kind, int k, std::string error_name, std::string operand,
-                              std::string reason, ErrorLocus locus) const {
-  return ScheduleError(kind, k, std::move(error_name), std::move(operand), std::move(reason), func_,
-                       std::move(locus));
+void Schedule::enter_postproc() { record(detail::make_instruction(InstructionKind::EnterPostproc, {})); }
+
+CheckResult Schedule::check_enter_postproc(const detail::CheckedOperands& ops) const {
+  ops.expect(0, 0);
+  return CheckResult{Verdict::kApplies, std::nullopt, 0, std::nullopt};
 }
 
-void Schedule::enter_postproc() { record(Instruction{InstructionKind::EnterPostproc, {}, {}, {}}); }
+bool block_annotation_is_read(std::string_view key) {
+  return key == kBufferDimAlignKey || key == kTensorIntrinAnnotation;
+}
 
 Schedule replay(const Trace& trace, const PrimFunc& func, int64_t seed) {
   Schedule sch(func, seed);
@@ -159,13 +187,11 @@ Schedule replay(const Trace& trace, const PrimFunc& func, int64_t seed) {
 
 namespace detail {
 
-std::vector<RandomVar> apply_enter_postproc(Schedule& sch, const std::vector<Arg>& inputs,
-                                            const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  expect_count(InstructionKind::EnterPostproc, "inputs", inputs, 0);
-  expect_count(InstructionKind::EnterPostproc, "attrs", attrs, 0);
-  sch.enter_postproc();
-  return {};
-}
+constinit const InstructionSignature kEnterPostprocSignature{
+    .python_name = "enter_postproc",
+    .replay = replay_method<&Schedule::enter_postproc>,
+    .check = check_method<&Schedule::check_enter_postproc>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

@@ -56,6 +56,9 @@ ScheduleError::ScheduleError(InstructionKind kind, int precondition, std::string
       func_(std::move(func)),
       locus_(std::move(locus)) {}
 
+ScheduleError::ScheduleError(InstructionKind kind, int precondition, std::string error_name)
+    : Error(""), kind_(kind), precondition_(precondition), error_name_(std::move(error_name)) {}
+
 std::string ScheduleError::detail() const {
   std::string out = std::string(what()) + "\n";
   if (func_.defined()) out += print_with_marker(func_, locus_);

@@ -120,7 +120,7 @@ void Trace::apply_to(Schedule& sch, bool remove_postproc, const DecisionProvider
     if (decide) d = decide(i, inst, d);
     std::vector<RandomVar> outputs;
     try {
-      outputs = detail::apply_function(inst.kind)(sch, inputs, inst.attrs, d);
+      outputs = detail::replay(sch, inst.kind, inputs, inst.attrs, d);
     } catch (const ScheduleError&) {
       throw;
     } catch (const UserError& e) {

@@ -26,7 +26,7 @@ class Encoder {
     std::string out;
     for (size_t i = 0; i < trace.size(); ++i) {
       index_ = i;
-      out += line(detail::normalize_legacy(trace[i]), trace.decision(i));
+      out += line(schedule::in_pinned_dialect(trace[i]), trace.decision(i));
       out += '\n';
     }
     return out;
@@ -35,30 +35,6 @@ class Encoder {
  private:
   [[noreturn]] void fail(InstructionKind kind, const std::string& message) const {
     detail::fail_instruction(index_, kind, message);
-  }
-
-  // Whether `a` is a value of `type`, with RVs defined earlier.
-  bool fits(const Arg& a, ValueType type) const {
-    if (const auto* rv = a.as<RandomVar>()) {
-      bool type_ok = (type == ValueType::kBlock && rv->type == RVType::kBlock) ||
-                     (type == ValueType::kLoop && rv->type == RVType::kLoop) ||
-                     (type == ValueType::kBlockOrLoop && rv->type != RVType::kExpr) ||
-                     ((type == ValueType::kExpr || type == ValueType::kSplitFactor || type == ValueType::kAnnValue) &&
-                      rv->type == RVType::kExpr);
-      return type_ok;
-    }
-    switch (type) {
-      case ValueType::kInt:
-      case ValueType::kCount: return a.is<int64_t>();
-      case ValueType::kFloat: return a.is<int64_t>() || a.is<double>();
-      case ValueType::kBool: return a.is<bool>();
-      case ValueType::kString:
-      case ValueType::kEnum: return a.is<std::string>();
-      case ValueType::kSplitFactor: return a.is<int64_t>() || a.is_none();
-      case ValueType::kOptionalNumber: return a.is<int64_t>() || a.is<double>() || a.is_none();
-      case ValueType::kAnnValue: return a.is<int64_t>() || a.is<double>() || a.is<bool>() || a.is<std::string>();
-      default: return false;
-    }
   }
 
   std::string spell(const Instruction& inst, const Arg& a, const SlotSchema& slot) const {
@@ -111,7 +87,7 @@ class Encoder {
     std::vector<std::vector<Arg>> values = detail::slot_values(inst, schema, index_);
     for (size_t s = 0; s < schema.slots.size(); ++s) {
       for (const Arg& a : values[s]) {
-        if (!fits(a, schema.slots[s].type)) {
+        if (!schedule::fits_value_type(a, schema.slots[s].type)) {
           fail(inst.kind, fmt::format("{} = {} is not {}", schema.slots[s].name, schedule::to_string(a),
                                       a.is<RandomVar>() ? "a variable of the right kind" : "of the slot's type"));
         }

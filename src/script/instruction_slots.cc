@@ -16,24 +16,6 @@ void fail_instruction(size_t index, InstructionKind kind, const std::string& mes
                               schedule::instruction_kind_name(kind), message));
 }
 
-Instruction normalize_legacy(Instruction inst) {
-  if (inst.kind == InstructionKind::Split && inst.attrs.size() == 1) inst.attrs.emplace_back(false);
-  if (inst.kind == InstructionKind::CacheWrite && inst.inputs.size() == 1) inst.inputs.emplace_back(Arg::List{});
-  // TVM before v0.12: TransformLayout(block | buffer_index, buffer_index_type, index_map).
-  if (inst.kind == InstructionKind::TransformLayout && inst.inputs.size() == 1 && inst.attrs.size() == 3) {
-    inst.inputs.push_back(inst.attrs[2]);
-    inst.attrs[2] = Arg(schedule::None{});
-    inst.attrs.emplace_back(false);
-  }
-  for (const SlotSchema& slot : kind_schema(inst.kind).slots) {
-    if (slot.type != ValueType::kBool || slot.source != SlotSource::kAttr) continue;
-    if (slot.index >= static_cast<int>(inst.attrs.size())) continue;
-    Arg& a = inst.attrs[slot.index];
-    if (const auto* i = a.as<int64_t>(); i && (*i == 0 || *i == 1)) a = Arg(*i == 1);
-  }
-  return inst;
-}
-
 std::vector<std::vector<Arg>> slot_values(const Instruction& inst, const KindSchema& schema, size_t index) {
   auto fail = [&](const std::string& message) { fail_instruction(index, inst.kind, message); };
   std::vector<std::vector<Arg>> values;

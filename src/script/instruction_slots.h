@@ -1,5 +1,5 @@
-// Internal: an Instruction seen through its kind's schema, the values of each slot, and
-// the rewrite of legacy TVM layouts. Shared by the encoder and the Python writer.
+// Internal: an Instruction seen through its kind's schema, the values of each slot.
+// Shared by the encoder and the Python writer.
 #pragma once
 
 #include <string>
@@ -9,11 +9,6 @@
 #include "dragon/script/script_schema.h"
 
 namespace dragon::script::detail {
-
-// TVM versions before v0.18 wrote Split with one attr and bools as 0/1; before v0.14
-// CacheWrite without its consumer list; before v0.12 TransformLayout with its map as an
-// attr. They mean the pinned dialect's instruction.
-schedule::Instruction normalize_legacy(schedule::Instruction inst);
 
 // The values of each slot of `inst` (several for lists and rests, the output count for a
 // kCount slot). Throws UserError "cannot write instruction INDEX (Kind) ...: why" when an

@@ -40,7 +40,7 @@ std::string trace_to_python(const schedule::Trace& trace) {
   const schedule::Trace t = trace.canonical();
   std::string out;
   for (size_t i = 0; i < t.size(); ++i) {
-    const schedule::Instruction inst = detail::normalize_legacy(t[i]);
+    const schedule::Instruction inst = schedule::in_pinned_dialect(t[i]);
     const KindSchema& schema = kind_schema(inst.kind);
     std::vector<std::vector<Arg>> values = detail::slot_values(inst, schema, i);
     std::string line;

@@ -70,10 +70,15 @@ TEST(BuildCli, ImpossibleCombinationsAreUserErrors) {
   EXPECT_EQ(run_dragon("build relu:shape=4x8").status, 1);                  // no --target
   EXPECT_EQ(run_dragon("build relu:shape=4x8 --target tpu").status, 1);     // unknown target
   EXPECT_EQ(run_dragon("build relu:shape=4x8 --target cpu --emit ptx").status, 1);
-  // An unscheduled function has loops no thread runs: the GPU cannot take it.
+}
+
+TEST(BuildCli, NestsLeftUnboundGetTheDefaultGpuSchedule) {
+  // An unscheduled function has loops no thread runs: the untuned default schedule
+  // (search/default_schedule.h) binds them before lowering, so it builds.
   CliResult unbound = run_dragon("build relu:shape=4x8 --target cuda");
-  EXPECT_EQ(unbound.status, 1) << unbound.output;
-  EXPECT_NE(unbound.output.find("error:"), std::string::npos) << unbound.output;
+  EXPECT_EQ(unbound.status, 0) << unbound.output;
+  EXPECT_NE(unbound.output.find("__global__"), std::string::npos) << unbound.output;
+  EXPECT_NE(unbound.output.find("threadIdx.x"), std::string::npos) << unbound.output;
 }
 
 TEST(RunCli, TargetsInterpCpuAndCuda) {

@@ -90,7 +90,7 @@ TEST(VerifyCli, CudaKernelWithoutAGpuSuggestsTheCpuVariant) {
 TEST(VerifyCli, TextVerdictSaysWhatWasChecked) {
   CliResult result = run_dragon("verify relu:shape=4x256 --kernel " + exploit("cpu/honest_relu.cc") + " --seed 5");
   EXPECT_EQ(result.status, 0) << result.output;
-  for (const char* says : {"checks: 7 input sets (normal, uniform, offset, edge, rand", "determinism",
+  for (const char* says : {"checks: 9 input sets (normal, uniform, offset, edge, rand, and 4 siblings", "determinism",
                            "trivial-output audit", "fresh dragon-kernel-runner process", "from the given seed",
                            "PASS", "seed 5"}) {
     EXPECT_NE(result.output.find(says), std::string::npos) << says << "\n" << result.output;

@@ -15,6 +15,7 @@
 #include "dragon/script/script.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/file.h"
+#include "interpreter_match.h"
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/codegen/golden_cases.h"
 #include "unit/codegen/default_gpu_schedule.h"
@@ -23,34 +24,6 @@
 
 namespace dragon::codegen {
 namespace {
-
-// CUDA's float math differs from the interpreter's double-then-round by a few ulps and
-// NVRTC contracts multiply-adds, so the tolerance is a few times the CPU one.
-constexpr double kGpuToleranceScale = 4;
-
-#define DRAGON_REQUIRE_GPU()                                                                             \
-  do {                                                                                                   \
-    Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();                         \
-    if (!driver.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << driver.error().describe();            \
-  } while (0)
-
-// Builds `scheduled` for the H200, runs it on seeded inputs and compares every output with
-// the interpreter running `original`.
-::testing::AssertionResult runs_like_interpreter(const std::string& label, const ir::PrimFunc& original,
-                                                 const ir::PrimFunc& scheduled, double tolerance_scale) {
-  runtime::BuildOptions options;
-  options.cache = &testing::test_cache();
-  auto exe = runtime::build(scheduled, lower::Target::cuda_h200(), options);
-  if (!exe.ok()) return ::testing::AssertionFailure() << label << ": " << exe.error().describe();
-  std::vector<tensor::HostTensor> args = interp::make_arguments(original, 11, interp::Distribution::kNormal);
-  std::vector<tensor::HostTensor> reference = args;
-  interp::run(original, reference);
-  Status status = exe.value()->run(args);
-  if (!status.ok()) return ::testing::AssertionFailure() << label << ": " << status.error().describe();
-  ::testing::AssertionResult match = testing::outputs_match(original, reference, args, tolerance_scale);
-  if (!match) return ::testing::AssertionFailure() << label << ": " << match.message();
-  return ::testing::AssertionSuccess();
-}
 
 // The expert GPU scripts of data/scripts/expert/gpu/ whose splits do not depend on the
 // problem size, at shapes the interpreter checks quickly: the benchmark compares them with

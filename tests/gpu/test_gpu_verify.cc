@@ -1,6 +1,8 @@
 // Every CUDA kernel of tests/harness_exploits/cuda through `dragon verify --json` on the
-// GPU: honest kernels pass, each exploit is rejected with the failure kind that names it
-// (the CUDA half of the exploit suite; the CPU half runs in CI). [SKIP] without a device.
+// GPU: honest kernels pass, each exploit is rejected with the failure kind that names it,
+// or by `--time` where only the timed rotation can see it (the CUDA half of the exploit
+// suite; the CPU half runs in CI). Red zones alternate guards and page ends from run to
+// run, so the page ends' device virtual memory is exercised here. [SKIP] without a device.
 #include <gtest/gtest.h>
 
 #include "dragon/runtime/cuda_driver.h"

@@ -3,8 +3,8 @@
 
 #include "commands.h"
 #include "dragon/ir/printer.h"
+#include "dragon/script/script_file.h"
 #include "function_source.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 
@@ -15,7 +15,7 @@ Command add_apply_command(CLI::App& app) {
   source->add_options(sub);
   sub->add_option("script", *script, "The script file (a compact script or a trace in TVM's JSON layout)")->required();
   return [source, script] {
-    ir::PrimFunc scheduled = apply_script_file(source->load(), *script);
+    ir::PrimFunc scheduled = script::replay(source->load(), script::load(*script)).func();
     std::fputs(ir::print_function(scheduled).c_str(), stdout);
     return 0;
   };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -15,12 +16,16 @@
 #include "dragon/bench/html_report.h"
 #include "dragon/bench/suite_results.h"
 #include "dragon/bench/suite_run.h"
+#include "dragon/db/database.h"
+#include "dragon/lower/target.h"
+#include "dragon/harness/gpu_timer.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/script/script.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
 #include "run_provenance.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 namespace {
@@ -30,7 +35,7 @@ struct BenchOptions {
   std::string problems;
   std::string suites_dir = suites::default_suites_dir();
   bool list = false;
-  std::string scripts_dir, out, report, peaks_file;
+  std::string scripts_dir, out, report, peaks_file, db;
   std::vector<std::string> from;
   bool no_eager = false, no_cublas = false, no_cudnn = false;
   double max_seconds = 1.0;
@@ -63,14 +68,45 @@ void print_result(const bench::ProblemResult& p) {
   const bench::Contender* cudnn = bench::find_baseline(p, "cudnn");
   std::string line = fmt::format("{:<5} {:<48} {:<11} ours {:<12} eager {:<12}", p.id, p.name, p.status,
                                  time_of(&p.ours), time_of(torch));
+  if (p.tuned) line += fmt::format(" tuned {:<12}", time_of(&*p.tuned));
   if (cublas) line += fmt::format(" cuBLAS {:<12}", time_of(cublas));
   if (cudnn) line += fmt::format(" cuDNN {:<12}", time_of(cudnn));
   if (torch) {
     if (std::optional<double> s = p.speedup_over(*torch); s) line += fmt::format(" {:.3g}x vs eager", *s);
+    if (p.tuned) {
+      if (std::optional<double> s = bench::ProblemResult::speedup_of(*p.tuned, *torch); s) {
+        line += fmt::format(" (tuned {:.3g}x)", *s);
+      }
+    }
   }
   if (!p.message.empty()) line += "  (" + p.message.substr(0, 160) + ")";
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
+}
+
+// With --db: the tuned kernels' geometric-mean speedup over eager and over our default
+// schedule, on the problems where both were timed and correct.
+void print_tuned_summary(const bench::SuiteRun& run) {
+  double log_eager = 0, log_default = 0;
+  int n_eager = 0, n_default = 0, tuned = 0, faster = 0;
+  for (const bench::ProblemResult& p : run.problems) {
+    if (!p.tuned) continue;
+    ++tuned;
+    if (const bench::Contender* torch = bench::find_baseline(p, "torch")) {
+      if (std::optional<double> s = bench::ProblemResult::speedup_of(*p.tuned, *torch); s) {
+        log_eager += std::log(*s);
+        ++n_eager;
+        faster += *s > 1 ? 1 : 0;
+      }
+    }
+    if (std::optional<double> s = bench::ProblemResult::speedup_of(*p.tuned, p.ours); s) {
+      log_default += std::log(*s);
+      ++n_default;
+    }
+  }
+  std::printf("tuned kernels on %d problems: over eager %s on %d (faster on %d), over the default schedule %s on %d\n",
+              tuned, n_eager ? fmt::format("{:.3g}x", std::exp(log_eager / n_eager)).c_str() : "-", n_eager, faster,
+              n_default ? fmt::format("{:.3g}x", std::exp(log_default / n_default)).c_str() : "-", n_default);
 }
 
 // Several files (one suite run in chunks, e.g. one per device call) make one report: the
@@ -111,10 +147,22 @@ int bench_suite(const BenchOptions& options) {
   run_options.cublas = !options.no_cublas;
   run_options.cudnn = !options.no_cudnn;
   run_options.timer.max_seconds = options.max_seconds;
-  run_options.apply_script = [](const ir::PrimFunc& func, const std::string& path) {
-    return apply_script_file(func, path);
-  };
   runtime::CudaDriver* driver = runtime::CudaDriver::get().value();
+  std::optional<db::Database> database;
+  if (!options.db.empty()) {
+    database.emplace(db::Database::open(options.db, {.read_only = true}));
+    // Records are filed under the machine they were measured on: this GPU and driver.
+    const db::Hardware hardware{driver->device_name(), harness::read_gpu_state().driver_version};
+    run_options.tuned = [&database, hardware](const suites::Problem&,
+                                              const ir::PrimFunc& func) -> std::optional<bench::TunedSchedule> {
+      db::TuningKey key{db::Workload::of(func).hash, {"cuda", lower::Target::cuda_h200().arch}, hardware};
+      std::optional<db::StoredRecord> best = database->best(key);
+      if (!best || best->record.script.empty()) return std::nullopt;  // nothing better than the default
+      schedule::Schedule sch = schedule::replay(script::decode(best->record.script), func);
+      return bench::TunedSchedule{sch.func(), fmt::format("record {}, {:.4g} ms when tuned", best->id,
+                                                          best->record.median_ms().value_or(0))};
+    };
+  }
   if (!options.peaks_file.empty()) {
     run_options.peaks = bench::load_peaks(options.peaks_file);
   } else {
@@ -151,6 +199,7 @@ int bench_suite(const BenchOptions& options) {
 
   int torch_count = 0;
   std::optional<double> geomean = bench::geomean_speedup(run, "torch", &torch_count);
+  if (database) print_tuned_summary(run);
   std::printf("wrote %s%s; %zu problems on %s%s\n", options.out.c_str(),
               options.report.empty() ? "" : (" and " + options.report).c_str(), run.problems.size(), run.device.c_str(),
               geomean ? fmt::format(", geometric mean speedup over eager {:.3g}x on {} problems", *geomean, torch_count).c_str()
@@ -170,6 +219,9 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--scripts", options->scripts_dir, "A folder of ID.script or NAME.script files (else the default schedule)");
   sub->add_option("--out", options->out, "The results file (JSON), rewritten after every problem");
   sub->add_option("--report", options->report, "Also write the HTML report here");
+  sub->add_option("--db", options->db,
+                  "A tuning database (dragon tune): each problem's best record on this GPU runs beside the default "
+                  "schedule and the baselines, verified and timed here");
   sub->add_option("--peaks", options->peaks_file, "Peaks measured by `dragon peaks --out FILE` (else measured first)");
   sub->add_option("--from", options->from, "Render --report from these results files (chunks of one suite) instead of running");
   sub->add_flag("--no-eager", options->no_eager, "Leave out the libtorch eager baselines");

@@ -4,18 +4,15 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 
 #include "commands.h"
-#include "dragon/codegen/cpu_codegen.h"
-#include "dragon/lower/lower.h"
 #include "dragon/lower/target.h"
-#include "dragon/runtime/build.h"
-#include "dragon/runtime/cpu_module.h"
+#include "dragon/runtime/compile.h"
+#include "dragon/script/script_file.h"
+#include "dragon/search/default_schedule.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
 #include "function_source.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 namespace {
@@ -42,32 +39,33 @@ void write_output(const BuildOptions& options, std::string_view bytes, bool bina
   std::fwrite(bytes.data(), 1, bytes.size(), stdout);
 }
 
-std::string cuda_artifact(const BuildOptions& options, const ir::PrimFunc& flat, const lower::Target& target) {
-  if (options.emit == "source") return codegen::generate_cuda(flat, target).code;
-  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, target);
-  if (!builds[0].ok()) throw UserError("NVRTC: " + builds[0].error().describe());
-  return builds[0].value().cubin.bytes;
-}
-
-std::string cpu_artifact(const BuildOptions& options, const ir::PrimFunc& flat) {
-  codegen::CpuSource source = codegen::generate_cpu(flat);
-  if (options.emit == "source") return source.code;
-  runtime::CpuCompileOptions compile;
-  auto module = runtime::CpuModule::compile(source.code, compile, runtime::CompileCache::global());
-  if (!module.ok()) throw UserError("the C++ compiler: " + module.error().describe());
-  return read_text_file(module.value()->path());
+// The CUBIN, or the shared object's bytes.
+std::string artifact(const ir::PrimFunc& func, const lower::Target& target) {
+  Expected<runtime::Compiled> compiled = runtime::compile(func, target);
+  if (!compiled.ok()) {
+    throw UserError((target.is_gpu() ? "NVRTC: " : "the C++ compiler: ") + compiled.error().describe());
+  }
+  if (target.is_gpu()) return compiled.value().cuda().cubin.bytes;
+  return read_text_file(compiled.value().cpu().module->path());
 }
 
 int build(const BuildOptions& options) {
-  const bool cuda = options.target == "cuda";
-  if (options.emit == "cubin" && !cuda) throw UserError("--emit cubin needs --target cuda (got --target cpu)");
-  if (options.emit == "so" && cuda) throw UserError("--emit so needs --target cpu (got --target cuda)");
+  const lower::Target target = *lower::Target::from_name(options.target);  // checked by the parser
+  if (options.emit == "cubin" && !target.is_gpu()) {
+    throw UserError("--emit cubin needs --target cuda (got --target " + options.target + ")");
+  }
+  if (options.emit == "so" && target.is_gpu()) {
+    throw UserError("--emit so needs --target cpu (got --target " + options.target + ")");
+  }
   ir::PrimFunc func = options.source.load();
-  if (!options.script.empty()) func = apply_script_file(func, options.script);
-  lower::Target target = cuda ? lower::Target::cuda_h200() : lower::Target::cpu();
-  ir::PrimFunc flat = lower::lower(func, target).func;
-  std::string bytes = cuda ? cuda_artifact(options, flat, target) : cpu_artifact(options, flat);
-  write_output(options, bytes, options.emit != "source");
+  if (!options.script.empty()) func = script::replay(func, script::load(options.script)).func();
+  // Nests left unbound get the untuned default GPU schedule (a no-op on the CPU).
+  func = search::default_schedule(func, target).func();
+  if (options.emit == "source") {
+    write_output(options, runtime::generate(func, target).code(), false);
+  } else {
+    write_output(options, artifact(func, target), true);
+  }
   return 0;
 }
 
@@ -82,7 +80,7 @@ Command add_build_command(CLI::App& app) {
   sub->add_option("--script", options->script, "Apply this schedule script (compact or TVM-layout JSON) first");
   sub->add_option("--target", options->target, "Generate code for cuda (sm_90a, an H200) or cpu")
       ->required()
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+      ->check(CLI::IsMember(lower::Target::names()));
   sub->add_option("--emit", options->emit,
                   "source: the generated CUDA or C++; cubin: NVRTC's CUBIN (cuda, no GPU needed); so: a shared "
                   "object (cpu)")

@@ -9,12 +9,12 @@
 #include "commands.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/schedule/schedule.h"
+#include "dragon/script/script_file.h"
 #include "dragon/search/cost_model.h"
 #include "dragon/search/cost_model_eval.h"
 #include "dragon/search/measured_records.h"
 #include "dragon/search/program_features.h"
 #include "dragon/support/error.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 namespace {
@@ -82,7 +82,7 @@ struct FeaturesOptions {
 
 int features(const FeaturesOptions& options) {
   ir::PrimFunc func = ops::OpRegistry::global().make_workload(options.spec).func;
-  if (!options.script.empty()) func = apply_script_file(func, options.script);
+  if (!options.script.empty()) func = script::replay(func, script::load(options.script)).func();
   search::ProgramFeatures f = search::extract_program_features(func, search::parse_record_target(options.target));
   const auto& names = search::feature_names();
   for (int64_t r = 0; r < f.rows(); ++r) {

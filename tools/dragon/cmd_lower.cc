@@ -3,8 +3,10 @@
 #include "cmd_lower.h"
 
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
@@ -20,14 +22,11 @@ void add_lower_flags(CLI::App* sub, LowerFlags& flags) {
 }
 
 int show_lowered(const ir::PrimFunc& func, const LowerFlags& flags) {
-  lower::Target target;
-  if (flags.target == "cpu") {
-    target = lower::Target::cpu();
-  } else if (flags.target == "cuda") {
-    target = lower::Target::cuda_h200();
-  } else {
-    throw UserError(fmt::format("--target '{}': expected cpu or cuda", flags.target));
+  const std::optional<lower::Target> named = lower::Target::from_name(flags.target);
+  if (!named) {
+    throw UserError(fmt::format("--target '{}': expected {}", flags.target, fmt::join(lower::Target::names(), " or ")));
   }
+  const lower::Target& target = *named;
   lower::LowerOptions options;
   options.time_passes = flags.time_passes;
   if (flags.print_after_all) {

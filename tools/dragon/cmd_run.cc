@@ -15,9 +15,10 @@
 #include "dragon/lower/target.h"
 #include "dragon/runtime/build.h"
 #include "dragon/runtime/cuda_driver.h"
+#include "dragon/script/script_file.h"
+#include "dragon/search/default_schedule.h"
 #include "dragon/support/error.h"
 #include "function_source.h"
-#include "script_source.h"
 #include "time_on_gpu.h"
 
 namespace dragon::cli {
@@ -29,7 +30,7 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string distribution = "normal";
   bool json = false;
-  std::string target = "interp";  // "cpu" or "cuda": also run generated code
+  std::string target = "interp";  // or a target's name (lower::Target::names()): also run generated code
   bool time = false;              // cuda: also time the kernels with the harness's timer
 };
 
@@ -52,10 +53,8 @@ struct TargetRun {
   std::string mismatch;
 };
 
-TargetRun run_on_target(const ir::PrimFunc& func, const std::string& target_name,
-                        std::vector<tensor::HostTensor> inputs,
-                        const std::vector<tensor::HostTensor>& expected) {
-  lower::Target target = target_name == "cuda" ? lower::Target::cuda_h200() : lower::Target::cpu();
+TargetRun run_on_target(const ir::PrimFunc& func, const lower::Target& target, const std::string& target_name,
+                        std::vector<tensor::HostTensor> inputs, const std::vector<tensor::HostTensor>& expected) {
   if (target.is_gpu()) {
     // Said before anything is built: NVRTC would compile, and only the launch would fail.
     if (auto driver = runtime::CudaDriver::get(); !driver.ok()) {
@@ -97,7 +96,7 @@ int run(const RunOptions& options) {
   }
   std::string label;
   ir::PrimFunc original = options.source.load(&label);
-  ir::PrimFunc func = options.script.empty() ? original : apply_script_file(original, options.script);
+  ir::PrimFunc func = options.script.empty() ? original : script::replay(original, script::load(options.script)).func();
   std::vector<tensor::HostTensor> args = interp::make_arguments(func, options.seed, *distribution);
   // The unscheduled function on the same inputs is the reference for a scheduled one.
   std::vector<tensor::HostTensor> reference_args = args;
@@ -110,12 +109,18 @@ int run(const RunOptions& options) {
   compiled.run(args);
   double run_ms = milliseconds_since(start);
   std::optional<TargetRun> target_run;
-  if (options.time && options.target != "cuda") throw UserError("--time times kernels on the GPU: give --target cuda");
+  const std::optional<lower::Target> target = lower::Target::from_name(options.target);  // nullopt: interp
+  if (options.time && !(target && target->is_gpu())) {
+    throw UserError("--time times kernels on the GPU: give --target cuda");
+  }
   std::optional<harness::GpuTiming> gpu_timing;
-  if (options.target != "interp") {
-    target_run = run_on_target(func, options.target, target_inputs, args);
+  if (target) {
+    // On the GPU, nests the script left unbound (all of them without one) get the
+    // untuned default schedule.
+    ir::PrimFunc target_func = target->is_gpu() ? search::default_schedule(func, *target).func() : func;
+    target_run = run_on_target(target_func, *target, options.target, target_inputs, args);
     // Timed only once the outputs were found right.
-    if (options.time && target_run->mismatch.empty()) gpu_timing = time_on_gpu(func, target_inputs);
+    if (options.time && target_run->mismatch.empty()) gpu_timing = time_on_gpu(target_func, *target, target_inputs);
   }
 
   std::string mismatch;
@@ -199,6 +204,13 @@ int run(const RunOptions& options) {
   return 0;
 }
 
+// --target's choices: the interpreter alone, or a target.
+std::vector<std::string> run_targets() {
+  std::vector<std::string> names = {"interp"};
+  for (const std::string& name : lower::Target::names()) names.push_back(name);
+  return names;
+}
+
 }  // namespace
 
 Command add_run_command(CLI::App& app) {
@@ -214,7 +226,7 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--target", options->target,
                   "interp: the reference interpreter only; cpu or cuda: also lower, compile and run generated code "
                   "on the same inputs, checked against the interpreter")
-      ->check(CLI::IsMember({"interp", "cpu", "cuda"}))
+      ->check(CLI::IsMember(run_targets()))
       ->capture_default_str();
   sub->add_flag("--time", options->time,
                 "With --target cuda: time the kernels on the GPU (CUDA events, L2 flushed, repeated until the 95% "

@@ -1,16 +1,18 @@
-// dragon script encode|decode|check|postproc: convert between TVM's JSON traces and
-// compact scripts (or print TVM's Python form), check a script against a workload, and
-// realise a sketch's annotations with the postprocessors (docs/script-format.md).
+// dragon script encode|decode|check|postproc|kinds: convert between TVM's JSON traces and
+// compact scripts (or print TVM's Python form), check a script against a workload,
+// realise a sketch's annotations with the postprocessors, print the table of instruction
+// kinds (docs/script-format.md).
 #include <cstdio>
 
 #include "commands.h"
 #include "dragon/schedule/trace_json.h"
 #include "dragon/script/script.h"
+#include "dragon/script/script_file.h"
+#include "dragon/script/script_schema.h"
 #include "dragon/script/trace_python.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/search/rewrite_unroll.h"
 #include "function_source.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 
@@ -46,25 +48,31 @@ Command add_script_command(CLI::App& app) {
   post_source->add_options(postproc);
   postproc->add_option("script", *post_file, "A compact script or a JSON trace")->required();
 
+  CLI::App* kinds = sub->add_subcommand(
+      "kinds", "Print the table of instruction kinds (mnemonic, operands, outputs, decision) in Markdown, as "
+               "docs/script-format.md holds it");
+
   return [=] {
     if (encode->parsed()) {
-      const schedule::Trace trace = load_script_file(*encode_file).trace;
+      const schedule::Trace trace = script::load(*encode_file).trace;
       std::fputs((*python ? script::trace_to_python(trace) : script::encode(trace)).c_str(), stdout);
     } else if (decode->parsed()) {
-      std::puts(schedule::trace_to_json(load_script_file(*decode_file).trace).c_str());
+      std::puts(schedule::trace_to_json(script::load(*decode_file).trace).c_str());
     } else if (check->parsed()) {
       std::string label;
       ir::PrimFunc func = source->load(&label);
-      ScriptFile script = load_script_file(*check_file);
-      apply_script(func, script);
+      script::ScriptFile script = script::load(*check_file);
+      script::replay(func, script);
       std::printf("%s: %zu instructions apply to %s\n", check_file->c_str(), script.trace.size(), label.c_str());
     } else if (postproc->parsed()) {
-      schedule::Schedule sch = replay_script(post_source->load(), load_script_file(*post_file));
+      schedule::Schedule sch = script::replay(post_source->load(), script::load(*post_file));
       const int fetches = search::rewrite_cooperative_fetch(sch);
       const int unrolled = search::rewrite_unroll(sch);
       std::fputs(script::encode(sch.trace()).c_str(), stdout);
       std::fprintf(stderr, "postproc: %d cooperative fetches rewritten, %d loop nests given an unroll step\n", fetches,
                    unrolled);
+    } else if (kinds->parsed()) {
+      std::fputs(script::kinds_markdown_table().c_str(), stdout);
     }
     return 0;
   };

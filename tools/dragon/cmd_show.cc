@@ -5,8 +5,8 @@
 #include "cmd_lower.h"
 #include "commands.h"
 #include "dragon/ir/printer.h"
+#include "dragon/script/script_file.h"
 #include "function_source.h"
-#include "script_source.h"
 
 namespace dragon::cli {
 
@@ -20,7 +20,7 @@ Command add_show_command(CLI::App& app) {
   add_lower_flags(sub, *lower_flags);
   return [source, script, lower_flags] {
     ir::PrimFunc func = source->load();
-    if (!script->empty()) func = apply_script_file(func, *script);
+    if (!script->empty()) func = script::replay(func, script::load(*script)).func();
     if (lower_flags->requested()) return show_lowered(func, *lower_flags);
     std::fputs(ir::print_function(func).c_str(), stdout);
     return 0;

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dragon/harness/command_line_secret.h"
 #include "dragon/harness/isolated_candidate.h"
 #include "dragon/harness/isolated_kernel.h"
 #include "dragon/harness/isolated_timing.h"
@@ -122,21 +123,21 @@ void compile_first(const harness::IsolatedKernel& kernel, const harness::Isolati
 // What was verified, so that a pass says what it is evidence of.
 struct ChecksRun {
   std::vector<std::string> distributions;
-  int perturbed_sets = 0;
+  int sibling_sets = 0;
   bool secret_seed = true;
   bool determinism = false;
   bool trivial_output_audit = false;
 };
 
 // From the verdict's input sets, which are those actually made (an op without a
-// real-valued input gets no perturbed sets).
+// real-valued input gets no siblings).
 ChecksRun describe_checks(const harness::VerifyOptions& options, const harness::Verdict& verdict) {
   ChecksRun checks;
   for (const harness::InputSetReport& set : verdict.input_sets) {
     if (set.label == set.distribution) {
       checks.distributions.push_back(set.distribution);
     } else {
-      ++checks.perturbed_sets;
+      ++checks.sibling_sets;
     }
   }
   checks.secret_seed = !options.seed.has_value();
@@ -149,17 +150,25 @@ std::string checks_text(const ChecksRun& checks, const harness::IsolatedKernel& 
                         const harness::IsolationOptions& isolation) {
   std::string text = fmt::format(
       "checks: {} input sets ({}{}) from {}; outputs pre-filled with a NaN sentinel; "
-      "NaN/Inf, input mutation and outputs that ignore their inputs checked on every set",
-      checks.distributions.size() + static_cast<size_t>(checks.perturbed_sets), fmt::join(checks.distributions, ", "),
-      checks.perturbed_sets > 0 ? fmt::format(", and {} with one input element changed", checks.perturbed_sets) : "",
+      "NaN/Inf, input mutation and outputs that ignore (part of) their inputs checked on every set",
+      checks.distributions.size() + static_cast<size_t>(checks.sibling_sets), fmt::join(checks.distributions, ", "),
+      checks.sibling_sets > 0
+          ? fmt::format(", and {} siblings of the first two, each with a few elements of one input changed",
+                        checks.sibling_sets)
+          : "",
       checks.secret_seed ? "a secret seed" : "the given seed");
   if (checks.determinism) text += "; determinism: every set run again with garbage in the outputs";
   if (checks.trivial_output_audit) {
     text += "; trivial-output audit: zeros, ones, the reference's mean, another set's output and the inputs passed "
             "through must fail too";
   }
-  text += fmt::format("\nisolation: every run in a fresh dragon-kernel-runner process ({}, time limit {} ms per run)",
-                      harness::kernel_language_name(kernel.language), isolation.timeout.count());
+  text += fmt::format("\nisolation: every run in a fresh dragon-kernel-runner process ({}, time limit {} ms per run): {}",
+                      harness::kernel_language_name(kernel.language), isolation.timeout.count(),
+                      harness::describe_runner_isolation(isolation, kernel.language));
+  if (isolation.red_zones) {
+    text += "\nred zones: every buffer between guards of NaN (checked after the run) and, every other run, ending where "
+            "its memory ends (an overrun faults)";
+  }
   return text;
 }
 
@@ -217,7 +226,9 @@ std::string verdict_json(const harness::Verdict& verdict, const ChecksRun& check
     j["kernel"]["shared_bytes"] = kernel.dynamic_shared_bytes;
   }
   j["checks"] = {{"distributions", checks.distributions},
-                 {"perturbed_input_sets", checks.perturbed_sets},
+                 {"sibling_input_sets", checks.sibling_sets},
+                 {"red_zones", isolation.red_zones},
+                 {"isolation", harness::describe_runner_isolation(isolation, kernel.language)},
                  {"secret_seed", checks.secret_seed},
                  {"determinism", checks.determinism},
                  {"trivial_output_audit", checks.trivial_output_audit},
@@ -227,10 +238,21 @@ std::string verdict_json(const harness::Verdict& verdict, const ChecksRun& check
 }
 
 int verify_kernel(const VerifyCommandOptions& options) {
+  // A seed on the command line is a secret from the kernels this command starts: gone from
+  // what /proc shows before any of them runs.
+  if (options.seed) harness::hide_option_value_in_command_line("--seed");
   std::string label;
   ir::PrimFunc func = options.source.load(&label);
   harness::IsolatedKernel kernel = read_kernel(options);
   harness::IsolationOptions isolation = isolation_options(options);
+  if (options.seed && kernel.language == harness::KernelLanguage::kCpu &&
+      !harness::uses_runner_namespaces(isolation, kernel.language)) {
+    std::fprintf(stderr,
+                 "warning: runs without namespaces of their own (%s): the kernel can read the command lines of the "
+                 "processes that started this one, and a shell that did not exec dragon keeps --seed in its own; "
+                 "leave --seed out for a secret seed\n",
+                 harness::describe_runner_isolation(isolation, kernel.language).c_str());
+  }
   compile_first(kernel, isolation);
   if (kernel.language == harness::KernelLanguage::kCuda && !runtime::cuda_device_available()) {
     std::string cpu_variant = std::filesystem::path(options.kernel_file).replace_extension(".cc").string();

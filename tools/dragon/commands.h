@@ -23,5 +23,10 @@ Command add_verify_command(CLI::App& app);
 Command add_peaks_command(CLI::App& app);
 Command add_audit_command(CLI::App& app);
 Command add_cost_model_command(CLI::App& app);
+Command add_db_command(CLI::App& app);
+Command add_best_command(CLI::App& app);
+Command add_tune_command(CLI::App& app);
+Command add_space_command(CLI::App& app);
+Command add_train_command(CLI::App& app);
 
 }  // namespace dragon::cli

@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
     dragon::cli::Command run = make(app);
     commands.emplace_back(app.get_subcommands({})[before], std::move(run));
   };
+#ifdef DRAGON_TRAIN_IN_PROCESS
+  // dragon-train: the train command alone, linked with libtorch (cmd_train.cc).
+  add(dragon::cli::add_train_command);
+#else
   add(dragon::cli::add_ops_command);
   add(dragon::cli::add_show_command);
   add(dragon::cli::add_run_command);
@@ -30,6 +34,12 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_peaks_command);
   add(dragon::cli::add_audit_command);
   add(dragon::cli::add_cost_model_command);
+  add(dragon::cli::add_db_command);
+  add(dragon::cli::add_tune_command);
+  add(dragon::cli::add_best_command);
+  add(dragon::cli::add_space_command);
+  add(dragon::cli::add_train_command);
+#endif
 
   try {
     app.parse(argc, argv);

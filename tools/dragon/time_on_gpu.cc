@@ -1,7 +1,8 @@
+// `dragon run --target cuda --time` (time_on_gpu.h): compile, load, copy the inputs once,
+// then the harness's timer.
 #include "time_on_gpu.h"
 
-#include "dragon/lower/lower.h"
-#include "dragon/runtime/build.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/runtime/cuda_function.h"
 #include "dragon/support/error.h"
 
@@ -25,13 +26,11 @@ T value_or_throw(Expected<T> e, const char* what) {
 
 }  // namespace
 
-harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<tensor::HostTensor>& args) {
+harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const lower::Target& target,
+                               const std::vector<tensor::HostTensor>& args) {
   runtime::CudaDriver* driver = value_or_throw(runtime::CudaDriver::get(), "no CUDA device");
-  const lower::Target target = lower::Target::cuda_h200();
-  std::vector<Expected<runtime::CudaBuild>> builds =
-      runtime::compile_cuda_all({lower::lower(scheduled, target).func}, target);
-  auto kernels = value_or_throw(runtime::LoadedCudaFunction::load(value_or_throw(std::move(builds[0]), "NVRTC")),
-                                "loading the kernels");
+  runtime::Compiled compiled = value_or_throw(runtime::compile(scheduled, target), "NVRTC");
+  auto kernels = value_or_throw(runtime::LoadedCudaFunction::load(std::move(compiled.cuda())), "loading the kernels");
   DeviceCopies copies{driver, {}};
   for (const tensor::HostTensor& t : args) {
     copies.ptrs.push_back(value_or_throw(driver->allocate(static_cast<size_t>(t.size_bytes())), "allocating"));

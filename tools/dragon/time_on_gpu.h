@@ -7,11 +7,14 @@
 
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
 #include "dragon/tensor/host_tensor.h"
 
 namespace dragon::cli {
 
-// Throws UserError when there is no GPU or building or a launch fails.
-harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const std::vector<tensor::HostTensor>& args);
+// `scheduled` compiled for `target` (a CUDA one). Throws UserError when there is no GPU or
+// building or a launch fails.
+harness::GpuTiming time_on_gpu(const ir::PrimFunc& scheduled, const lower::Target& target,
+                               const std::vector<tensor::HostTensor>& args);
 
 }  // namespace dragon::cli

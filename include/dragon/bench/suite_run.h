@@ -1,6 +1,7 @@
 // `dragon bench SUITE`: every problem of a suite on the GPU at its full shape, side by side
 // with its baselines in one process. Per problem: our kernel (the default schedule, or a
-// script from a folder), the libtorch eager computation KernelBench's reference runs,
+// script from a folder), the best tuned kernel of a tuning database when one is given
+// (re-verified and re-timed here), the libtorch eager computation KernelBench's reference runs,
 // cuBLAS for matmul-like problems and cuDNN for convolutions, pooling and softmax
 // (bench/cudnn_plan.h says which); each output checked against an f64 reference (libtorch
 // in f64, else our own f64 twin) with the harness's calibrated tolerance; every figure from
@@ -16,7 +17,6 @@
 
 #include "dragon/bench/peaks.h"
 #include "dragon/harness/gpu_timer.h"
-#include "dragon/ir/function.h"
 #include "dragon/suites/suite.h"
 
 namespace dragon::bench {
@@ -54,6 +54,9 @@ struct ProblemResult {
   std::string schedule; // "default schedule (auto_bind)" or "script DIR/ID.script"
   std::string reference;  // "libtorch eager in f64", "our f64 twin (default schedule)", "none"
   Contender ours;
+  // The best record of a tuning database (dragon bench --db), verified and timed here like
+  // ours; absent without a database or without a record for the problem.
+  std::optional<Contender> tuned;
   std::vector<Contender> baselines;
   double bytes = 0, flops = 0, floor_ms = 0;
   bool compute_bound = false;
@@ -61,9 +64,18 @@ struct ProblemResult {
 
   // Baseline median / our median for the named baseline, when both were timed and correct.
   std::optional<double> speedup_over(const Contender& baseline) const;
+  // Baseline median / the contender's median, when both were timed and correct.
+  static std::optional<double> speedup_of(const Contender& contender, const Contender& baseline);
 };
 
 struct SuiteRun;
+
+// A problem's tuned schedule: the scheduled function and where it came from ("record 41,
+// 0.123 ms when tuned").
+struct TunedSchedule {
+  ir::PrimFunc scheduled;
+  std::string description;
+};
 
 struct SuiteRunOptions {
   std::string problems;     // ids ("1-5,23"); empty: all
@@ -74,8 +86,8 @@ struct SuiteRunOptions {
   uint64_t seed = 0x6472676e;  // inputs are fixed per run so baselines and ours see the same
   harness::GpuTimerOptions timer = {.warmup_calls = 2, .min_calls = 5, .max_calls = 200, .max_seconds = 1.0};
   std::optional<MeasuredPeaks> peaks;  // for achieved fractions; spec sheet floor without
-  // Applies a script file to the unscheduled function (the CLI's reader; the library has none).
-  std::function<ir::PrimFunc(const ir::PrimFunc&, const std::string& path)> apply_script;
+  // The tuned schedule of a problem (the CLI reads it from --db), or nullopt for none.
+  std::function<std::optional<TunedSchedule>(const suites::Problem&, const ir::PrimFunc&)> tuned;
   // Provenance copied into the run (the CLI knows its command line and commit).
   std::string command, commit, started_at;
   // Called before each problem (index, count, problem), and after it with its result and

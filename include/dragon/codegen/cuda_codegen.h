@@ -42,7 +42,7 @@ struct CudaSource {
   std::string code;
   // code's first prelude_size bytes are its file-scope prelude (headers, typedefs, macros,
   // helper functions); the kernels follow. Several functions' kernels may share one
-  // translation unit under one prelude (runtime/build.h, compile_cuda_batch).
+  // translation unit under one prelude (runtime/compile.h, compile_cuda_batch).
   size_t prelude_size = 0;
   std::vector<KernelLaunch> kernels;  // in launch order
   std::vector<Workspace> workspaces;

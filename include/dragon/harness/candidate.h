@@ -19,6 +19,7 @@ enum class RunStatus {
   kCrashed,      // died: a signal, an illegal address, an exit without answering
   kTimedOut,     // did not answer within its time limit (a hang, an endless loop)
   kNoHandshake,  // exited "successfully" without the success handshake (os._exit-style)
+  kWroteOutOfBounds,  // returned, but wrote outside its buffers (a red zone around one changed)
 };
 std::string_view run_status_name(RunStatus status);
 

@@ -22,6 +22,19 @@
 
 namespace dragon::harness {
 
+// Whether CPU kernels run in namespaces of their own (user, PID and mount, with a fresh
+// /proc), where they see no other process: no command line, environment or open file of
+// the harness or of whatever started it. CUDA kernels need none: their code runs on the
+// GPU, which reaches no file and no other process.
+enum class RunnerNamespaces {
+  kOff,             // never (the harness's own memory stays hidden: hide_parent_memory)
+  kWhereAvailable,  // when this machine allows them (most do; containers often do not)
+  kRequired,        // always: a run on a machine without them is the harness's failure
+};
+// The default of IsolationOptions::namespaces: kWhereAvailable, unless the environment
+// variable DRAGON_RUNNER_NAMESPACES says off, auto or required (read once).
+RunnerNamespaces default_runner_namespaces();
+
 struct IsolationOptions {
   // One run, from fork to exit (CUDA: context creation included); past it the child's
   // whole process group is killed and the run is kTimedOut.
@@ -35,6 +48,11 @@ struct IsolationOptions {
   // seeds) through /proc/PID/mem or ptrace. Costs this process its core dumps and
   // unprivileged debugger attach; turn off only to debug the harness itself.
   bool hide_parent_memory = true;
+  RunnerNamespaces namespaces = default_runner_namespaces();
+  // Red zones around every argument (red_zones.h), guards and page ends by turns from run
+  // to run; a write into one is the run's kWroteOutOfBounds. Off only to show what they
+  // catch.
+  bool red_zones = true;
   runtime::CpuCompileOptions cpu;
   runtime::NvrtcOptions nvrtc;
   runtime::CompileCache* cache = nullptr;  // nullptr: CompileCache::global()
@@ -42,6 +60,13 @@ struct IsolationOptions {
 
 // Where dragon-kernel-runner is (see above); a failure says where it looked.
 Expected<std::string> find_kernel_runner(const IsolationOptions& options);
+
+// Whether runs of `language` kernels under `options` start in namespaces of their own on
+// this machine (probed once per process), and the isolation they get, in words: "own
+// user, PID and mount namespaces with a fresh /proc" or why not ("no namespaces on this
+// machine (mounting a fresh /proc: Operation not permitted); ...").
+bool uses_runner_namespaces(const IsolationOptions& options, KernelLanguage language);
+std::string describe_runner_isolation(const IsolationOptions& options, KernelLanguage language);
 
 // A kernel ready to run in a child: the CPU shared object in the compile cache, or the CUBIN.
 struct CompiledKernel {

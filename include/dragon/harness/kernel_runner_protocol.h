@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dragon/harness/gpu_timer.h"
+#include "dragon/harness/red_zones.h"
 #include "dragon/support/expected.h"
 #include "dragon/tensor/host_tensor.h"
 
@@ -37,21 +38,37 @@ struct ArgumentSlice {
   friend bool operator==(const ArgumentSlice&, const ArgumentSlice&) = default;
 };
 
-// The region holds the tensors and nothing else: its size is the sum of the tensors'
-// sizes, each rounded up to kArgumentAlignment.
+// The region holds the tensors, each in its zone (red_zones.h), and nothing else. Without
+// red zones a zone is its tensor rounded up to kArgumentAlignment; with guards it adds
+// kGuardBytes before and after; with page ends it is the whole host pages the tensor ends
+// in, the tensor at their end (the runner maps no page between two zones).
 struct ArgumentLayout {
-  std::vector<ArgumentSlice> slices;  // one per argument, in parameter order
+  std::vector<ArgumentSlice> slices;  // one per argument, in parameter order: the tensor
+  std::vector<ArgumentSlice> zones;   // one per argument: its zone, holding the tensor
+  RedZones red_zones = RedZones::kNone;
   uint64_t total_bytes = 0;
+  std::vector<RedZone> red_zone_list() const;  // slices and zones paired, for red_zones.h
 };
-ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args);
+ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args, RedZones red_zones = RedZones::kNone);
 // The same for slices of the given sizes, in order.
-ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes);
+ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes, RedZones red_zones = RedZones::kNone);
 
 enum class JobKind : uint32_t {
   kCompileCpu = 1,  // compile `source` into the compile cache, check `entry`, reply with the path
   kRunCpu = 2,      // dlopen `module_path`, call `entry` on the region's tensors
   kRunCuda = 3,     // load `cubin`, copy the tensors in, launch `entry`, synchronise, copy all back
   kTimeCuda = 4,    // load `cubin`, time `entry` with time_gpu over rotated input sets, record every call's outputs
+};
+
+// kTimeCuda: bytes written over one variant's copy of its base set after the copy
+// (a sibling's changed elements, input_siblings.h).
+struct ElementPatch {
+  uint64_t variant = 0;
+  uint64_t param = 0;
+  uint64_t byte_offset = 0;  // inside the parameter's tensor
+  uint32_t bytes = 0;        // 1, 2, 4 or 8: one element
+  uint64_t bits = 0;         // its new value, little-endian in the low `bytes` bytes
+  friend bool operator==(const ElementPatch&, const ElementPatch&) = default;
 };
 
 struct Job {
@@ -74,8 +91,17 @@ struct Job {
   // runs. kTimeCuda: `input_sets` x P slices, set-major (set s, parameter p at s * P + p).
   std::vector<ArgumentSlice> arguments;
   uint64_t region_bytes = 0;
+  // Runs: how the arguments' zones are placed, and the zones (one per argument, or none for
+  // kNone). kTimeCuda: red zones around the device buffers the calls run on, none (kNone),
+  // guards (kGuards), or guards in even buffer groups and page ends in odd ones (kPageEnd).
+  RedZones red_zones = RedZones::kNone;
+  std::vector<ArgumentSlice> zones;
   // kTimeCuda (with the kRunCuda fields above)
-  uint64_t input_sets = 0;               // K >= 2, rotated across timed calls (timed_input_set)
+  uint64_t input_sets = 0;               // K >= 1 pristine sets
+  // The rotation's V variants (timed_variant): variant v starts as a copy of set
+  // variant_bases[v], then gets the patches naming it. V >= 2 and V does not divide K + 1.
+  std::vector<uint64_t> variant_bases;
+  std::vector<ElementPatch> patches;
   std::vector<uint64_t> recorded_params;  // parameters whose contents are recorded after each timed call
   // timer.max_calls x recorded_params.size() slices, call-major: where timed call c's copy of
   // recorded parameter r goes (c * recorded_params.size() + r).
@@ -86,18 +112,22 @@ struct Job {
 // kTimeCuda's rotation. The child keeps K pristine input sets on the device and K + 1
 // buffer groups the kernel is launched on (plus one for the warm-up calls, on set 0).
 // Before each timed call, outside the timed window, the call's group is reloaded from the
-// pristine copy of its set: inputs restored and outputs back to the parent's pre-fill, so
-// a call that skips work leaves the pre-fill, never an earlier call's result. Call i runs
-// set i % K in group i % (K + 1): consecutive uses of a group (i and i + K + 1) always hold
-// different sets, so a result cached under a buffer's address is the wrong set's.
-inline uint64_t timed_input_set(uint64_t call, uint64_t input_sets) { return call % input_sets; }
+// pristine copy of its variant's set and patched: inputs restored and outputs back to the
+// parent's pre-fill, so a call that skips work leaves the pre-fill, never an earlier
+// call's result. Call i runs variant i % V in group i % (K + 1): consecutive uses of a
+// group (i and i + K + 1) always hold different variants, so a result cached under a
+// buffer's address is the wrong variant's; and a variant that is a sibling of a set shares
+// all but a few elements with it, so a result cached under a sample of the inputs is the
+// wrong one too.
+inline uint64_t timed_variant(uint64_t call, uint64_t variants) { return call % variants; }
 inline uint64_t timed_buffer_group(uint64_t call, uint64_t input_sets) { return call % (input_sets + 1); }
 
-// Why a kTimeCuda job's fields do not fit together ("" when they do, or for other kinds):
-// at least two sets of equally sized tensors, recorded parameters among them, one slot per
-// call and recorded parameter of that parameter's size, no two slices overlapping, timer
-// settings the timer can honour.
-std::string timing_job_problem(const Job& job);
+// Why a job's fields do not fit together ("" when they do). Runs: one zone per argument (or
+// none without red zones), each inside the region and holding its argument, page-aligned
+// for page ends. kTimeCuda: sets of equally sized tensors, variants and patches that fit
+// them, recorded parameters among them, one slot per call and recorded parameter of that
+// parameter's size, no two slices overlapping, timer settings the timer can honour.
+std::string job_problem(const Job& job);
 
 enum class ReplyStatus : uint32_t {
   kSuccess = 1,  // the kernel returned (CUDA: the device synchronised and every tensor came back)
@@ -114,6 +144,9 @@ struct Reply {
   // are in call slot c), and the GPU's clocks and temperature read after the last call.
   std::vector<double> samples_ms;
   GpuState gpu_state;
+  // kTimeCuda: the red zones of the buffer groups that changed ("" when none did); the
+  // runner reads them back after the last call (red_zone_violations).
+  std::string red_zone_violations;
 };
 
 std::string encode_job(const Job& job);

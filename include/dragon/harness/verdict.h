@@ -24,6 +24,7 @@ enum class FailureKind {
   kCrashed,           // a signal, an illegal address, an exit without answering
   kTimedOut,          // no answer within the time limit
   kNoHandshake,       // exited "successfully" without the success handshake
+  kOutOfBoundsWrite,  // wrote into a red zone around one of its buffers
 };
 // "wrong values", "unwritten output", ...
 std::string_view failure_kind_name(FailureKind kind);

@@ -79,6 +79,38 @@ ir::PrimFunc inject_virtual_threads(const ir::PrimFunc& func);
 // outside them. Code outside every threadIdx loop that stores to shared or global memory
 // runs on thread 0 only (guard threadIdx.* == 0): once per block, as sequentially.
 ir::PrimFunc unify_thread_bindings(const ir::PrimFunc& func, const Target& target);
+// Software pipelining, MetaSchedule's loop annotations. Each value lists integers, one per
+// statement of the loop body, written as a string ("0 0 1"; brackets and commas allowed):
+//   software_pipeline_stage         the stage of each statement (>= 0)
+//   software_pipeline_order         its position within a time step (a permutation;
+//                                   default: program order)
+//   software_pipeline_async_stages  stages whose statements are cp.async copies (any
+//                                   number of stages, not one per statement)
+inline constexpr std::string_view kSoftwarePipelineStage = "software_pipeline_stage";
+inline constexpr std::string_view kSoftwarePipelineOrder = "software_pipeline_order";
+inline constexpr std::string_view kSoftwarePipelineAsyncStages = "software_pipeline_async_stages";
+// On a loop whose stores copy global memory into shared memory: code generation issues
+// them as cp.async (where size and alignment allow; plain stores otherwise) and the
+// pipeline's async_wait_group makes them visible. inject_software_pipeline sets it.
+inline constexpr std::string_view kAsyncCopyAnnotation = "async_copy";
+// A loop annotated software_pipeline_stage (serial or unrolled, constant bounds, not under
+// a thread-dependent condition) whose body is the allocations of its per-iteration buffers
+// around n statements becomes, for D = the largest stage and time steps t in
+// [0, extent + D): statement j runs iteration t - stage[j] at step t (when that iteration
+// exists), the statements of a step in software_pipeline_order. The steps form a prologue
+// [0, D), a steady state without guards and an epilogue [extent, extent + D) (guarded
+// phases when extent < D). A buffer allocated in the body that a statement of stage s
+// writes and one of stage s + k reads gets k + 1 slots (slot = iteration mod slots, each
+// 16-byte aligned in shared memory). Statements of async stages must copy global memory
+// into shared buffers of the body, read only by later stages; they are marked
+// async_copy, every step commits one group (async_commit_group, after the last async
+// statement of the order), and each step whose statements read async data starts with
+// async_wait_group(L - 1) and a barrier (L: the smallest stage distance from an async
+// writer to its readers), with one barrier before the prologue. Dependences the new order
+// would break (a statement running before one whose data it needs, a buffer carried across
+// iterations used by two stages) are UserErrors naming the loop. Kernel form, before
+// plan_gpu_allocations. Sequential semantics are unchanged.
+ir::PrimFunc inject_software_pipeline(const ir::PrimFunc& func);
 // Hoists shared and local allocations to the top of their kernel (right under the
 // innermost launch loop; shared first, then per-thread scopes, in order of appearance),
 // renaming a buffer whose name another one of the kernel already uses (name_1, ...).

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace dragon::lower {
 
@@ -28,6 +31,11 @@ struct Target {
   bool is_gpu() const { return kind == Kind::kCuda; }
   // "cpu" or "cuda -arch=sm_90a".
   std::string to_string() const;
+
+  // The target a person names ("cpu"; "cuda": the H200), or nullopt for another name.
+  static std::optional<Target> from_name(std::string_view name);
+  // Every name from_name knows, in the order help texts list them.
+  static const std::vector<std::string>& names();
 };
 
 }  // namespace dragon::lower

@@ -1,4 +1,4 @@
-// A compiled CUDA function (build.h's CudaBuild) loaded on the device and launched on
+// A compiled CUDA function (compile.h's CudaBuild) loaded on the device and launched on
 // device buffers the caller owns. What the timer, baselines and benchmarks use: launching
 // copies nothing and does not synchronize, so a timed window holds only the kernels.
 // Executable::run (build.h) is the host-tensor convenience built on it. Needs a GPU.
@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "dragon/runtime/build.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/runtime/cuda_driver.h"
 
 namespace dragon::runtime {

@@ -1,6 +1,6 @@
 // Replaying one instruction on a schedule, as Trace::apply_to replays each of its
-// instructions (through the same replay table). Not trace replay (trace.h) and not the
-// primitives themselves (schedule.h).
+// instructions (by the kind's declaration, instruction_signature.h). Not trace replay
+// (trace.h) and not the primitives themselves (schedule.h).
 #pragma once
 
 #include <optional>
@@ -16,9 +16,5 @@ namespace dragon::schedule {
 // Returns the new random variables in order. Throws what the primitive throws
 // (ScheduleError for a failed precondition, UserError for malformed inputs or attrs).
 std::vector<RandomVar> apply_instruction(Schedule& sch, const Instruction& inst, const std::optional<Arg>& decision);
-
-// Whether this build can replay instructions of `kind` (otherwise apply_instruction
-// throws for every instruction of it).
-bool can_apply_instruction(InstructionKind kind);
 
 }  // namespace dragon::schedule

@@ -1,6 +1,7 @@
 // Instructions of a trace: a kind from instruction_kinds.def, inputs (random variables,
 // numbers, strings, None, nested lists), compile-time attrs and output random variables.
-// Plain data; how a kind replays lives with its primitive (src/schedule/primitive/).
+// Plain data; each kind's layout and replay are its declaration's
+// (instruction_signature.h), defined beside its primitive (src/schedule/primitive/).
 #pragma once
 
 #include <cstdint>
@@ -15,17 +16,18 @@
 namespace dragon::schedule {
 
 enum class InstructionKind : uint8_t {
-#define DRAGON_INSTRUCTION_KIND(Name, is_pure, apply) Name,
+#define DRAGON_INSTRUCTION_KIND(Name, mnemonic) Name,
 #include "dragon/schedule/instruction_kinds.def"
 };
 
 inline constexpr int kNumInstructionKinds = 0
-#define DRAGON_INSTRUCTION_KIND(Name, is_pure, apply) +1
+#define DRAGON_INSTRUCTION_KIND(Name, mnemonic) +1
 #include "dragon/schedule/instruction_kinds.def"
     ;
 
 // "Split", "GetBlock", ...: the spelling in traces.
 std::string_view instruction_kind_name(InstructionKind kind);
+// Whether the kind only looks things up or samples (its declaration's is_pure).
 bool instruction_kind_is_pure(InstructionKind kind);
 // The kind spelled `name`; TVM's newer spellings (GetSBlock, ...) are accepted as aliases.
 std::optional<InstructionKind> parse_instruction_kind(std::string_view name);

@@ -37,4 +37,11 @@ class RandomEngine {
   int64_t state_ = 1;
 };
 
+// `n` factors whose product is `extent`: each prime's exponent spread uniformly over the
+// n slots (a uniform composition, "stars and bars"), the innermost at most
+// `max_innermost` (-1: unbounded) by rejection as in TVM; after 10,000 misses the
+// innermost factor moves to the outermost slot. The sampler of sample_perfect_tile, shared
+// with the search's decision sampler so both draw the same tiles from the same state.
+std::vector<int64_t> sample_perfect_tile(RandomEngine& rng, int64_t extent, int n, int64_t max_innermost);
+
 }  // namespace dragon::schedule

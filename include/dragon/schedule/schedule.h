@@ -4,13 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "dragon/ir/block_tree.h"
 #include "dragon/ir/function.h"
+#include "dragon/schedule/check.h"
 #include "dragon/schedule/instruction.h"
 #include "dragon/schedule/random_engine.h"
 #include "dragon/schedule/random_var.h"
@@ -18,6 +23,39 @@
 #include "dragon/schedule/trace.h"
 
 namespace dragon::schedule {
+
+namespace detail {
+template <typename T>
+class Planned;
+class CheckedOperands;
+class PlanMemo;
+// A string, or the string a function returns (an error's text, built only when wanted).
+template <typename T>
+std::string text_of(const T& text) {
+  if constexpr (std::is_invocable_v<const T&>) {
+    return text();
+  } else {
+    return std::string(text);
+  }
+}
+// What each primitive's construction needs, found by its plan (primitive/<name>.cc).
+struct SamplePerfectTilePlan;
+struct LocationCandidates;
+struct SplitPlan;
+struct FusePlan;
+struct ReorderPlan;
+struct AnnotatePlan;
+struct CachePlan;
+struct StorageAlignPlan;
+struct ComputeAtPlan;
+struct ComputeInlinePlan;
+struct ReverseComputeInlinePlan;
+struct RFactorPlan;
+struct DecomposeReductionPlan;
+struct BlockizePlan;
+struct TensorizePlan;
+struct TransformLayoutPlan;
+}  // namespace detail
 
 using BlockOrLoop = std::variant<BlockRV, LoopRV>;
 // A split factor: a constant, a sampled value, or None (inferred; at most one).
@@ -52,6 +90,23 @@ class Schedule {
   int64_t get(ExprRV rv) const;
   // Whether `rv` was made by this schedule and still resolves.
   bool is_valid(RandomVar rv) const;
+  // How func()'s blocks and loops nest (built once per function, shared by copies).
+  const ir::BlockTree& tree() const { return *tree_; }
+
+  // ---- Checking an instruction ---------------------------------------------------------
+  // Whether replaying `inst` (its inputs naming this schedule's random variables) with
+  // `decision` would apply, and what it would return, without applying it: the verdict
+  // of the primitive's own preconditions, the plan its method runs first (one per
+  // primitive in primitive/<name>.cc), so it cannot drift from the primitive. Operands
+  // `known` leaves out are unknown: then kFails means every value they could take fails,
+  // kApplies that every value applies. Malformed operands fail, as replay rejects them.
+  // Cheap enough to ask per token of a generated script (the constrained decoder); the
+  // one costly question is SampleComputeLocation with a decision (a check of compute_at
+  // per candidate loop).
+  // `explain` false leaves CheckResult::error without its text (cheaper: the constrained
+  // decoder asks for verdicts only).
+  CheckResult check(const Instruction& inst, const std::optional<Arg>& decision = std::nullopt,
+                    KnownOperands known = {}, bool explain = true) const;
 
   // ---- Lookup (pure) -----------------------------------------------------------------
   // The block named `name`.
@@ -417,6 +472,39 @@ class Schedule {
   // Marks the start of postprocessing in the trace; changes no IR.
   void enter_postproc();
 
+  // ---- check() per kind (primitive/<name>.cc): the operands read as replay reads them,
+  // then the plan. Reached through the kind's declaration (InstructionSignature::check);
+  // CheckedOperands is internal, so only check() can call these. -------------------------
+  CheckResult check_get_block(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_loops(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_child_blocks(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_producers(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_consumers(const detail::CheckedOperands& ops) const;
+  CheckResult check_sample_perfect_tile(const detail::CheckedOperands& ops, const std::optional<Arg>& decision) const;
+  CheckResult check_sample_categorical(const detail::CheckedOperands& ops, const std::optional<Arg>& decision) const;
+  CheckResult check_sample_compute_location(const detail::CheckedOperands& ops,
+                                            const std::optional<Arg>& decision) const;
+  CheckResult check_split(const detail::CheckedOperands& ops) const;
+  CheckResult check_fuse(const detail::CheckedOperands& ops) const;
+  CheckResult check_reorder(const detail::CheckedOperands& ops) const;
+  CheckResult check_add_unit_loop(const detail::CheckedOperands& ops) const;
+  CheckResult check_loop_kind(const detail::CheckedOperands& ops) const;
+  CheckResult check_annotate(const detail::CheckedOperands& ops) const;
+  CheckResult check_unannotate(const detail::CheckedOperands& ops) const;
+  CheckResult check_cache_read(const detail::CheckedOperands& ops) const;
+  CheckResult check_cache_write(const detail::CheckedOperands& ops) const;
+  CheckResult check_set_scope(const detail::CheckedOperands& ops) const;
+  CheckResult check_storage_align(const detail::CheckedOperands& ops) const;
+  CheckResult check_transform_layout(const detail::CheckedOperands& ops) const;
+  CheckResult check_placement(const detail::CheckedOperands& ops) const;  // (reverse_)compute_at
+  CheckResult check_compute_inline(const detail::CheckedOperands& ops) const;
+  CheckResult check_reverse_compute_inline(const detail::CheckedOperands& ops) const;
+  CheckResult check_rfactor(const detail::CheckedOperands& ops) const;
+  CheckResult check_decompose_reduction(const detail::CheckedOperands& ops) const;
+  CheckResult check_blockize(const detail::CheckedOperands& ops) const;
+  CheckResult check_tensorize(const detail::CheckedOperands& ops) const;
+  CheckResult check_enter_postproc(const detail::CheckedOperands& ops) const;
+
  private:
   struct SymbolEntry {
     RVType type = RVType::kBlock;
@@ -431,40 +519,122 @@ class Schedule {
   BlockRV new_block_rv(std::string name);
   LoopRV new_loop_rv(ir::Var var);
   ExprRV new_expr_rv(int64_t value);
-  const SymbolEntry& entry(RandomVar rv, InstructionKind kind, std::string_view role) const;
+  // What a random variable stands for, or the ScheduleError of precondition 0 (unknown,
+  // invalidated, or its block or loop gone); resolve() throws that error.
+  detail::Planned<const SymbolEntry*> entry(RandomVar rv, InstructionKind kind, std::string_view role) const;
+  detail::Planned<const ir::BlockNode*> find(BlockRV rv, InstructionKind kind, std::string_view role) const;
+  detail::Planned<const ir::ForNode*> find(LoopRV rv, InstructionKind kind, std::string_view role) const;
+  detail::Planned<int64_t> find(ExprRV rv, InstructionKind kind, std::string_view role) const;
   const ir::BlockNode* resolve(BlockRV rv, InstructionKind kind, std::string_view role) const;
   const ir::ForNode* resolve(LoopRV rv, InstructionKind kind, std::string_view role) const;
   int64_t resolve(ExprRV rv, InstructionKind kind, std::string_view role) const;
+  // SampleComputeLocation's root (-1) or inline (-2) mark when `loop` is one, else nullopt.
+  std::optional<int64_t> location_mark(LoopRV loop) const;
+  // Whether some loop variable of this schedule is one of those marks.
+  bool has_location_marks() const;
   // Records an instruction that changes no IR.
   void record(Instruction inst, std::optional<Arg> decision = std::nullopt);
   // When `loop` is one of SampleComputeLocation's marks, applies it for ComputeAt or
   // ReverseComputeAt (`inst`): root records `inst` and changes nothing, inline runs
   // (reverse_)compute_inline with its preconditions and records `inst`. False otherwise.
   bool apply_location_mark(BlockRV block, LoopRV loop, Instruction& inst);
-  // compute_at's preconditions for a loop that is not a location mark (compute_at.cc).
-  struct ComputeAtPlan;
-  ComputeAtPlan plan_compute_at(BlockRV block, LoopRV loop, int64_t index) const;
-  // reverse_compute_at's preconditions for a loop that is not a location mark.
-  struct ReverseComputeAtPlan;
-  ReverseComputeAtPlan plan_reverse_compute_at(BlockRV block, LoopRV loop, int64_t index) const;
+
+  // ---- Plans: each primitive's preconditions (primitive/<name>.cc) -----------------------
+  // A plan checks the primitive's numbered preconditions in order, building no new IR,
+  // and returns what the construction needs or the error of the first that fails. The
+  // primitive runs it first; check() runs it alone. An operand passed as nullopt is
+  // unknown: the preconditions that read it are skipped (what is returned then is only
+  // good for its verdict).
+  detail::Planned<const ir::BlockNode*> plan_get_block(std::string_view name) const;
+  detail::Planned<std::vector<const ir::ForNode*>> plan_get_loops(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_child_blocks(const BlockOrLoop& parent) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_producers(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_consumers(BlockRV block) const;
+  detail::Planned<detail::SamplePerfectTilePlan> plan_sample_perfect_tile(LoopRV loop, std::optional<int64_t> n,
+                                                                          std::optional<int64_t> max_innermost_factor,
+                                                                          const std::vector<int64_t>* decision) const;
+  detail::Planned<int64_t> plan_sample_categorical(std::span<const int64_t> candidates, std::span<const double> probs,
+                                                   std::optional<int64_t> decision) const;
+  detail::Planned<detail::LocationCandidates> plan_sample_compute_location(BlockRV block) const;
+  detail::Planned<detail::SplitPlan> plan_split(LoopRV loop, const std::vector<SplitFactor>* factors) const;
+  detail::Planned<detail::FusePlan> plan_fuse(std::span<const LoopRV> loops) const;
+  detail::Planned<detail::ReorderPlan> plan_reorder(std::span<const LoopRV> loops) const;
+  detail::Planned<const ir::StmtNode*> plan_add_unit_loop(const BlockOrLoop& target) const;
+  // parallel, vectorize, unroll and bind (`kind`; bind's `thread_axis`).
+  detail::Planned<const ir::ForNode*> plan_loop_kind(InstructionKind kind, LoopRV loop,
+                                                     std::optional<std::string_view> thread_axis) const;
+  detail::Planned<detail::AnnotatePlan> plan_annotate(const BlockOrLoop& target, const AnnotationInput* value) const;
+  detail::Planned<const ir::StmtNode*> plan_unannotate(const BlockOrLoop& target,
+                                                       std::optional<std::string_view> key) const;
+  detail::Planned<detail::CachePlan> plan_cache_read(BlockRV block, std::optional<int64_t> read_buffer_index,
+                                                     std::optional<std::string_view> storage_scope,
+                                                     const std::vector<BlockRV>* consumer_blocks) const;
+  detail::Planned<detail::CachePlan> plan_cache_write(BlockRV block, std::optional<int64_t> write_buffer_index,
+                                                      std::optional<std::string_view> storage_scope) const;
+  detail::Planned<detail::CachePlan> plan_set_scope(BlockRV block, std::optional<int64_t> buffer_index,
+                                                    std::optional<std::string_view> storage_scope) const;
+  detail::Planned<detail::StorageAlignPlan> plan_storage_align(BlockRV block, std::optional<int64_t> buffer_index,
+                                                               std::optional<int64_t> axis,
+                                                               std::optional<int64_t> factor,
+                                                               std::optional<int64_t> offset) const;
+  detail::Planned<detail::TransformLayoutPlan> plan_transform_layout(BlockRV block, std::optional<int64_t> buffer_index,
+                                                                     std::optional<BufferIndexType> buffer_index_type,
+                                                                     const class IndexMap* index_map) const;
+  // compute_at's preconditions for a loop that is not a location mark (nullopt: unknown).
+  detail::Planned<detail::ComputeAtPlan> plan_compute_at(BlockRV block, std::optional<LoopRV> loop,
+                                                         std::optional<int64_t> index) const;
+  detail::Planned<detail::ComputeAtPlan> plan_reverse_compute_at(BlockRV block, std::optional<LoopRV> loop,
+                                                                 std::optional<int64_t> index) const;
+  // Whether compute_at of `block` at `loop` (with index -1) would apply.
+  bool compute_at_applies(const ir::BlockNode* block, const ir::ForNode* loop) const;
+  detail::Planned<detail::ComputeInlinePlan> plan_compute_inline(BlockRV block) const;
+  detail::Planned<detail::ReverseComputeInlinePlan> plan_reverse_compute_inline(BlockRV block) const;
+  detail::Planned<detail::RFactorPlan> plan_rfactor(LoopRV loop, std::optional<int64_t> factor_axis) const;
+  detail::Planned<detail::DecomposeReductionPlan> plan_decompose_reduction(BlockRV block,
+                                                                           std::optional<LoopRV> loop) const;
+  detail::Planned<detail::BlockizePlan> plan_blockize(LoopRV loop) const;
+  detail::Planned<detail::TensorizePlan> plan_tensorize(const BlockOrLoop& target,
+                                                        std::optional<std::string_view> intrin_name,
+                                                        bool preserve_unit_iters) const;
+
+  // The verdict of compute_inline (kind ComputeInline) or reverse_compute_inline of `block`
+  // (compute_inline.cc); also for compute_at's inline location mark.
+  CheckResult check_inline(InstructionKind kind, BlockRV block) const;
   // Verifies `func` (when IR checks are on), makes it current, invalidates random
   // variables whose loops or blocks disappeared, and records `inst`.
   void commit(ir::PrimFunc func, Instruction inst);
-  // The ScheduleError of precondition `k` of `kind` on the current function.
-  ScheduleError error(InstructionKind kind, int k, std::string error_name, std::string operand, std::string reason,
-                      ErrorLocus locus = {}) const;
+  // The ScheduleError of precondition `k` of `kind` on the current function. `operand`
+  // and `reason` are strings or functions returning one, called only when the error's
+  // text is wanted: a check asked for no explanation builds none (plans fail often).
+  template <typename Operand, typename Reason>
+  ScheduleError error(InstructionKind kind, int k, std::string error_name, const Operand& operand, const Reason& reason,
+                      ErrorLocus locus = {}) const {
+    if (!explain_) return ScheduleError(kind, k, std::move(error_name));
+    return ScheduleError(kind, k, std::move(error_name), detail::text_of(operand), detail::text_of(reason), func_,
+                         std::move(locus));
+  }
 
   ir::PrimFunc original_;
   ir::PrimFunc func_;
+  std::shared_ptr<const ir::BlockTree> tree_;  // of func_
+  // Results of plan analyses by the IR nodes they read, shared with copies (plan_memo.h).
+  std::shared_ptr<detail::PlanMemo> memo_;
   std::vector<SymbolEntry> symbols_;  // indexed by RV id
   RandomEngine rng_;
   Trace trace_;
+  // Whether plans build their errors' text (off while check() runs without explanation).
+  mutable bool explain_ = true;
 };
 
 // The repair rule for perfect-tile decisions replayed on another extent: from the
 // innermost factor out, a factor that does not divide what is left becomes what is left;
 // the outermost takes the rest. Any list of n >= 1 integers becomes a perfect tiling.
 std::vector<int64_t> repair_perfect_tile(std::vector<int64_t> factors, int64_t extent);
+
+// Whether a primitive reads a block's annotation `key` (storage_align its alignments,
+// tensorize its mark; unannotate reads whichever key it is given): annotating a block
+// under any other key changes no other primitive's outcome.
+bool block_annotation_is_read(std::string_view key);
 
 // Replays `trace` on a fresh schedule of `func` and returns it.
 Schedule replay(const Trace& trace, const ir::PrimFunc& func, int64_t seed = 1);

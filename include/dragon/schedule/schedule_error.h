@@ -28,6 +28,8 @@ class ScheduleError : public Error {
   // `func` is the function the primitive was applied to.
   ScheduleError(InstructionKind kind, int precondition, std::string error_name, std::string operand,
                 std::string reason, ir::PrimFunc func, ErrorLocus locus = {});
+  // An error without text (what() is empty), for checks that want only the verdict.
+  ScheduleError(InstructionKind kind, int precondition, std::string error_name);
 
   InstructionKind kind() const { return kind_; }
   int precondition() const { return precondition_; }

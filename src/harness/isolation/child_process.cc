@@ -17,20 +17,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "dragon/harness/kernel_runner_protocol.h"
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
+#include "runner_exec.h"
+#include "runner_namespaces.h"
 
 namespace dragon::harness::isolation {
 namespace {
 
 // The runner replies with a few bytes; more than this is a kernel writing on the socket.
 constexpr size_t kMaxReplyBytes = size_t{1} << 20;
-// Descriptors above every one the child sets up, for the shuffle before dup2.
-constexpr int kHighFd = 64;
-
 class OwnedFd {
  public:
   OwnedFd() = default;
@@ -50,45 +44,6 @@ class OwnedFd {
 
 RuntimeFailure system_failure(const char* api, const std::string& what) {
   return RuntimeFailure{api, what + ": " + std::strerror(errno), "", "child_process.cc"};
-}
-
-// In the forked child: only async-signal-safe calls until execve.
-[[noreturn]] void exec_runner(const char* path, char* const* argv, char* const* envp, int control, int arguments,
-                              int output, int dev_null, int exec_error, int max_fd) {
-  ::setpgid(0, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Ignored signals stay ignored across exec; the kernel gets default dispositions.
-  for (int sig = 1; sig < NSIG; ++sig) {
-    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
-  }
-  const rlimit no_core = {0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);  // crashing candidates are expected; leave no core files
-  // Move every descriptor above the targets first so that no dup2 clobbers a source.
-  int high_control = ::fcntl(control, F_DUPFD_CLOEXEC, kHighFd);
-  int high_arguments = arguments >= 0 ? ::fcntl(arguments, F_DUPFD_CLOEXEC, kHighFd) : -1;
-  int high_output = ::fcntl(output, F_DUPFD_CLOEXEC, kHighFd);
-  int high_null = ::fcntl(dev_null, F_DUPFD_CLOEXEC, kHighFd);
-  int high_error = ::fcntl(exec_error, F_DUPFD_CLOEXEC, kHighFd);
-  bool ok = high_control >= 0 && high_output >= 0 && high_null >= 0 && high_error >= 0 &&
-            (arguments < 0 || high_arguments >= 0);
-  ok = ok && ::dup2(high_null, 0) == 0 && ::dup2(high_output, 1) == 1 && ::dup2(high_output, 2) == 2 &&
-       ::dup2(high_control, kernel_runner::kControlFd) == kernel_runner::kControlFd;
-  if (ok && high_arguments >= 0)
-    ok = ::dup2(high_arguments, kernel_runner::kArgumentsFd) == kernel_runner::kArgumentsFd;
-  // Everything else the parent had open ends at exec (the error pipe, until then, too).
-  int first_closed = high_arguments >= 0 ? kernel_runner::kArgumentsFd + 1 : kernel_runner::kArgumentsFd;
-  if (ok && ::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-    for (int fd = first_closed; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  }
-  if (ok) ::execve(path, argv, envp);
-  int error = errno;
-  if (high_error >= 0) {
-    ssize_t ignored = ::write(high_error, &error, sizeof error);
-    (void)ignored;
-  }
-  ::_exit(127);
 }
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
@@ -126,6 +81,17 @@ Expected<ChildRun> run_child(const ChildRequest& request) {
   OwnedFd exec_error(pipes[0]), child_exec_error(pipes[1]);
   OwnedFd dev_null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (dev_null.get() < 0) return system_failure("open", "/dev/null");
+  // In namespaces, the runner's wait status comes from the namespace's first process.
+  OwnedFd status, child_status;
+  if (request.own_namespaces) {
+    if (!namespace_support().available) {
+      return RuntimeFailure{"run_child", "namespaces were asked for, but " + namespace_support().description,
+                                     "", "child_process.cc"};
+    }
+    if (::pipe2(pipes, O_CLOEXEC) != 0) return system_failure("pipe2", "status pipe");
+    status.reset(pipes[0]);
+    child_status.reset(pipes[1]);
+  }
 
   // Everything the child touches before exec is prepared here: after fork only
   // async-signal-safe calls are allowed (the parent may have other threads).
@@ -135,29 +101,37 @@ Expected<ChildRun> run_child(const ChildRequest& request) {
   envp.push_back(nullptr);
   int max_fd = static_cast<int>(std::min<long>(::sysconf(_SC_OPEN_MAX), 65536));
 
+  const ExecPlan plan{request.runner_path.c_str(), argv.data(), envp.data(), child_control.get(),
+                      request.arguments_fd,       child_output.get(), dev_null.get(), child_exec_error.get(),
+                      max_fd};
   auto start = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) return system_failure("fork", "starting " + request.runner_path);
-  if (pid == 0) {
-    exec_runner(request.runner_path.c_str(), argv.data(), envp.data(), child_control.get(), request.arguments_fd,
-                child_output.get(), dev_null.get(), child_exec_error.get(), max_fd);
+  pid_t pid = -1;
+  if (request.own_namespaces) {
+    pid = start_in_namespaces(plan, child_status.get());
+    if (pid < 0) return system_failure("clone", "starting " + request.runner_path + " in namespaces");
+  } else {
+    pid = ::fork();
+    if (pid < 0) return system_failure("fork", "starting " + request.runner_path);
+    if (pid == 0) exec_runner(plan, /*own_group=*/true);
   }
   ::setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   child_control.reset();
   child_output.reset();
   child_exec_error.reset();
+  child_status.reset();
   dev_null.reset();
 
-  int exec_errno = 0;
+  int report[2] = {0, 0};
   ssize_t got = 0;
   do {
-    got = ::read(exec_error.get(), &exec_errno, sizeof exec_errno);
+    got = ::read(exec_error.get(), report, sizeof report);
   } while (got < 0 && errno == EINTR);
   if (got > 0) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return RuntimeFailure{"execve", "cannot start " + request.runner_path + ": " + std::strerror(exec_errno),
-                                   "", "child_process.cc"};
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    return RuntimeFailure{std::string(start_step_name(static_cast<StartStep>(report[0]))),
+                                   "cannot start " + request.runner_path + ": " + std::strerror(report[1]), "",
+                                   "child_process.cc"};
   }
   OwnedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   if (pidfd.get() < 0) {
@@ -248,14 +222,23 @@ Expected<ChildRun> run_child(const ChildRequest& request) {
       // Whatever the kernel left behind in its group dies with it (and lets go of the
       // pipes). Killed before reaping: while unreaped, the pid cannot name anyone else.
       ::kill(-pid, SIGKILL);
-      int status = 0;
-      if (::waitpid(pid, &status, 0) == pid) {
+      int wait_status = 0;
+      if (::waitpid(pid, &wait_status, 0) == pid) {
         exited = true;
-        if (WIFEXITED(status)) {
+        // In namespaces the runner's own status, as its first process reported it.
+        int runner_status = 0;
+        if (request.own_namespaces) {
+          if (::read(status.get(), &runner_status, sizeof runner_status) == sizeof runner_status && runner_status >= 0) {
+            wait_status = runner_status;
+          } else if (WIFEXITED(wait_status)) {
+            wait_status = W_EXITCODE(126, 0);  // no status: the runner never started or could not be waited for
+          }
+        }
+        if (WIFEXITED(wait_status)) {
           run.exited = true;
-          run.exit_code = WEXITSTATUS(status);
-        } else if (WIFSIGNALED(status)) {
-          run.signal = WTERMSIG(status);
+          run.exit_code = WEXITSTATUS(wait_status);
+        } else if (WIFSIGNALED(wait_status)) {
+          run.signal = WTERMSIG(wait_status);
         }
       }
     }

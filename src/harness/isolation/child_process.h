@@ -1,6 +1,7 @@
-// One run of dragon-kernel-runner as a child process: a fresh process group, a control
-// socket, the argument region, an environment of our choosing, captured output, and a
-// hard deadline. Says how the child ended; judging that is isolated_candidate.cc's job.
+// One run of dragon-kernel-runner as a child process: a fresh process group (or
+// namespaces of its own), a control socket, the argument region, an environment of our
+// choosing, captured output, and a hard deadline. Says how the child ended; judging that
+// is isolated_candidate.cc's job.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,9 @@ struct ChildRequest {
   // the same user. Side effects on this process: no core dumps, no debugger attach
   // without privileges.
   bool hide_parent_memory = true;
+  // Start the runner in user, PID and mount namespaces of its own with a fresh /proc
+  // (runner_namespaces.h); only where namespace_support() says they are available.
+  bool own_namespaces = false;
 };
 
 struct ChildRun {

@@ -48,9 +48,11 @@ Reply failed(const Job& job, const char* api, std::string message) {
 }
 
 // Maps the argument region shared with the parent and closes its descriptor, so that the
-// kernel holds nothing of the parent's but this mapping.
-Reply map_arguments(const Job& job, unsigned char*& region) {
-  region = nullptr;
+// kernel holds nothing of the parent's but this mapping. A CPU run with page-end red zones
+// maps each zone on its own, with an inaccessible page before and after it: the first
+// access past a tensor's end (or before its zone) faults. Everything else maps the region
+// whole (CUDA runs copy the zones to the device).
+Reply map_arguments(const Job& job, MappedArguments& mapped) {
   struct stat st {};
   if (::fstat(kArgumentsFd, &st) != 0)
     return failed(job, "fstat", std::string("no argument region: ") + std::strerror(errno));
@@ -59,10 +61,31 @@ Reply map_arguments(const Job& job, unsigned char*& region) {
                   "the argument region holds " + std::to_string(st.st_size) + " bytes, the job says " +
                       std::to_string(job.region_bytes));
   }
-  if (job.region_bytes > 0) {
+  const bool gapped = job.kind == JobKind::kRunCpu && job.red_zones == RedZones::kPageEnd;
+  if (gapped) {
+    const uint64_t page = host_page_bytes();
+    uint64_t span = page;
+    for (const ArgumentSlice& zone : job.zones) span += zone.bytes + page;
+    void* reserved = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (reserved == MAP_FAILED) {
+      return failed(job, "mmap", std::string("cannot reserve the red zones: ") + std::strerror(errno));
+    }
+    auto* cursor = static_cast<unsigned char*>(reserved) + page;
+    for (size_t i = 0; i < job.zones.size(); ++i) {
+      const ArgumentSlice& zone = job.zones[i];
+      void* p = ::mmap(cursor, zone.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, kArgumentsFd,
+                       static_cast<off_t>(zone.offset));
+      if (p == MAP_FAILED) return failed(job, "mmap", std::string("cannot map a red zone: ") + std::strerror(errno));
+      mapped.arguments.push_back(cursor + (job.arguments[i].offset - zone.offset));
+      cursor += zone.bytes + page;
+    }
+  } else if (job.region_bytes > 0) {
     void* p = ::mmap(nullptr, job.region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, kArgumentsFd, 0);
     if (p == MAP_FAILED) return failed(job, "mmap", std::string("cannot map the arguments: ") + std::strerror(errno));
-    region = static_cast<unsigned char*>(p);
+    mapped.region = static_cast<unsigned char*>(p);
+    for (const ArgumentSlice& a : job.arguments) mapped.arguments.push_back(mapped.region + a.offset);
+  } else {
+    mapped.arguments.assign(job.arguments.size(), nullptr);
   }
   ::close(kArgumentsFd);
   return success_reply(job);
@@ -73,12 +96,12 @@ Reply carry_out(const Job& job) {
   // static constructors.
   if (Status confined = confine_runner(); !confined) return failure_reply(job, confined.error());
   if (job.kind == JobKind::kCompileCpu) return compile_cpu_job(job);
-  unsigned char* region = nullptr;
-  if (Reply mapped = map_arguments(job, region); mapped.status != ReplyStatus::kSuccess) return mapped;
+  MappedArguments mapped;
+  if (Reply reply = map_arguments(job, mapped); reply.status != ReplyStatus::kSuccess) return reply;
   switch (job.kind) {
-    case JobKind::kRunCpu: return run_cpu_job(job, region);
-    case JobKind::kRunCuda: return run_cuda_job(job, region);
-    case JobKind::kTimeCuda: return time_cuda_job(job, region);
+    case JobKind::kRunCpu: return run_cpu_job(job, mapped.arguments);
+    case JobKind::kRunCuda: return run_cuda_job(job, mapped.region);
+    case JobKind::kTimeCuda: return time_cuda_job(job, mapped.region);
     case JobKind::kCompileCpu: break;
   }
   return failed(job, "job", "a job of an unknown kind");

@@ -68,35 +68,67 @@ class Reader {
   size_t at_ = 0;
 };
 
-uint64_t round_up(uint64_t bytes) { return (bytes + kArgumentAlignment - 1) / kArgumentAlignment * kArgumentAlignment; }
+uint64_t round_up(uint64_t bytes, uint64_t unit = kArgumentAlignment) { return (bytes + unit - 1) / unit * unit; }
 
-}  // namespace
-
-ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes) {
-  ArgumentLayout layout;
-  for (uint64_t b : bytes) {
-    layout.slices.push_back({layout.total_bytes, b});
-    layout.total_bytes += round_up(b);
-  }
-  return layout;
+bool contains(const ArgumentSlice& outer, const ArgumentSlice& inner) {
+  return inner.offset >= outer.offset && inner.bytes <= outer.bytes && inner.offset - outer.offset <= outer.bytes - inner.bytes;
 }
 
-ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args) {
-  std::vector<uint64_t> bytes;
-  for (const tensor::HostTensor& t : args) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
-  return layout_slices(bytes);
+// Whether any two of the slices overlap (empty slices overlap nothing).
+bool any_overlap(std::vector<ArgumentSlice> all) {
+  std::erase_if(all, [](const ArgumentSlice& a) { return a.bytes == 0; });
+  std::sort(all.begin(), all.end(), [](const ArgumentSlice& a, const ArgumentSlice& b) { return a.offset < b.offset; });
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (all[i].offset < all[i - 1].offset + all[i - 1].bytes) return true;
+  }
+  return false;
+}
+
+std::string run_job_problem(const Job& job) {
+  if (job.red_zones == RedZones::kNone && job.zones.empty()) return "";
+  if (job.zones.size() != job.arguments.size()) return "there is not one red zone per argument";
+  for (size_t i = 0; i < job.zones.size(); ++i) {
+    const ArgumentSlice& zone = job.zones[i];
+    if (zone.offset > job.region_bytes || zone.bytes > job.region_bytes - zone.offset) {
+      return "a red zone lies outside the region";
+    }
+    if (!contains(zone, job.arguments[i])) return "an argument lies outside its red zone";
+    if (job.red_zones == RedZones::kPageEnd &&
+        (zone.offset % host_page_bytes() != 0 || zone.bytes % host_page_bytes() != 0 || zone.bytes == 0)) {
+      return "a page-end red zone is not whole pages";
+    }
+  }
+  if (any_overlap(job.zones)) return "two red zones overlap";
+  return "";
 }
 
 std::string timing_job_problem(const Job& job) {
-  if (job.kind != JobKind::kTimeCuda) return "";
   const GpuTimerOptions& t = job.timer;
-  if (job.input_sets < 2) return "a timing job rotates at least two input sets";
+  if (job.input_sets < 1) return "a timing job has at least one input set";
   if (job.arguments.empty() || job.arguments.size() % job.input_sets != 0) {
     return "the arguments are not input_sets equal sets of tensors";
   }
   const size_t params = job.arguments.size() / job.input_sets;
   for (size_t i = params; i < job.arguments.size(); ++i) {
     if (job.arguments[i].bytes != job.arguments[i % params].bytes) return "the input sets' tensors differ in size";
+  }
+  const uint64_t variants = job.variant_bases.size();
+  if (variants < 2) return "a timing job rotates at least two variants";
+  if ((job.input_sets + 1) % variants == 0) {
+    return "the number of variants divides the number of buffer groups: a group would hold one variant twice in a row";
+  }
+  for (uint64_t base : job.variant_bases) {
+    if (base >= job.input_sets) return "a variant's base set is not one of the input sets";
+  }
+  for (const ElementPatch& patch : job.patches) {
+    if (patch.variant >= variants || patch.param >= params) return "a patch names no variant or parameter";
+    if (patch.bytes != 1 && patch.bytes != 2 && patch.bytes != 4 && patch.bytes != 8) {
+      return "a patch is not one element of 1, 2, 4 or 8 bytes";
+    }
+    if (patch.byte_offset > job.arguments[patch.param].bytes ||
+        patch.bytes > job.arguments[patch.param].bytes - patch.byte_offset) {
+      return "a patch lies outside its parameter";
+    }
   }
   if (job.recorded_params.empty()) return "a timing job records at least one parameter";
   for (size_t r = 0; r < job.recorded_params.size(); ++r) {
@@ -119,16 +151,60 @@ std::string timing_job_problem(const Job& job) {
       return "a call slot's size is not that of its parameter";
     }
   }
+  if (!job.zones.empty()) return "a timing job's red zones are on the device, not in the region";
   // A call slot overlapping an input set would let one call's outputs become a later
   // call's inputs.
   std::vector<ArgumentSlice> all = job.arguments;
   all.insert(all.end(), job.call_slots.begin(), job.call_slots.end());
-  std::erase_if(all, [](const ArgumentSlice& a) { return a.bytes == 0; });
-  std::sort(all.begin(), all.end(), [](const ArgumentSlice& a, const ArgumentSlice& b) { return a.offset < b.offset; });
-  for (size_t i = 1; i < all.size(); ++i) {
-    if (all[i].offset < all[i - 1].offset + all[i - 1].bytes) return "two slices of the region overlap";
-  }
+  if (any_overlap(all)) return "two slices of the region overlap";
   return "";
+}
+
+}  // namespace
+
+std::vector<RedZone> ArgumentLayout::red_zone_list() const {
+  std::vector<RedZone> list;
+  for (size_t i = 0; i < slices.size() && i < zones.size(); ++i) {
+    list.push_back({zones[i].offset, zones[i].bytes, slices[i].offset, slices[i].bytes});
+  }
+  return list;
+}
+
+ArgumentLayout layout_slices(const std::vector<uint64_t>& bytes, RedZones red_zones) {
+  ArgumentLayout layout;
+  layout.red_zones = red_zones;
+  const uint64_t page = host_page_bytes();
+  for (uint64_t b : bytes) {
+    const uint64_t start = layout.total_bytes;
+    uint64_t data = start, end = start + round_up(b);
+    if (red_zones == RedZones::kGuards) {
+      data = start + kGuardBytes;
+      end = data + round_up(b) + kGuardBytes;
+    } else if (red_zones == RedZones::kPageEnd) {
+      end = start + std::max<uint64_t>(round_up(round_up(b), page), page);
+      data = end - round_up(b);
+    }
+    layout.slices.push_back({data, b});
+    layout.zones.push_back({start, end - start});
+    layout.total_bytes = end;
+  }
+  return layout;
+}
+
+ArgumentLayout layout_arguments(const std::vector<tensor::HostTensor>& args, RedZones red_zones) {
+  std::vector<uint64_t> bytes;
+  for (const tensor::HostTensor& t : args) bytes.push_back(static_cast<uint64_t>(t.size_bytes()));
+  return layout_slices(bytes, red_zones);
+}
+
+std::string job_problem(const Job& job) {
+  switch (job.kind) {
+    case JobKind::kRunCpu:
+    case JobKind::kRunCuda: return run_job_problem(job);
+    case JobKind::kTimeCuda: return timing_job_problem(job);
+    case JobKind::kCompileCpu: return "";
+  }
+  return "a job of an unknown kind";
 }
 
 std::string encode_job(const Job& job) {
@@ -153,7 +229,23 @@ std::string encode_job(const Job& job) {
     w.u64(a.bytes);
   }
   w.u64(job.region_bytes);
+  w.u32(static_cast<uint32_t>(job.red_zones));
+  w.u64(job.zones.size());
+  for (const ArgumentSlice& z : job.zones) {
+    w.u64(z.offset);
+    w.u64(z.bytes);
+  }
   w.u64(job.input_sets);
+  w.u64(job.variant_bases.size());
+  for (uint64_t b : job.variant_bases) w.u64(b);
+  w.u64(job.patches.size());
+  for (const ElementPatch& p : job.patches) {
+    w.u64(p.variant);
+    w.u64(p.param);
+    w.u64(p.byte_offset);
+    w.u32(p.bytes);
+    w.u64(p.bits);
+  }
   w.u64(job.recorded_params.size());
   for (uint64_t p : job.recorded_params) w.u64(p);
   w.u64(job.call_slots.size());
@@ -192,7 +284,29 @@ std::optional<Job> decode_job(std::string_view bytes) {
   for (ArgumentSlice& a : job.arguments) {
     if (!r.u64(a.offset) || !r.u64(a.bytes)) return std::nullopt;
   }
-  if (!r.u64(job.region_bytes) || !r.u64(job.input_sets) || !r.count(count, sizeof(uint64_t))) return std::nullopt;
+  uint32_t red_zones = 0;
+  if (!r.u64(job.region_bytes) || !r.u32(red_zones) || red_zones > static_cast<uint32_t>(RedZones::kPageEnd) ||
+      !r.count(count, 2 * sizeof(uint64_t))) {
+    return std::nullopt;
+  }
+  job.red_zones = static_cast<RedZones>(red_zones);
+  job.zones.resize(count);
+  for (ArgumentSlice& z : job.zones) {
+    if (!r.u64(z.offset) || !r.u64(z.bytes)) return std::nullopt;
+  }
+  if (!r.u64(job.input_sets) || !r.count(count, sizeof(uint64_t))) return std::nullopt;
+  job.variant_bases.resize(count);
+  for (uint64_t& b : job.variant_bases) {
+    if (!r.u64(b)) return std::nullopt;
+  }
+  if (!r.count(count, 4 * sizeof(uint64_t) + sizeof(uint32_t))) return std::nullopt;
+  job.patches.resize(count);
+  for (ElementPatch& p : job.patches) {
+    if (!r.u64(p.variant) || !r.u64(p.param) || !r.u64(p.byte_offset) || !r.u32(p.bytes) || !r.u64(p.bits)) {
+      return std::nullopt;
+    }
+  }
+  if (!r.count(count, sizeof(uint64_t))) return std::nullopt;
   job.recorded_params.resize(count);
   for (uint64_t& p : job.recorded_params) {
     if (!r.u64(p)) return std::nullopt;
@@ -212,7 +326,7 @@ std::optional<Job> decode_job(std::string_view bytes) {
       if (a.offset > job.region_bytes || a.bytes > job.region_bytes - a.offset) return std::nullopt;
     }
   }
-  if (!timing_job_problem(job).empty()) return std::nullopt;
+  if (!job_problem(job).empty()) return std::nullopt;
   return job;
 }
 
@@ -232,6 +346,7 @@ std::string encode_reply(const Reply& reply) {
   w.str(g.name);
   for (int v : {g.sm_clock_mhz, g.max_sm_clock_mhz, g.memory_clock_mhz, g.temperature_c}) w.i64(v);
   w.str(g.driver_version);
+  w.str(reply.red_zone_violations);
   return w.take();
 }
 
@@ -254,7 +369,7 @@ std::optional<Reply> decode_reply(std::string_view bytes) {
   }
   GpuState& g = reply.gpu_state;
   ok = r.str(g.name) && r.i32(g.sm_clock_mhz) && r.i32(g.max_sm_clock_mhz) && r.i32(g.memory_clock_mhz) &&
-       r.i32(g.temperature_c) && r.str(g.driver_version) && r.at_end();
+       r.i32(g.temperature_c) && r.str(g.driver_version) && r.str(reply.red_zone_violations) && r.at_end();
   if (!ok) return std::nullopt;
   return reply;
 }

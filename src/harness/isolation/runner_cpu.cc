@@ -27,7 +27,7 @@ Reply compile_cpu_job(const Job& job) {
   return success_reply(job, module.value()->path());
 }
 
-Reply run_cpu_job(const Job& job, unsigned char* region) {
+Reply run_cpu_job(const Job& job, const std::vector<unsigned char*>& arguments) {
   // RTLD_NODELETE for the reason runtime/cpu_module.cc gives: OpenMP workers outlive it.
   void* handle = ::dlopen(job.module_path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr)
@@ -36,8 +36,7 @@ Reply run_cpu_job(const Job& job, unsigned char* region) {
   if (symbol == nullptr) {
     return failure_reply(job, DRAGON_RUNTIME_FAILURE("dlsym", "no symbol " + job.entry + " in " + job.module_path, ""));
   }
-  std::vector<void*> pointers;
-  for (const ArgumentSlice& a : job.arguments) pointers.push_back(region + a.offset);
+  std::vector<void*> pointers(arguments.begin(), arguments.end());
   reinterpret_cast<runtime::CpuEntry>(symbol)(pointers.data());
   return success_reply(job);
 }

@@ -8,6 +8,8 @@ namespace {
 
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;  // above this a kernel must opt in
 
+}  // namespace
+
 bool is_device_fault(const RuntimeFailure& failure) {
   for (std::string_view name :
        {"CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
@@ -17,8 +19,6 @@ bool is_device_fault(const RuntimeFailure& failure) {
   }
   return false;
 }
-
-}  // namespace
 
 Expected<JobKernel> JobKernel::load(const Job& job) {
   Expected<runtime::CudaDriver*> got = runtime::CudaDriver::get();

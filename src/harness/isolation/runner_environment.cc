@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "dragon/harness/isolated_candidate.h"
+#include "dragon/support/error.h"
 
 namespace dragon::harness {
 namespace {
@@ -29,6 +30,18 @@ const std::optional<std::string>& env_kernel_runner() {
 bool is_executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
 
 }  // namespace
+
+// DRAGON_RUNNER_NAMESPACES: off, auto or required; anything else is a user error.
+RunnerNamespaces default_runner_namespaces() {
+  static const RunnerNamespaces value = [] {
+    std::optional<std::string> text = read_variable("DRAGON_RUNNER_NAMESPACES");
+    if (!text || text->empty() || *text == "auto") return RunnerNamespaces::kWhereAvailable;
+    if (*text == "off") return RunnerNamespaces::kOff;
+    if (*text == "required") return RunnerNamespaces::kRequired;
+    throw UserError("DRAGON_RUNNER_NAMESPACES='" + *text + "': expected off, auto or required");
+  }();
+  return value;
+}
 
 Expected<std::string> find_kernel_runner(const IsolationOptions& options) {
   if (!options.runner_path.empty()) {

@@ -2,6 +2,8 @@
 // the reply it sends. Private to the runner; kernel_runner.cc does the I/O.
 #pragma once
 
+#include <vector>
+
 #include "dragon/harness/kernel_runner_protocol.h"
 
 namespace dragon::harness::kernel_runner {
@@ -24,10 +26,18 @@ inline Reply failure_reply(const Job& job, RuntimeFailure failure, ReplyStatus s
 // Compiles through the runtime's CPU compile cache; loading the result here checks the
 // entry symbol without ever loading untrusted code into the parent.
 Reply compile_cpu_job(const Job& job);
+// The argument region as the runner mapped it: the region whole (nullptr when empty or
+// mapped zone by zone), and where each argument lies.
+struct MappedArguments {
+  unsigned char* region = nullptr;
+  std::vector<unsigned char*> arguments;
+};
+
+// `arguments` points at each argument's tensor.
+Reply run_cpu_job(const Job& job, const std::vector<unsigned char*>& arguments);
 // `region` is the mapped argument region (nullptr when it is empty).
-Reply run_cpu_job(const Job& job, unsigned char* region);
 Reply run_cuda_job(const Job& job, unsigned char* region);
-// Times the kernel over the job's rotated input sets, copying each timed call's recorded
+// Times the kernel over the job's rotated variants, copying each timed call's recorded
 // parameters into its call slot; checks none of them (the parent does).
 Reply time_cuda_job(const Job& job, unsigned char* region);
 

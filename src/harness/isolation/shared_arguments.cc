@@ -37,12 +37,14 @@ Expected<SharedArguments> SharedArguments::create(kernel_runner::ArgumentLayout 
       return f;
     }
     data = static_cast<unsigned char*>(p);
+    if (layout.red_zones != RedZones::kNone) fill_red_zones(data, layout.red_zone_list());
   }
   return SharedArguments(fd, data, std::move(layout));
 }
 
-Expected<SharedArguments> SharedArguments::create(const std::vector<tensor::HostTensor>& args) {
-  Expected<SharedArguments> region = create(kernel_runner::layout_arguments(args));
+Expected<SharedArguments> SharedArguments::create(const std::vector<tensor::HostTensor>& args,
+                                                           RedZones red_zones) {
+  Expected<SharedArguments> region = create(kernel_runner::layout_arguments(args, red_zones));
   if (!region) return region;
   for (size_t i = 0; i < args.size(); ++i) region.value().write(i, args[i]);
   return region;
@@ -84,6 +86,11 @@ void SharedArguments::copy_out(std::vector<tensor::HostTensor>& args) const {
     if (layout_.slices[i].bytes == 0) continue;
     std::memcpy(args[i].data(), data_ + layout_.slices[i].offset, layout_.slices[i].bytes);
   }
+}
+
+std::string SharedArguments::red_zone_violations(const std::vector<std::string>& names) const {
+  if (layout_.red_zones == RedZones::kNone || data_ == nullptr) return "";
+  return harness::red_zone_violations(data_, layout_.red_zone_list(), names);
 }
 
 }  // namespace dragon::harness::isolation

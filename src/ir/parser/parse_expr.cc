@@ -282,7 +282,12 @@ Expr Parser::parse_call(const Token& name) {
   for (const IntrinsicInfo& info : kIntrinsics) {
     if (info.spelling != f) continue;
     arity(static_cast<size_t>(info.arity));
-    if (info.kind == 'E') return CallNode::make(info.op, {});
+    if (info.kind == 'E') {
+      for (const Expr& arg : args) {
+        if (!as_const_int(arg)) fail(name, fmt::format("{} takes integer constants", f));
+      }
+      return CallNode::make(info.op, std::move(args));
+    }
     same_types(0);
     DataType type = args[0].dtype();
     bool ok = info.kind == 'A' ? (type.is_int() || type.is_float()) : type.is_float();

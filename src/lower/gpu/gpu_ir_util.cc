@@ -1,4 +1,4 @@
-// Helpers shared by the GPU passes: tags, scopes, substitution, kernel discovery.
+// Helpers shared by the GPU passes: tags, scopes, variable uses, kernel discovery.
 #include "gpu_ir_util.h"
 
 #include "dragon/ir/functor.h"
@@ -7,21 +7,6 @@ namespace dragon::lower::gpu {
 namespace {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-class Substituter : public ir::StmtExprMutator {
- public:
-  explicit Substituter(const VarMap& map) : map_(map) {}
-
- protected:
-  using ir::StmtExprMutator::visit_;
-  ir::Expr visit_(const ir::VarNode* op) override {
-    auto it = map_.find(op);
-    return it == map_.end() ? ir::Expr(op) : it->second;
-  }
-
- private:
-  const VarMap& map_;
-};
 
 class VarFinder : public ir::StmtExprVisitor {
  public:
@@ -93,18 +78,6 @@ const ir::ForNode* as_bound_loop(const ir::Stmt& s, bool (*pred)(std::string_vie
   const auto* loop = s.as<ir::ForNode>();
   if (loop == nullptr || loop->for_kind != ir::ForKind::kThreadBinding || !pred(loop->thread_tag)) return nullptr;
   return loop;
-}
-
-ir::Expr substitute(const ir::Expr& e, const VarMap& map) {
-  if (map.empty()) return e;
-  Substituter s(map);
-  return s.visit(e);
-}
-
-ir::Stmt substitute(const ir::Stmt& stmt, const VarMap& map) {
-  if (map.empty()) return stmt;
-  Substituter s(map);
-  return s.visit(stmt);
 }
 
 bool uses_var(const ir::Expr& e, const std::function<bool(const ir::VarNode*)>& pred) {

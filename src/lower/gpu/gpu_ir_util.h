@@ -1,10 +1,9 @@
 // Helpers the GPU passes share (private to src/lower/gpu/): thread tags, storage scopes,
-// variable substitution, and finding the kernels of a function. Not a pass.
+// variable uses, and finding the kernels of a function. Not a pass.
 #pragma once
 
 #include <functional>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "dragon/ir/function.h"
@@ -21,10 +20,6 @@ bool is_per_thread_scope(std::string_view scope);
 
 // A For bound to a tag matching `pred`, or nullptr.
 const ir::ForNode* as_bound_loop(const ir::Stmt& s, bool (*pred)(std::string_view));
-
-using VarMap = std::unordered_map<const ir::VarNode*, ir::Expr>;
-ir::Expr substitute(const ir::Expr& e, const VarMap& map);
-ir::Stmt substitute(const ir::Stmt& s, const VarMap& map);
 
 // Whether `e` / `s` mentions a variable for which `pred` holds (bounds, indices, values).
 bool uses_var(const ir::Expr& e, const std::function<bool(const ir::VarNode*)>& pred);

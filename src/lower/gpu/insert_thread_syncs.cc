@@ -40,6 +40,10 @@ struct Pending {
   }
 };
 
+// A loop of async copies is one leaf: its stores are the pipeline's to order, which only
+// the collector's view of the whole loop knows (scanning inside would count them).
+bool is_async_copy(const ir::ForNode* loop) { return loop->annotations.count(kAsyncCopyAnnotation) > 0; }
+
 bool is_sync(const ir::Stmt& s) {
   const auto* eval = s.as<ir::EvaluateNode>();
   const auto* call = eval != nullptr ? eval->value.as<ir::CallNode>() : nullptr;
@@ -47,7 +51,10 @@ bool is_sync(const ir::Stmt& s) {
 }
 
 // Loads and stores of memory threads share (shared and global: __syncthreads orders both
-// within a block) of a statement taken whole, and the variables it defines.
+// within a block) of a statement taken whole, and the variables it defines. Stores under a
+// loop annotated async_copy land only at a later async_wait_group: the pass that made them
+// asynchronous (inject_software_pipeline) places their waits and barriers, so they are
+// not counted here.
 class AccessCollector : public ir::StmtExprVisitor {
  public:
   std::vector<Access> reads, writes;
@@ -57,16 +64,24 @@ class AccessCollector : public ir::StmtExprVisitor {
   using ir::StmtExprVisitor::visit_;
   void visit_(const ir::ForNode* op) override {
     defined.insert(op->loop_var.get());
+    bool async = op->annotations.count(kAsyncCopyAnnotation) > 0;
+    async_depth_ += async;
     ir::StmtExprVisitor::visit_(op);
+    async_depth_ -= async;
   }
   void visit_(const ir::BufferLoadNode* op) override {
     if (!gpu::is_per_thread_scope(op->buffer->scope)) reads.push_back({op->buffer.get(), op->indices, {}});
     ir::StmtExprVisitor::visit_(op);
   }
   void visit_(const ir::BufferStoreNode* op) override {
-    if (!gpu::is_per_thread_scope(op->buffer->scope)) writes.push_back({op->buffer.get(), op->indices, {}});
+    if (!gpu::is_per_thread_scope(op->buffer->scope) && async_depth_ == 0) {
+      writes.push_back({op->buffer.get(), op->indices, {}});
+    }
     ir::StmtExprVisitor::visit_(op);
   }
+
+ private:
+  int async_depth_ = 0;
 };
 
 class SyncPlanner {
@@ -103,7 +118,8 @@ class SyncPlanner {
     } else if (const auto* alloc = s.as<ir::AllocateNode>()) {
       scan(alloc->body, state);
     } else if (const auto* loop = s.as<ir::ForNode>(); loop != nullptr && loop->for_kind != ir::ForKind::kVectorized &&
-                                                       uniform(loop->min) && uniform(loop->extent)) {
+                                                       !is_async_copy(loop) && uniform(loop->min) &&
+                                                       uniform(loop->extent)) {
       Pending before = state;
       scan(loop->body, state);
       // The next iteration: rescan the body only when, taken whole, it conflicts with

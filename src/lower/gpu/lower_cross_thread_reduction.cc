@@ -8,6 +8,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/structural_equal.h"
+#include "dragon/ir/substitute.h"
 #include "dragon/lower/passes.h"
 #include "dragon/support/error.h"
 #include "gpu_ir_util.h"
@@ -384,7 +385,7 @@ class CrossThreadLowerer : public ir::StmtMutator {
       ir::Var t(tl->loop_var.name(), tl->loop_var.dtype());
       std::vector<ir::IterVar> vars;
       std::vector<ir::Expr> values;
-      gpu::VarMap rename;
+      ir::VarMap rename;
       for (size_t i = 0; i < spatial_vars.size(); ++i) {
         ir::IterVar fresh = spatial_vars[i];
         fresh.var = ir::Var(fresh.var.name(), fresh.var.dtype());
@@ -396,17 +397,17 @@ class CrossThreadLowerer : public ir::StmtMutator {
       std::vector<ir::Expr> first = index;
       first.back() = ir::make_zero(first.back().dtype());
       ir::Expr result = ir::BufferLoadNode::make(red, first);
-      ir::Expr init = gpu::substitute(u->init_value, rename);
+      ir::Expr init = ir::substitute(u->init_value, rename);
       if (!ir::structural_equal(init, identity(u->reducer, type))) {
         result = u->output_first ? combine(u->reducer, init, result) : combine(u->reducer, result, init);
       }
       std::vector<ir::Expr> out_index;
-      for (const ir::Expr& e : u->indices) out_index.push_back(gpu::substitute(e, rename));
+      for (const ir::Expr& e : u->indices) out_index.push_back(ir::substitute(e, rename));
       std::vector<ir::BufferRegion> writes;
       for (const ir::BufferRegion& r : block->writes) {
         ir::BufferRegion w{r.buffer, {}};
         for (const ir::Range& range : r.region) {
-          w.region.push_back(ir::Range::make(gpu::substitute(range.min, rename), gpu::substitute(range.extent, rename)));
+          w.region.push_back(ir::Range::make(ir::substitute(range.min, rename), ir::substitute(range.extent, rename)));
         }
         writes.push_back(w);
       }

@@ -9,6 +9,7 @@
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/substitute.h"
 #include "dragon/lower/passes.h"
 #include "dragon/support/error.h"
 #include "gpu_ir_util.h"
@@ -124,7 +125,7 @@ class BindingUnifier : public ir::StmtExprMutator {
  private:
   const std::map<std::string, int64_t, std::less<>>& extent_;
   const std::map<std::string, ir::Var, std::less<>>& launch_var_;
-  gpu::VarMap map_;
+  ir::VarMap map_;
 };
 
 // A global buffer allocated inside a kernel (an intermediate computed at a bound loop)

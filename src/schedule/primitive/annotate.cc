@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -30,75 +31,133 @@ PrimFunc with_annotations(const PrimFunc& func, const StmtNode* target, const Up
 
 }  // namespace
 
+// What annotate's construction needs: the target and the value to store.
+struct detail::AnnotatePlan {
+  const StmtNode* node = nullptr;
+  AnnotationValue stored;
+};
+
+namespace {
+
+// The block or loop a target names, or its precondition-0 error.
+template <typename Find>
+detail::Planned<const StmtNode*> find_target(const BlockOrLoop& target, const Find& find) {
+  if (const auto* b = std::get_if<BlockRV>(&target)) {
+    auto block = find(*b, "block");
+    if (!block.ok()) return std::move(block).take_error();
+    return static_cast<const StmtNode*>(*block);
+  }
+  auto loop = find(std::get<LoopRV>(target), "loop");
+  if (!loop.ok()) return std::move(loop).take_error();
+  return static_cast<const StmtNode*>(*loop);
+}
+
+}  // namespace
+
+detail::Planned<detail::AnnotatePlan> Schedule::plan_annotate(const BlockOrLoop& target,
+                                                              const AnnotationInput* value) const {
+  constexpr InstructionKind kKind = InstructionKind::Annotate;
+  auto node = find_target(target, [&](auto rv, std::string_view role) { return find(rv, kKind, role); });
+  if (!node.ok()) return std::move(node).take_error();
+  detail::AnnotatePlan plan;
+  plan.node = *node;
+  if (value == nullptr) return plan;
+  if (const auto* rv = std::get_if<ExprRV>(value)) {
+    auto v = find(*rv, kKind, "value");
+    if (!v.ok()) return std::move(v).take_error();
+    plan.stored = *v;
+  } else if (const auto* i = std::get_if<int64_t>(value)) {
+    plan.stored = *i;
+  } else if (const auto* d = std::get_if<double>(value)) {
+    plan.stored = *d;
+  } else {
+    plan.stored = std::get<std::string>(*value);
+  }
+  return plan;
+}
+
 void Schedule::annotate(BlockOrLoop target, std::string key, AnnotationInput value) {
   constexpr InstructionKind kKind = InstructionKind::Annotate;
-  const StmtNode* node = std::holds_alternative<BlockRV>(target)
-                             ? static_cast<const StmtNode*>(resolve(std::get<BlockRV>(target), kKind, "block"))
-                             : static_cast<const StmtNode*>(resolve(std::get<LoopRV>(target), kKind, "loop"));
-  AnnotationValue stored;
-  Arg recorded;
-  if (const auto* rv = std::get_if<ExprRV>(&value)) {
-    stored = resolve(*rv, kKind, "value");
-    recorded = *rv;
-  } else if (const auto* i = std::get_if<int64_t>(&value)) {
-    stored = *i;
-    recorded = *i;
-  } else if (const auto* d = std::get_if<double>(&value)) {
-    stored = *d;
-    recorded = *d;
-  } else {
-    stored = std::get<std::string>(value);
-    recorded = std::get<std::string>(value);
+  detail::AnnotatePlan plan = plan_annotate(target, &value).take();
+  PrimFunc result = with_annotations(func_, plan.node, [&](Annotations& ann) { ann[key] = plan.stored; });
+  commit(std::move(result), detail::make_instruction(kKind, {}, target, key, value));
+}
+
+detail::Planned<const StmtNode*> Schedule::plan_unannotate(const BlockOrLoop& target,
+                                                           std::optional<std::string_view> key) const {
+  constexpr InstructionKind kKind = InstructionKind::Unannotate;
+  auto found = find_target(target, [&](auto rv, std::string_view role) { return find(rv, kKind, role); });
+  if (!found.ok() || !key) return found;
+  const StmtNode* node = *found;
+  const bool is_block = node->kind == NodeKind::Block;
+  const Annotations& ann = is_block ? static_cast<const BlockNode*>(node)->annotations
+                                    : static_cast<const ForNode*>(node)->annotations;
+  if (ann.find(*key) == ann.end()) {
+    const Arg target_arg = is_block ? Arg(std::get<BlockRV>(target)) : Arg(std::get<LoopRV>(target));
+    ErrorLocus locus = is_block ? ErrorLocus{nullptr, static_cast<const BlockNode*>(node)->name}
+                                : ErrorLocus{static_cast<const ForNode*>(node)->loop_var.get(), {}};
+    return error(
+        kKind, 1, "AnnotationNotFound", [&] { return fmt::format("key \"{}\"", *key); },
+        [&] {
+          return fmt::format("{} {} has no annotation '{}'", is_block ? "block" : "loop", to_string(target_arg), *key);
+        },
+        locus);
   }
-  PrimFunc result = with_annotations(func_, node, [&](Annotations& ann) { ann[key] = stored; });
-  Arg target_arg = std::holds_alternative<BlockRV>(target) ? Arg(std::get<BlockRV>(target)) : Arg(std::get<LoopRV>(target));
-  commit(std::move(result), Instruction{kKind, {target_arg, recorded}, {key}, {}});
+  return node;
 }
 
 void Schedule::unannotate(BlockOrLoop target, std::string key) {
   constexpr InstructionKind kKind = InstructionKind::Unannotate;
-  const bool is_block = std::holds_alternative<BlockRV>(target);
-  const StmtNode* node = is_block ? static_cast<const StmtNode*>(resolve(std::get<BlockRV>(target), kKind, "block"))
-                                  : static_cast<const StmtNode*>(resolve(std::get<LoopRV>(target), kKind, "loop"));
-  const Annotations& ann = is_block ? static_cast<const BlockNode*>(node)->annotations
-                                    : static_cast<const ForNode*>(node)->annotations;
-  Arg target_arg = is_block ? Arg(std::get<BlockRV>(target)) : Arg(std::get<LoopRV>(target));
-  if (!ann.count(key)) {
-    ErrorLocus locus = is_block ? ErrorLocus{nullptr, static_cast<const BlockNode*>(node)->name}
-                                : ErrorLocus{static_cast<const ForNode*>(node)->loop_var.get(), {}};
-    throw error(kKind, 1, "AnnotationNotFound", fmt::format("key \"{}\"", key),
-                fmt::format("{} {} has no annotation '{}'", is_block ? "block" : "loop", to_string(target_arg), key),
-                locus);
-  }
+  const StmtNode* node = plan_unannotate(target, key).take();
   PrimFunc result = with_annotations(func_, node, [&](Annotations& a) { a.erase(key); });
-  commit(std::move(result), Instruction{kKind, {target_arg}, {key}, {}});
+  commit(std::move(result), detail::make_instruction(kKind, {}, target, key));
+}
+
+CheckResult Schedule::check_annotate(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::Annotate;
+  ops.expect(2, 1);
+  ops.string_attr(0);  // the key: only stored
+  auto target = ops.block_or_loop(0);
+  std::optional<AnnotationInput> value;
+  if (const Arg* v = ops.input(1)) value = detail::arg_as<AnnotationInput>(kKind, *v);
+  if (!target) return detail::unknown();
+  return detail::verdict(plan_annotate(*target, value ? &*value : nullptr), value.has_value(), 0);
+}
+
+CheckResult Schedule::check_unannotate(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 1);
+  auto target = ops.block_or_loop(0);
+  auto key = ops.string_attr(0);
+  if (!target) return detail::unknown();
+  return detail::verdict(plan_unannotate(*target, key), key.has_value(), 0);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_annotate(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                      const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Annotate;
-  expect_count(kKind, "inputs", inputs, 2);
-  expect_count(kKind, "attrs", attrs, 1);
-  AnnotationInput value;
-  if (const auto* i = inputs[1].as<int64_t>()) value = *i;
-  else if (const auto* d = inputs[1].as<double>()) value = *d;
-  else if (const auto* s = inputs[1].as<std::string>()) value = *s;
-  else if (const auto* b = inputs[1].as<bool>()) value = int64_t{*b};
-  else value = ExprRV{rv_arg(kKind, inputs[1], RVType::kExpr).id};
-  sch.annotate(block_or_loop_arg(kKind, inputs[0]), string_arg(kKind, attrs[0]), std::move(value));
-  return {};
-}
+constexpr auto kAnnotateSlots = numbered_slots({
+    slot::input("block_or_loop", ValueType::kBlockOrLoop),
+    slot::attr("ann_key", ValueType::kString).of(Vocabulary::kAnnotationKey),
+    slot::input("ann_val", ValueType::kAnnValue),
+});
 
-std::vector<RandomVar> apply_unannotate(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                        const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Unannotate;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 1);
-  sch.unannotate(block_or_loop_arg(kKind, inputs[0]), string_arg(kKind, attrs[0]));
-  return {};
-}
+constinit const InstructionSignature kAnnotateSignature{
+    .python_name = "annotate",
+    .slots = kAnnotateSlots,
+    .replay = replay_method<&Schedule::annotate>,
+    .check = check_method<&Schedule::check_annotate>,
+};
+
+constexpr auto kUnannotateSlots = numbered_slots({
+    slot::input("block_or_loop", ValueType::kBlockOrLoop),
+    slot::attr("ann_key", ValueType::kString).of(Vocabulary::kAnnotationKey),
+});
+
+constinit const InstructionSignature kUnannotateSignature{
+    .python_name = "unannotate",
+    .slots = kUnannotateSlots,
+    .replay = replay_method<&Schedule::unannotate>,
+    .check = check_method<&Schedule::check_unannotate>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

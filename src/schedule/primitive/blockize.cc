@@ -8,7 +8,9 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
+#include "../plan_memo.h"
 
 namespace dragon::schedule {
 
@@ -82,51 +84,25 @@ BufferRegion relax(const BufferRegion& region, const std::unordered_map<const Va
   return BufferRegion{region.buffer, ranges};
 }
 
-}  // namespace
-
-BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
-  constexpr InstructionKind kKind = InstructionKind::Blockize;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string operand = fmt::format("loop {}", rv_name(loop_rv));
-  const ErrorLocus here{loop->loop_var.get(), {}};
-
-  // 1) a chain of loops down to one block.
-  std::vector<const ForNode*> inner_loops{loop};
-  const BlockRealizeNode* realize = nullptr;
-  for (;;) {
-    const Stmt& body = inner_loops.back()->body;
-    if (const auto* next = body.as<ForNode>()) {
-      inner_loops.push_back(next);
-    } else if (const auto* r = body.as<BlockRealizeNode>()) {
-      realize = r;
-      break;
-    } else {
-      throw error(kKind, 1, "NotSingleBlockChain", operand,
-                  fmt::format("loop '{}' holds a {}, not one loop or one block",
-                              inner_loops.back()->loop_var.name(), node_kind_name(body.kind())),
-                  ErrorLocus{inner_loops.back()->loop_var.get(), {}});
-    }
-  }
-  const BlockNode* block = realize->block.get();
-  for (const ForNode* l : inner_loops) {
-    if (!as_const_int(l->min) || !as_const_int(l->extent)) {
-      throw error(kKind, 2, "NonConstantExtent", operand,
-                  fmt::format("loop '{}' ranges over {} +: {}", l->loop_var.name(), print_expr(l->min),
-                              print_expr(l->extent)),
-                  ErrorLocus{l->loop_var.get(), {}});
-    }
-  }
-  std::vector<const StmtNode*> path = detail::path_to(func_, realize);
-  std::vector<const ForNode*> all_loops = detail::loops_above(path);
-  std::vector<const ForNode*> outer_loops(all_loops.begin(),
-                                          std::find(all_loops.begin(), all_loops.end(), loop));
-  Analyzer analyzer = detail::analyzer_for(path);
-  std::vector<const VarNode*> inner_vars, outer_vars;
-  for (const ForNode* l : inner_loops) inner_vars.push_back(l->loop_var.get());
-  for (const ForNode* l : outer_loops) outer_vars.push_back(l->loop_var.get());
-
-  // 3) each binding is a tile index times the tile extent plus an offset in the tile.
+// Blockize's preconditions 3 and 4 for the block `realize` under the loops `inner` (the
+// given loop down to it), with the loops of its scope above them `outer`: each binding
+// divided into a tile index and an offset, and the predicate's conjuncts split between
+// the loops above and those below; or which binding (3) or conjunct (4) fails.
+struct Analysis {
   std::vector<Division> divisions;
+  Expr outer_pred, inner_pred;
+  int failed = 0;  // the precondition that fails, 0 when both hold
+  size_t at = 0;   // 3: the binding that is not divided
+  Expr mixed;      // 4: the conjunct mixing loops above and below
+};
+
+Analysis analyse(const BlockRealizeNode* realize, const std::vector<const ForNode*>& outer_loops,
+                 const std::vector<const ForNode*>& inner_loops, std::span<const ForNode* const> scope_loops) {
+  const BlockNode* block = realize->block.get();
+  Analysis out;
+  Analyzer analyzer;
+  for (const ForNode* l : scope_loops) analyzer.bind(l->loop_var, Range{l->min, l->extent});
+  // 3) each binding is a tile index times the tile extent plus an offset in the tile.
   for (size_t i = 0; i < block->iter_vars.size(); ++i) {
     const IterVar& iv = block->iter_vars[i];
     std::optional<Division> d;
@@ -134,15 +110,16 @@ BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
       d = divide(realize->iter_values[i], outer_loops, inner_loops, analyzer);
     }
     if (!d) {
-      throw error(kKind, 3, "NotAffineBinding", operand,
-                  fmt::format("the binding {} of '{}' in block '{}' is not a tile index times a tile extent plus an "
-                              "offset from the loops under the loop",
-                              print_expr(realize->iter_values[i]), iv.var.name(), block->name),
-                  ErrorLocus{nullptr, block->name});
+      out.failed = 3;
+      out.at = i;
+      return out;
     }
-    divisions.push_back(*d);
+    out.divisions.push_back(*d);
   }
   // 4) the predicate's conjuncts each use outer loops only or inner loops only.
+  std::vector<const VarNode*> inner_vars, outer_vars;
+  for (const ForNode* l : inner_loops) inner_vars.push_back(l->loop_var.get());
+  for (const ForNode* l : outer_loops) outer_vars.push_back(l->loop_var.get());
   std::vector<Expr> conjuncts;
   std::vector<Expr> pending{realize->predicate};
   while (!pending.empty()) {
@@ -156,19 +133,151 @@ BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
     }
     conjuncts.push_back(e);
   }
-  Expr outer_pred = make_bool(true), inner_pred = make_bool(true);
+  out.outer_pred = make_bool(true);
+  out.inner_pred = make_bool(true);
   for (const Expr& c : conjuncts) {
     bool uses_inner = detail::uses_any_var(c, inner_vars), uses_outer = detail::uses_any_var(c, outer_vars);
     if (uses_inner && uses_outer) {
-      throw error(kKind, 4, "UnsupportedPredicate", operand,
-                  fmt::format("the predicate {} of block '{}' mixes loops above and under the loop",
-                              print_expr(c), block->name),
-                  ErrorLocus{nullptr, block->name});
+      out.failed = 4;
+      out.mixed = c;
+      return out;
     }
-    Expr& target = uses_inner ? inner_pred : outer_pred;
+    Expr& target = uses_inner ? out.inner_pred : out.outer_pred;
     target = is_const_int(target, 1) ? c : target && c;
   }
+  return out;
+}
 
+// Names this analysis in a plan memo.
+const char kAnalysisTag = 0;
+
+// The analysis of `realize` with the scope's loops `scope_loops`, those from `top` on
+// holding it: remembered in `memo` by the nodes it reads (the loops' variables and
+// bounds, the bindings, the predicate, the block's iteration domains).
+std::shared_ptr<const Analysis> analysis_of(detail::PlanMemo& memo, const BlockRealizeNode* realize,
+                                            std::span<const ForNode* const> scope_loops, size_t top) {
+  const BlockNode* block = realize->block.get();
+  std::vector<Expr> read;
+  for (const ForNode* l : scope_loops) {
+    read.push_back(l->loop_var);
+    read.push_back(l->min);
+    read.push_back(l->extent);
+  }
+  for (const Expr& value : realize->iter_values) read.push_back(value);
+  read.push_back(realize->predicate);
+  for (const IterVar& iv : block->iter_vars) {
+    read.push_back(iv.var);
+    read.push_back(iv.dom.min);
+    read.push_back(iv.dom.extent);
+  }
+  // The counts first (small numbers, never node addresses): keys of different shapes
+  // cannot coincide.
+  detail::PlanMemo::Key key{&kAnalysisTag, reinterpret_cast<const void*>(scope_loops.size()),
+                            reinterpret_cast<const void*>(top), reinterpret_cast<const void*>(realize->iter_values.size())};
+  for (const Expr& e : read) key.push_back(e.get());
+  if (auto known = memo.find(key)) return std::static_pointer_cast<const Analysis>(known);
+  const std::vector<const ForNode*> outer(scope_loops.begin(), scope_loops.begin() + static_cast<std::ptrdiff_t>(top));
+  const std::vector<const ForNode*> inner(scope_loops.begin() + static_cast<std::ptrdiff_t>(top), scope_loops.end());
+  auto result = std::make_shared<const Analysis>(analyse(realize, outer, inner, scope_loops));
+  memo.remember(std::move(key), result, std::move(read));
+  return result;
+}
+
+}  // namespace
+
+// What blockize's construction needs: the chain of loops from the given one down to the
+// block, each binding divided into tiles, and the predicate's conjuncts split between
+// the loops above and those below.
+struct detail::BlockizePlan {
+  std::vector<const ForNode*> inner_loops;
+  const BlockRealizeNode* realize = nullptr;
+  std::vector<Division> divisions;
+  Expr outer_pred, inner_pred;
+};
+
+detail::Planned<detail::BlockizePlan> Schedule::plan_blockize(LoopRV loop_rv) const {
+  constexpr InstructionKind kKind = InstructionKind::Blockize;
+  auto found = find(loop_rv, kKind, "loop");
+  if (!found.ok()) return std::move(found).take_error();
+  const ForNode* loop = *found;
+  auto operand = [&] { return fmt::format("loop {}", rv_name(loop_rv)); };
+  detail::BlockizePlan plan;
+  // 1) a chain of loops down to one block.
+  std::vector<const ForNode*>& inner_loops = plan.inner_loops;
+  inner_loops.push_back(loop);
+  for (;;) {
+    const Stmt& body = inner_loops.back()->body;
+    if (const auto* next = body.as<ForNode>()) {
+      inner_loops.push_back(next);
+    } else if (const auto* r = body.as<BlockRealizeNode>()) {
+      plan.realize = r;
+      break;
+    } else {
+      return error(
+          kKind, 1, "NotSingleBlockChain", operand,
+          [&] {
+            return fmt::format("loop '{}' holds a {}, not one loop or one block", inner_loops.back()->loop_var.name(),
+                               node_kind_name(body.kind()));
+          },
+          ErrorLocus{inner_loops.back()->loop_var.get(), {}});
+    }
+  }
+  const BlockRealizeNode* realize = plan.realize;
+  const BlockNode* block = realize->block.get();
+  for (const ForNode* l : inner_loops) {
+    if (!as_const_int(l->min) || !as_const_int(l->extent)) {
+      return error(
+          kKind, 2, "NonConstantExtent", operand,
+          [&] {
+            return fmt::format("loop '{}' ranges over {} +: {}", l->loop_var.name(), print_expr(l->min),
+                               print_expr(l->extent));
+          },
+          ErrorLocus{l->loop_var.get(), {}});
+    }
+  }
+  const std::span<const ForNode* const> all_loops = tree_->find(block)->scope_loops();
+  const auto top = std::find(all_loops.begin(), all_loops.end(), loop);
+  // 3-4) analyse the bindings and the predicate; the result depends on the nodes below
+  // only, so it is shared with the schedule's copies that still hold them all.
+  const auto analysed = analysis_of(*memo_, realize, all_loops, static_cast<size_t>(top - all_loops.begin()));
+  const Analysis& analysis = *analysed;
+  if (analysis.failed == 3) {
+    const size_t i = analysis.at;
+    return error(
+        kKind, 3, "NotAffineBinding", operand,
+        [&] {
+          return fmt::format(
+              "the binding {} of '{}' in block '{}' is not a tile index times a tile extent plus an "
+              "offset from the loops under the loop",
+              print_expr(realize->iter_values[i]), block->iter_vars[i].var.name(), block->name);
+        },
+        ErrorLocus{nullptr, block->name});
+  }
+  if (analysis.failed == 4) {
+    return error(
+        kKind, 4, "UnsupportedPredicate", operand,
+        [&] {
+          return fmt::format("the predicate {} of block '{}' mixes loops above and under the loop",
+                             print_expr(analysis.mixed), block->name);
+        },
+        ErrorLocus{nullptr, block->name});
+  }
+  plan.divisions = analysis.divisions;
+  plan.outer_pred = analysis.outer_pred;
+  plan.inner_pred = analysis.inner_pred;
+  return plan;
+}
+
+BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
+  constexpr InstructionKind kKind = InstructionKind::Blockize;
+  const detail::BlockizePlan plan = plan_blockize(loop_rv).take();
+  const ForNode* loop = plan.inner_loops.front();
+  const std::vector<const ForNode*>& inner_loops = plan.inner_loops;
+  const BlockRealizeNode* realize = plan.realize;
+  const BlockNode* block = realize->block.get();
+  const std::vector<Division>& divisions = plan.divisions;
+  const Expr& outer_pred = plan.outer_pred;
+  const Expr& inner_pred = plan.inner_pred;
   // The outer block's variables and bindings; the inner block's new bindings.
   std::vector<IterVar> outer_iters;
   std::vector<Expr> outer_values, inner_values;
@@ -213,24 +322,33 @@ BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
   Stmt outer_realize = BlockRealizeNode::make(outer_values, outer_pred, outer);
 
   BlockRV out = new_block_rv(name);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_iters);
-  inst.outputs.push_back(out);
-  commit(detail::replace_in_func(func_, loop, outer_realize), std::move(inst));
+  commit(detail::replace_in_func(func_, loop, outer_realize),
+         detail::make_instruction(kKind, {out}, loop_rv, preserve_unit_iters));
   return out;
+}
+
+CheckResult Schedule::check_blockize(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 1);
+  ops.bool_attr(0);  // preserve_unit_iters: only shapes the outer block
+  auto loop = ops.loop(0);
+  if (!loop) return detail::unknown();
+  return detail::verdict(plan_blockize(*loop), true, 1);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_blockize(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                      const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Blockize;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 1);
-  return {sch.blockize(loop_arg(kKind, inputs[0]), bool_arg(kKind, attrs[0]))};
-}
+constexpr auto kBlockizeSlots = numbered_slots({
+    slot::input("target", ValueType::kLoop),
+    slot::attr("preserve_unit_iters", ValueType::kBool).defaults_to(true),
+});
+
+constinit const InstructionSignature kBlockizeSignature{
+    .python_name = "blockize",
+    .slots = kBlockizeSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_method<&Schedule::blockize>,
+    .check = check_method<&Schedule::check_blockize>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

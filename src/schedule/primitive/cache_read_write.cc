@@ -9,6 +9,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -27,11 +28,6 @@ bool has_buffer(const std::vector<BufferRegion>& regions, const BufferNode* buff
   return std::any_of(regions.begin(), regions.end(), [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
 }
 
-bool is_leaf(const BlockNode* block) {
-  return detail::child_block_realizes(block->body).empty() &&
-         (!block->init.defined() || detail::child_block_realizes(block->init).empty());
-}
-
 // "A" in "shared.dyn" -> "A_shared_dyn": the base of the cache's name.
 std::string cache_name(const std::string& buffer, const std::string& scope) {
   std::string name = buffer + "_" + scope;
@@ -45,27 +41,18 @@ std::vector<Stmt> top_level(const BlockNode* scope) {
   return {scope->body};
 }
 
-// The position of the top-level statement of `scope` that contains `block`.
-size_t top_index(const PrimFunc& func, const BlockNode* scope, const BlockNode* block) {
-  std::vector<Stmt> stmts = top_level(scope);
-  for (const StmtNode* n : detail::path_to(func, block)) {
-    for (size_t i = 0; i < stmts.size(); ++i) {
-      if (stmts[i].get() == n) return i;
-    }
-  }
-  DRAGON_UNREACHABLE("block '{}' is not under scope '{}'", block->name, scope->name);
-}
-
-// The leaf blocks under `scope` (not in nested scopes' blocks too: all leaves below).
-std::vector<const BlockNode*> leaves_under(const BlockNode* scope) {
+// The leaf blocks under `scope` at any depth: the child blocks of its body in program
+// order, then those of each non-leaf's body among them, and so on.
+std::vector<const BlockNode*> leaves_under(const BlockTree& tree, const BlockNode* scope) {
   std::vector<const BlockNode*> out;
-  std::vector<const BlockRealizeNode*> todo = detail::child_block_realizes(scope->body);
+  std::vector<const BlockNode*> todo{scope};
   for (size_t i = 0; i < todo.size(); ++i) {
-    const BlockNode* b = todo[i]->block.get();
-    if (is_leaf(b)) {
-      out.push_back(b);
-    } else {
-      for (const BlockRealizeNode* r : detail::child_block_realizes(b->body)) todo.push_back(r);
+    for (const BlockTree::BlockInfo& child : tree.blocks()) {
+      if (child.scope != todo[i] || child.in_scope_init) continue;
+      if (child.leaf)
+        out.push_back(child.block);
+      else
+        todo.push_back(child.block);
     }
   }
   return out;
@@ -112,60 +99,114 @@ Stmt with_stage(const BlockNode* scope, size_t at, const Stmt& stmt, const Buffe
 
 }  // namespace
 
-BlockRV Schedule::cache_read(BlockRV block_rv, int64_t read_buffer_index, std::string storage_scope,
-                             std::vector<BlockRV> consumer_blocks) {
+// What the construction of cache_read, cache_write and set_scope needs.
+struct detail::CachePlan {
+  const BlockNode* block = nullptr;
+  Buffer buffer;                            // the buffer cached (moved)
+  const BlockNode* scope = nullptr;         // the block's scope block
+  std::vector<const BlockNode*> consumers;  // cache_read: the blocks reading the copy
+  size_t at = 0;                            // where in the scope's body the copy goes
+  std::vector<Range> box;                   // cache_write: the region written
+};
+
+namespace {
+
+bool is_param(const PrimFunc& func, const Buffer& buffer) {
+  return std::any_of(func->params.begin(), func->params.end(),
+                     [&](const Param& p) { return p.buffer.same_as(buffer); });
+}
+
+}  // namespace
+
+detail::Planned<detail::CachePlan> Schedule::plan_cache_read(BlockRV block_rv, std::optional<int64_t> read_buffer_index,
+                                                             std::optional<std::string_view> storage_scope,
+                                                             const std::vector<BlockRV>* consumer_blocks) const {
   constexpr InstructionKind kKind = InstructionKind::CacheRead;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  std::vector<const BlockNode*> consumers;
-  for (BlockRV c : consumer_blocks) consumers.push_back(resolve(c, kKind, "consumer"));
-  const std::string operand = fmt::format("block {}", rv_name(block_rv));
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  detail::CachePlan plan;
+  const BlockNode* block = plan.block = *found;
+  std::vector<const BlockNode*>& consumers = plan.consumers;
+  if (consumer_blocks != nullptr) {
+    for (BlockRV c : *consumer_blocks) {
+      auto consumer = find(c, kKind, "consumer");
+      if (!consumer.ok()) return std::move(consumer).take_error();
+      consumers.push_back(*consumer);
+    }
+  }
+  auto operand = [&] { return fmt::format("block {}", rv_name(block_rv)); };
   const ErrorLocus here{nullptr, block->name};
-  if (read_buffer_index < 0 || read_buffer_index >= static_cast<int64_t>(block->reads.size())) {
-    throw error(kKind, 1, "IndexOutOfRange", "read_buffer_index",
-                fmt::format("the index is {}, the block reads {} buffers", read_buffer_index, block->reads.size()),
-                here);
+  if (!read_buffer_index) return plan;  // preconditions 1, 3 and 4 read the buffer
+  if (*read_buffer_index < 0 || *read_buffer_index >= static_cast<int64_t>(block->reads.size())) {
+    return error(
+        kKind, 1, "IndexOutOfRange", "read_buffer_index",
+        [&] {
+          return fmt::format("the index is {}, the block reads {} buffers", *read_buffer_index, block->reads.size());
+        },
+        here);
   }
-  if (!is_storage_scope(storage_scope)) {
-    throw error(kKind, 2, "InvalidScope", "storage_scope",
-                fmt::format("'{}' is not a storage scope", storage_scope), here);
+  if (storage_scope && !is_storage_scope(*storage_scope)) {
+    return error(
+        kKind, 2, "InvalidScope", "storage_scope",
+        [&] { return fmt::format("'{}' is not a storage scope", *storage_scope); }, here);
   }
-  const Buffer buffer = block->reads[read_buffer_index].buffer;
-  const BlockNode* scope = detail::scope_block(detail::path_to(func_, block));
+  const Buffer& buffer = plan.buffer = block->reads[*read_buffer_index].buffer;
+  const BlockNode* scope = plan.scope = tree_->find(block)->scope;
+  if (consumer_blocks == nullptr) return plan;  // preconditions 3 and 4 read the consumers
   if (consumers.empty()) consumers.push_back(block);
   for (size_t i = 0; i < consumers.size(); ++i) {
     const BlockNode* c = consumers[i];
-    std::string who = i < consumer_blocks.size() ? fmt::format("consumer {}", rv_name(consumer_blocks[i])) : operand;
-    if (!has_buffer(c->reads, buffer.get()) || has_buffer(c->writes, buffer.get()) || !is_leaf(c) ||
-        detail::scope_block(detail::path_to(func_, c)) != scope) {
-      throw error(kKind, 3, "NotAConsumer", who,
-                  fmt::format("block '{}' is not a leaf of scope '{}' that reads '{}' without writing it", c->name,
-                              scope->name, buffer->name),
-                  ErrorLocus{nullptr, c->name});
+    const BlockTree::BlockInfo* info = tree_->find(c);
+    auto who = [&] {
+      return i < consumer_blocks->size() ? fmt::format("consumer {}", rv_name((*consumer_blocks)[i])) : operand();
+    };
+    if (!has_buffer(c->reads, buffer.get()) || has_buffer(c->writes, buffer.get()) || !info->leaf ||
+        info->scope != scope) {
+      return error(
+          kKind, 3, "NotAConsumer", who,
+          [&] {
+            return fmt::format("block '{}' is not a leaf of scope '{}' that reads '{}' without writing it", c->name,
+                               scope->name, buffer->name);
+          },
+          ErrorLocus{nullptr, c->name});
     }
   }
   // The copy goes right after the one writer in the scope, or first.
   std::vector<const BlockNode*> writers;
-  for (const BlockNode* b : leaves_under(scope)) {
+  for (const BlockNode* b : leaves_under(*tree_, scope)) {
     if (has_buffer(b->writes, buffer.get())) writers.push_back(b);
   }
-  size_t at = 0;
   if (writers.size() > 1) {
-    throw error(kKind, 4, "NotSingleWriter", operand,
-                fmt::format("blocks '{}' and '{}' both write '{}'", writers[0]->name, writers[1]->name, buffer->name),
-                ErrorLocus{nullptr, writers[1]->name});
+    return error(
+        kKind, 4, "NotSingleWriter", operand,
+        [&] {
+          return fmt::format("blocks '{}' and '{}' both write '{}'", writers[0]->name, writers[1]->name, buffer->name);
+        },
+        ErrorLocus{nullptr, writers[1]->name});
   }
   if (writers.size() == 1) {
-    at = top_index(func_, scope, writers[0]) + 1;
+    plan.at = tree_->statement_in(scope, writers[0]) + 1;
     for (const BlockNode* c : consumers) {
-      if (top_index(func_, scope, c) < at) {
-        throw error(kKind, 4, "NotSingleWriter", operand,
-                    fmt::format("block '{}' does not run after writer '{}' in a statement of its own", c->name,
-                                writers[0]->name),
-                    ErrorLocus{nullptr, c->name});
+      if (tree_->statement_in(scope, c) < plan.at) {
+        return error(
+            kKind, 4, "NotSingleWriter", operand,
+            [&] {
+              return fmt::format("block '{}' does not run after writer '{}' in a statement of its own", c->name,
+                                 writers[0]->name);
+            },
+            ErrorLocus{nullptr, c->name});
       }
     }
   }
+  return plan;
+}
 
+BlockRV Schedule::cache_read(BlockRV block_rv, int64_t read_buffer_index, std::string storage_scope,
+                             std::vector<BlockRV> consumer_blocks) {
+  constexpr InstructionKind kKind = InstructionKind::CacheRead;
+  const detail::CachePlan plan = plan_cache_read(block_rv, read_buffer_index, storage_scope, &consumer_blocks).take();
+  const Buffer& buffer = plan.buffer;
+  const BlockNode* scope = plan.scope;
   const std::string name = detail::fresh_block_name(func_, cache_name(buffer->name, storage_scope));
   Buffer cache = Buffer::make(name, buffer->dtype, buffer->shape, storage_scope);
   std::vector<Range> box;
@@ -175,64 +216,69 @@ BlockRV Schedule::cache_read(BlockRV block_rv, int64_t read_buffer_index, std::s
   }
   Stmt nest = copy_nest(name, buffer, cache, box);
   PrimFunc result = func_;
-  for (const BlockNode* c : consumers) {
+  for (const BlockNode* c : plan.consumers) {
     const BlockNode* now = detail::find_block_realize(result, c->name)->block.get();
     result = detail::replace_in_func(result, now, detail::replace_buffers(Stmt(now), {{buffer.get(), cache}}));
   }
   const BlockNode* new_scope = detail::find_block_realize(result, scope->name)->block.get();
-  result = detail::replace_in_func(result, new_scope, with_stage(new_scope, at, nest, cache));
+  result = detail::replace_in_func(result, new_scope, with_stage(new_scope, plan.at, nest, cache));
 
   BlockRV out = new_block_rv(name);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  Arg::List list;
-  for (BlockRV c : consumer_blocks) list.emplace_back(c);
-  inst.inputs.emplace_back(std::move(list));
-  inst.attrs.emplace_back(read_buffer_index);
-  inst.attrs.emplace_back(storage_scope);
-  inst.outputs.push_back(out);
-  commit(std::move(result), std::move(inst));
+  commit(std::move(result),
+         detail::make_instruction(kKind, {out}, block_rv, read_buffer_index, storage_scope, consumer_blocks));
   return out;
 }
 
-BlockRV Schedule::cache_write(BlockRV block_rv, int64_t write_buffer_index, std::string storage_scope) {
+detail::Planned<detail::CachePlan> Schedule::plan_cache_write(BlockRV block_rv,
+                                                              std::optional<int64_t> write_buffer_index,
+                                                              std::optional<std::string_view> storage_scope) const {
   constexpr InstructionKind kKind = InstructionKind::CacheWrite;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const std::string operand = fmt::format("block {}", rv_name(block_rv));
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  detail::CachePlan plan;
+  const BlockNode* block = plan.block = *found;
+  auto operand = [&] { return fmt::format("block {}", rv_name(block_rv)); };
   const ErrorLocus here{nullptr, block->name};
-  if (write_buffer_index < 0 || write_buffer_index >= static_cast<int64_t>(block->writes.size())) {
-    throw error(kKind, 1, "IndexOutOfRange", "write_buffer_index",
-                fmt::format("the index is {}, the block writes {} buffers", write_buffer_index, block->writes.size()),
-                here);
+  if (!write_buffer_index) return plan;  // preconditions 1 and 3-5 read the buffer
+  if (*write_buffer_index < 0 || *write_buffer_index >= static_cast<int64_t>(block->writes.size())) {
+    return error(
+        kKind, 1, "IndexOutOfRange", "write_buffer_index",
+        [&] {
+          return fmt::format("the index is {}, the block writes {} buffers", *write_buffer_index, block->writes.size());
+        },
+        here);
   }
-  if (!is_storage_scope(storage_scope)) {
-    throw error(kKind, 2, "InvalidScope", "storage_scope",
-                fmt::format("'{}' is not a storage scope", storage_scope), here);
+  if (storage_scope && !is_storage_scope(*storage_scope)) {
+    return error(
+        kKind, 2, "InvalidScope", "storage_scope",
+        [&] { return fmt::format("'{}' is not a storage scope", *storage_scope); }, here);
   }
-  const BufferRegion& written = block->writes[write_buffer_index];
-  const Buffer buffer = written.buffer;
-  const BlockNode* scope = detail::scope_block(detail::path_to(func_, block));
-  if (!is_leaf(block)) {
-    throw error(kKind, 3, "NotSingleWriteBlock", operand, "the block has blocks inside it", here);
-  }
-  for (const BlockRealizeNode* r : detail::all_block_realizes(func_)) {
-    const BlockNode* b = r->block.get();
-    if (b != block && is_leaf(b) && has_buffer(b->writes, buffer.get())) {
-      throw error(kKind, 3, "NotSingleWriteBlock", operand,
-                  fmt::format("block '{}' also writes '{}'", b->name, buffer->name), ErrorLocus{nullptr, b->name});
+  const BufferRegion& written = block->writes[*write_buffer_index];
+  const Buffer& buffer = plan.buffer = written.buffer;
+  const BlockTree::BlockInfo* info = tree_->find(block);
+  const BlockNode* scope = plan.scope = info->scope;
+  if (!info->leaf) return error(kKind, 3, "NotSingleWriteBlock", operand, "the block has blocks inside it", here);
+  for (const BlockTree::BlockInfo& other : tree_->blocks()) {
+    const BlockNode* b = other.block;
+    if (b != block && other.leaf && has_buffer(b->writes, buffer.get())) {
+      return error(
+          kKind, 3, "NotSingleWriteBlock", operand,
+          [&] { return fmt::format("block '{}' also writes '{}'", b->name, buffer->name); },
+          ErrorLocus{nullptr, b->name});
     }
   }
   bool in_place = std::any_of(func_->params.begin(), func_->params.end(), [&](const Param& p) {
     return p.buffer.same_as(buffer) && p.role == ParamRole::kInOut;
   });
   if (in_place && has_buffer(block->reads, buffer.get())) {
-    throw error(kKind, 3, "NotSingleWriteBlock", operand,
-                fmt::format("the block reads '{}', an inout parameter, before the cache would hold it", buffer->name),
-                here);
+    return error(
+        kKind, 3, "NotSingleWriteBlock", operand,
+        [&] {
+          return fmt::format("the block reads '{}', an inout parameter, before the cache would hold it", buffer->name);
+        },
+        here);
   }
   // The box written: each dimension one iteration variable (its domain) or a constant.
-  std::vector<Range> box;
   for (size_t d = 0; d < written.region.size(); ++d) {
     const Range& r = written.region[d];
     const IterVar* iv = nullptr;
@@ -240,115 +286,198 @@ BlockRV Schedule::cache_write(BlockRV block_rv, int64_t write_buffer_index, std:
       if (v.var.same_as(r.min)) iv = &v;
     }
     if (iv != nullptr && is_const_int(r.extent, 1)) {
-      box.push_back(iv->dom);
+      plan.box.push_back(iv->dom);
     } else if (as_const_int(r.min) && as_const_int(r.extent)) {
-      box.push_back(r);
+      plan.box.push_back(r);
     } else {
-      throw error(kKind, 4, "UnsupportedWriteRegion", operand,
-                  fmt::format("dimension {} of the region written is {} +: {}, not an iteration variable or a "
-                              "constant range",
-                              d, print_expr(r.min), print_expr(r.extent)),
-                  here);
+      return error(
+          kKind, 4, "UnsupportedWriteRegion", operand,
+          [&] {
+            return fmt::format(
+                "dimension {} of the region written is {} +: {}, not an iteration variable or a "
+                "constant range",
+                d, print_expr(r.min), print_expr(r.extent));
+          },
+          here);
     }
   }
-  const size_t at = top_index(func_, scope, block);
-  for (const BlockNode* b : leaves_under(scope)) {
-    if (b == block || top_index(func_, scope, b) != at) continue;
+  plan.at = tree_->statement_in(scope, block);
+  for (const BlockNode* b : leaves_under(*tree_, scope)) {
+    if (b == block || tree_->statement_in(scope, b) != plan.at) continue;
     if (has_buffer(b->reads, buffer.get()) || has_buffer(b->writes, buffer.get())) {
-      throw error(kKind, 5, "SharedLoopNest", operand,
-                  fmt::format("block '{}' accesses '{}' in the same loop nest", b->name, buffer->name),
-                  ErrorLocus{nullptr, b->name});
+      return error(
+          kKind, 5, "SharedLoopNest", operand,
+          [&] { return fmt::format("block '{}' accesses '{}' in the same loop nest", b->name, buffer->name); },
+          ErrorLocus{nullptr, b->name});
     }
   }
+  return plan;
+}
 
+BlockRV Schedule::cache_write(BlockRV block_rv, int64_t write_buffer_index, std::string storage_scope) {
+  constexpr InstructionKind kKind = InstructionKind::CacheWrite;
+  const detail::CachePlan plan = plan_cache_write(block_rv, write_buffer_index, storage_scope).take();
+  const BlockNode* block = plan.block;
+  const Buffer& buffer = plan.buffer;
+  const BlockNode* scope = plan.scope;
   const std::string name = detail::fresh_block_name(func_, cache_name(buffer->name, storage_scope));
   Buffer cache = Buffer::make(name, buffer->dtype, buffer->shape, storage_scope);
-  Stmt nest = copy_nest(name, cache, buffer, box);
+  Stmt nest = copy_nest(name, cache, buffer, plan.box);
   PrimFunc result =
       detail::replace_in_func(func_, block, detail::replace_buffers(Stmt(block), {{buffer.get(), cache}}));
   const BlockNode* new_scope = detail::find_block_realize(result, scope->name)->block.get();
-  result = detail::replace_in_func(result, new_scope, with_stage(new_scope, at + 1, nest, cache));
+  result = detail::replace_in_func(result, new_scope, with_stage(new_scope, plan.at + 1, nest, cache));
 
   BlockRV out = new_block_rv(name);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(Arg::List{});
-  inst.attrs.emplace_back(write_buffer_index);
-  inst.attrs.emplace_back(storage_scope);
-  inst.outputs.push_back(out);
-  commit(std::move(result), std::move(inst));
+  // TVM records a consumer list for cache_write too; this one takes none, so it is empty.
+  commit(std::move(result), detail::make_instruction(kKind, {out}, block_rv, write_buffer_index, storage_scope,
+                                                     std::vector<BlockRV>{}));
   return out;
+}
+
+detail::Planned<detail::CachePlan> Schedule::plan_set_scope(BlockRV block_rv, std::optional<int64_t> buffer_index,
+                                                            std::optional<std::string_view> storage_scope) const {
+  constexpr InstructionKind kKind = InstructionKind::SetScope;
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  detail::CachePlan plan;
+  const BlockNode* block = plan.block = *found;
+  const ErrorLocus here{nullptr, block->name};
+  if (!buffer_index) return plan;  // preconditions 1 and 3 read the buffer
+  if (*buffer_index < 0 || *buffer_index >= static_cast<int64_t>(block->writes.size())) {
+    return error(
+        kKind, 1, "IndexOutOfRange", "buffer_index",
+        [&] {
+          return fmt::format("the index is {}, the block writes {} buffers", *buffer_index, block->writes.size());
+        },
+        here);
+  }
+  if (storage_scope && !is_storage_scope(*storage_scope)) {
+    return error(
+        kKind, 2, "InvalidScope", "storage_scope",
+        [&] { return fmt::format("'{}' is not a storage scope", *storage_scope); }, here);
+  }
+  plan.buffer = block->writes[*buffer_index].buffer;
+  if (is_param(func_, plan.buffer)) {
+    return error(
+        kKind, 3, "ParameterBuffer", [&] { return fmt::format("block {}", rv_name(block_rv)); },
+        [&] { return fmt::format("'{}' is a parameter of the function, not an allocated buffer", plan.buffer->name); },
+        here);
+  }
+  return plan;
 }
 
 void Schedule::set_scope(BlockRV block_rv, int64_t buffer_index, std::string storage_scope) {
   constexpr InstructionKind kKind = InstructionKind::SetScope;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const ErrorLocus here{nullptr, block->name};
-  if (buffer_index < 0 || buffer_index >= static_cast<int64_t>(block->writes.size())) {
-    throw error(kKind, 1, "IndexOutOfRange", "buffer_index",
-                fmt::format("the index is {}, the block writes {} buffers", buffer_index, block->writes.size()), here);
-  }
-  if (!is_storage_scope(storage_scope)) {
-    throw error(kKind, 2, "InvalidScope", "storage_scope",
-                fmt::format("'{}' is not a storage scope", storage_scope), here);
-  }
-  const Buffer buffer = block->writes[buffer_index].buffer;
-  bool param = std::any_of(func_->params.begin(), func_->params.end(),
-                           [&](const Param& p) { return p.buffer.same_as(buffer); });
-  if (param) {
-    throw error(kKind, 3, "ParameterBuffer", fmt::format("block {}", rv_name(block_rv)),
-                fmt::format("'{}' is a parameter of the function, not an allocated buffer", buffer->name), here);
-  }
+  const detail::CachePlan plan = plan_set_scope(block_rv, buffer_index, storage_scope).take();
+  const Buffer& buffer = plan.buffer;
   Buffer moved = Buffer::make(buffer->name, buffer->dtype, buffer->shape, storage_scope);
   PrimFunc result = func_.with_body(detail::replace_buffers(func_->body, {{buffer.get(), moved}}));
 
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.attrs.emplace_back(buffer_index);
-  inst.attrs.emplace_back(storage_scope);
-  commit(std::move(result), std::move(inst));
+  commit(std::move(result), detail::make_instruction(kKind, {}, block_rv, buffer_index, storage_scope));
+}
+
+CheckResult Schedule::check_cache_read(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::CacheRead;
+  ops.expect(2, 2);
+  auto block = ops.block(0);
+  auto index = ops.int_attr(0);
+  auto scope = ops.string_attr(1);
+  std::optional<std::vector<BlockRV>> consumers;
+  if (const Arg* list = ops.input(1)) {
+    const auto* blocks = list->as<Arg::List>();
+    if (blocks == nullptr) throw UserError("CacheRead: the second input must be a list of consumer blocks");
+    consumers.emplace();
+    for (const Arg& a : *blocks) consumers->push_back(detail::arg_as<BlockRV>(kKind, a));
+  }
+  if (!block) return detail::unknown();
+  return detail::verdict(plan_cache_read(*block, index, scope, consumers ? &*consumers : nullptr),
+                         index && scope && consumers, 1);
+}
+
+CheckResult Schedule::check_cache_write(const detail::CheckedOperands& ops) const {
+  // Replay takes the block alone or with an empty consumer list (TVM before v0.14 and after).
+  if (ops.complete() && ops.input_count() != 1) ops.expect(2, 2);
+  ops.expect_attrs(2);
+  if (const Arg* list = ops.input(1)) {
+    const auto* blocks = list->as<Arg::List>();
+    if (blocks == nullptr || !blocks->empty()) {
+      throw UserError("CacheWrite: only an empty list of consumer blocks is supported");
+    }
+  }
+  auto block = ops.block(0);
+  auto index = ops.int_attr(0);
+  auto scope = ops.string_attr(1);
+  if (!block) return detail::unknown();
+  return detail::verdict(plan_cache_write(*block, index, scope), index && scope, 1);
+}
+
+CheckResult Schedule::check_set_scope(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 2);
+  auto block = ops.block(0);
+  auto index = ops.int_attr(0);
+  auto scope = ops.string_attr(1);
+  if (!block) return detail::unknown();
+  return detail::verdict(plan_set_scope(*block, index, scope), index && scope, 0);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_cache_read(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                        const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::CacheRead;
-  expect_count(kKind, "inputs", inputs, 2);
-  expect_count(kKind, "attrs", attrs, 2);
-  const auto* list = inputs[1].as<Arg::List>();
-  if (list == nullptr) throw UserError("CacheRead: the second input must be a list of consumer blocks");
-  std::vector<BlockRV> consumers;
-  for (const Arg& a : *list) consumers.push_back(block_arg(kKind, a));
-  return {sch.cache_read(block_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]), string_arg(kKind, attrs[1]),
-                         std::move(consumers))};
+constexpr auto kCacheReadSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::attr("read_buffer_index", ValueType::kInt),
+    slot::attr("storage_scope", ValueType::kEnum).of(Vocabulary::kStorageScope),
+    slot::rest_in_list_input("consumer_blocks", ValueType::kBlock),
+});
+
+constinit const InstructionSignature kCacheReadSignature{
+    .python_name = "cache_read",
+    .slots = kCacheReadSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_method<&Schedule::cache_read>,
+    .check = check_method<&Schedule::check_cache_read>,
+};
+
+constexpr auto kCacheWriteSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::attr("write_buffer_index", ValueType::kInt),
+    slot::attr("storage_scope", ValueType::kEnum).of(Vocabulary::kStorageScope),
+    slot::rest_in_list_input("consumer_blocks", ValueType::kBlock),
+});
+
+std::vector<RandomVar> replay_cache_write(Schedule& sch, const Operands& operands) {
+  auto [block, index, scope, consumers] = operands.unpack<BlockRV, int64_t, std::string, std::vector<BlockRV>>();
+  if (!consumers.empty()) throw UserError("CacheWrite: only an empty list of consumer blocks is supported");
+  return {sch.cache_write(block, index, std::move(scope))};
 }
 
-std::vector<RandomVar> apply_cache_write(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                         const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::CacheWrite;
-  expect_count(kKind, "attrs", attrs, 2);
-  // TVM before v0.14 recorded only the block; later versions add a consumer list.
-  if (inputs.size() != 1 && inputs.size() != 2) expect_count(kKind, "inputs", inputs, 2);
-  if (inputs.size() == 2) {
-    const auto* list = inputs[1].as<Arg::List>();
-    if (list == nullptr || !list->empty()) {
-      throw UserError("CacheWrite: only an empty list of consumer blocks is supported");
-    }
-  }
-  return {sch.cache_write(block_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]), string_arg(kKind, attrs[1]))};
+// TVM before v0.14 recorded only the block: no consumer list.
+std::optional<Instruction> cache_write_from_older_tvm(const std::vector<Arg>& inputs, const std::vector<Arg>& attrs) {
+  if (inputs.size() != 1) return std::nullopt;
+  return Instruction{InstructionKind::CacheWrite, {inputs[0], Arg::List{}}, attrs, {}};
 }
 
-std::vector<RandomVar> apply_set_scope(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                       const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::SetScope;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 2);
-  sch.set_scope(block_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]), string_arg(kKind, attrs[1]));
-  return {};
-}
+constinit const InstructionSignature kCacheWriteSignature{
+    .python_name = "cache_write",
+    .slots = kCacheWriteSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_cache_write,
+    .upgrade = cache_write_from_older_tvm,
+    .check = check_method<&Schedule::check_cache_write>,
+};
+
+constexpr auto kSetScopeSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::attr("buffer_index", ValueType::kInt),
+    slot::attr("storage_scope", ValueType::kEnum).of(Vocabulary::kStorageScope),
+});
+
+constinit const InstructionSignature kSetScopeSignature{
+    .python_name = "set_scope",
+    .slots = kSetScopeSlots,
+    .replay = replay_method<&Schedule::set_scope>,
+    .check = check_method<&Schedule::check_set_scope>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

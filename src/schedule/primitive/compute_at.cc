@@ -14,6 +14,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 #include "region_cover.h"
 
@@ -67,18 +68,6 @@ bool writes_buffer(const BlockNode* block, const BufferNode* buffer) {
   return std::any_of(block->writes.begin(), block->writes.end(),
                      [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
 }
-
-// Every block realization of a statement, nested ones included.
-class AllRealizes : public StmtVisitor {
- public:
-  std::vector<const BlockRealizeNode*> result;
-
- protected:
-  void visit_(const BlockRealizeNode* op) override {
-    result.push_back(op);
-    StmtVisitor::visit_(op);
-  }
-};
 
 // For an access at point indices that are distinct spatial iteration variables, the
 // dimension each iteration variable indexes (-1 for none); nullopt for any other access.
@@ -142,16 +131,16 @@ Stmt regenerate(const BlockRealizeNode* realize, const std::vector<int>& dim_of,
 
 // Where a block leaves from: its realization and the loops that hold only it, an element
 // of a sequence. nullopt when the nest is not such an element.
-std::optional<std::pair<const StmtNode*, const SeqStmtNode*>> removal_site(
-    const std::vector<const StmtNode*>& block_path) {
-  size_t at = block_path.size() - 2;
-  const StmtNode* removed = block_path[at];
-  while (at > 0 && block_path[at - 1]->kind == NodeKind::For &&
-         static_cast<const ForNode*>(block_path[at - 1])->body.get() == removed) {
-    removed = block_path[--at];
+std::optional<std::pair<const StmtNode*, const SeqStmtNode*>> removal_site(const BlockTree& tree,
+                                                                           const BlockRealizeNode* realize) {
+  const StmtNode* removed = realize;
+  const StmtNode* at = tree.parent(realize);
+  while (at != nullptr && at->kind == NodeKind::For && static_cast<const ForNode*>(at)->body.get() == removed) {
+    removed = at;
+    at = tree.parent(at);
   }
-  if (at == 0 || block_path[at - 1]->kind != NodeKind::SeqStmt) return std::nullopt;
-  return std::make_pair(removed, static_cast<const SeqStmtNode*>(block_path[at - 1]));
+  if (at == nullptr || at->kind != NodeKind::SeqStmt) return std::nullopt;
+  return std::make_pair(removed, static_cast<const SeqStmtNode*>(at));
 }
 
 // `func` with `removed` taken out of `parent` and `nest` inserted as child `position` of
@@ -196,48 +185,6 @@ bool contains(const std::vector<const BlockRealizeNode*>& list, const BlockReali
   return std::find(list.begin(), list.end(), r) != list.end();
 }
 
-// Preconditions 1 and 2 of compute_at and reverse_compute_at: where the block and the
-// loop are, or which precondition fails and why.
-struct Placement {
-  std::vector<const StmtNode*> block_path;
-  std::vector<const StmtNode*> loop_path;
-  const BlockNode* scope = nullptr;
-  const BlockRealizeNode* realize = nullptr;
-};
-struct PlacementFailure {
-  int precondition;
-  std::string error_name;
-  std::string reason;
-};
-
-std::variant<Placement, PlacementFailure> place(const PrimFunc& func, const BlockNode* block, const ForNode* loop) {
-  Placement p{detail::path_to(func, block), detail::path_to(func, loop), nullptr, nullptr};
-  // 1) same scope.
-  p.scope = detail::scope_block(p.block_path);
-  if (p.scope == nullptr || detail::scope_block(p.loop_path) != p.scope) {
-    return PlacementFailure{1, "NotInSameScope",
-                            p.scope == nullptr
-                                ? std::string("the block is the root block")
-                                : fmt::format("the loop is not in the scope of block '{}'", p.scope->name)};
-  }
-  // 2) the loop is not an ancestor of the block.
-  if (std::find(p.block_path.begin(), p.block_path.end(), static_cast<const StmtNode*>(loop)) != p.block_path.end()) {
-    return PlacementFailure{2, "LoopIsAncestor", fmt::format("the loop already contains block '{}'", block->name)};
-  }
-  p.realize = static_cast<const BlockRealizeNode*>(p.block_path[p.block_path.size() - 2]);
-  return p;
-}
-
-// The root (-1) or inline (-2) mark a LoopRV stands for when SampleComputeLocation made
-// it: a loop entry without a loop variable whose value is the mark (see sampling.cc).
-template <typename SymbolTable>
-std::optional<int64_t> location_mark(const SymbolTable& symbols, LoopRV rv) {
-  if (rv.id < 0 || rv.id >= static_cast<int64_t>(symbols.size())) return std::nullopt;
-  const auto& e = symbols[rv.id];
-  if (e.type != RVType::kLoop || e.loop_var.defined()) return std::nullopt;
-  return e.value;
-}
-
 // The loops at or above the target loop (outermost first) over which a buffer of
 // `storage_scope` must be relaxed besides the loops below: one copy in shared memory
 // serves every thread (threadIdx.*) and virtual thread (vthread.*) of a thread block,
@@ -267,7 +214,7 @@ RelaxMap thread_relaxation(const std::string& storage_scope, const std::vector<c
 // SampleComputeLocation's marks, as TVM: root leaves the block where it is; inline is
 // (reverse_)compute_inline (its preconditions and errors), recorded as the instruction.
 bool Schedule::apply_location_mark(BlockRV block_rv, LoopRV loop_rv, Instruction& inst) {
-  std::optional<int64_t> mark = location_mark(symbols_, loop_rv);
+  std::optional<int64_t> mark = location_mark(loop_rv);
   if (!mark) return false;
   if (*mark == -1) {
     record(std::move(inst));
@@ -283,8 +230,9 @@ bool Schedule::apply_location_mark(BlockRV block_rv, LoopRV loop_rv, Instruction
   return true;
 }
 
-// What compute_at's construction needs, once its preconditions hold.
-struct Schedule::ComputeAtPlan {
+// What compute_at's and reverse_compute_at's construction needs, once their
+// preconditions hold.
+struct detail::ComputeAtPlan {
   const BlockRealizeNode* realize = nullptr;
   const ForNode* loop = nullptr;
   std::pair<const StmtNode*, const SeqStmtNode*> site;
@@ -295,40 +243,101 @@ struct Schedule::ComputeAtPlan {
   int64_t position = 0;
 };
 
-// compute_at's preconditions 1 to 8 for a loop that is not a location mark, in order;
-// the first that fails throws. Shared by compute_at and check_compute_at, so the check
-// cannot drift from the primitive.
-Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
-  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
-  const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
-  const ErrorLocus at_block{nullptr, block->name};
-  const ErrorLocus at_loop{loop->loop_var.get(), {}};
+namespace {
 
-  // 1) same scope; 2) the loop is not an ancestor of the block.
-  auto placed = place(func_, block, loop);
-  if (const auto* failure = std::get_if<PlacementFailure>(&placed)) {
-    throw error(kKind, failure->precondition, failure->error_name, loop_operand, failure->reason, at_loop);
+// What the plans below read, and how their errors name the operands.
+struct PlacementContext {
+  InstructionKind kind;
+  const PrimFunc& func;
+  const BlockTree& tree;
+  bool explain;                  // whether errors get their text
+  std::optional<BlockRV> block;  // the operands as errors name them
+  std::optional<LoopRV> loop;
+  std::string block_operand() const { return block ? fmt::format("block {}", rv_name(*block)) : "block"; }
+  std::string loop_operand() const { return loop ? fmt::format("loop {}", rv_name(*loop)) : "loop"; }
+  template <typename Operand, typename Reason>
+  ScheduleError error(int k, std::string name, const Operand& operand, const Reason& reason, ErrorLocus locus) const {
+    if (!explain) return ScheduleError(kind, k, std::move(name));
+    return ScheduleError(kind, k, std::move(name), detail::text_of(operand), detail::text_of(reason), func,
+                         std::move(locus));
   }
-  const Placement& placement = std::get<Placement>(placed);
-  const std::vector<const StmtNode*>& block_path = placement.block_path;
-  const std::vector<const StmtNode*>& loop_path = placement.loop_path;
-  const BlockNode* scope = placement.scope;
-  const BlockRealizeNode* realize = placement.realize;
+};
+
+// The blocks directly in `scope` (realizations, in program order), and those of them
+// under `loop` (none when it is null).
+std::pair<std::vector<const BlockRealizeNode*>, std::vector<const BlockRealizeNode*>> scope_and_loop_children(
+    const BlockTree& tree, const BlockNode* scope, const ForNode* loop) {
+  std::pair<std::vector<const BlockRealizeNode*>, std::vector<const BlockRealizeNode*>> out;
+  for (const BlockTree::BlockInfo& b : tree.blocks()) {
+    if (b.scope != scope || b.realize == nullptr) continue;
+    out.first.push_back(b.realize);
+    const auto loops = b.scope_loops();
+    if (loop != nullptr && std::find(loops.begin(), loops.end(), loop) != loops.end()) out.second.push_back(b.realize);
+  }
+  return out;
+}
+
+// Preconditions 1 and 2 of both primitives: the block is not the root and the loop is in
+// its scope, not above it. The block's scope block, or the error.
+detail::Planned<const BlockNode*> place(const PlacementContext& c, const BlockNode* block, const ForNode* loop) {
+  const BlockTree::BlockInfo& info = *c.tree.find(block);
+  const ErrorLocus at_loop{loop != nullptr ? loop->loop_var.get() : nullptr, {}};
+  // 1) same scope.
+  if (info.scope == nullptr)
+    return c.error(
+        1, "NotInSameScope", [&] { return c.loop_operand(); }, "the block is the root block", at_loop);
+  if (loop == nullptr) return info.scope;
+  if (c.tree.find(loop)->scope != info.scope) {
+    return c.error(
+        1, "NotInSameScope", [&] { return c.loop_operand(); },
+        [&] { return fmt::format("the loop is not in the scope of block '{}'", info.scope->name); }, at_loop);
+  }
+  // 2) the loop is not an ancestor of the block.
+  if (std::find(info.loops.begin(), info.loops.end(), loop) != info.loops.end()) {
+    return c.error(
+        2, "LoopIsAncestor", [&] { return c.loop_operand(); },
+        [&] { return fmt::format("the loop already contains block '{}'", block->name); }, at_loop);
+  }
+  return info.scope;
+}
+
+// The analyzer of the loops above `loop` in its scope and of `loop` itself, and those
+// loops (outermost first, `loop` last).
+std::pair<Analyzer, std::vector<const ForNode*>> loops_at(const BlockTree& tree, const ForNode* loop) {
+  const std::span<const ForNode* const> above = tree.find(loop)->scope_loops;
+  std::vector<const ForNode*> loops(above.begin(), above.end());
+  loops.push_back(loop);
+  Analyzer analyzer;
+  for (const ForNode* l : loops) analyzer.bind(l->loop_var, Range{l->min, l->extent});
+  return {std::move(analyzer), std::move(loops)};
+}
+
+// compute_at's preconditions 1 to 8 for `block` at `loop`, a loop that is not a location
+// mark, in order. An unknown loop (null) or index leaves out the preconditions that read
+// it: then only 1 (the root), 3 and 4 are checked without the loop.
+detail::Planned<detail::ComputeAtPlan> plan_compute_at_loop(const PlacementContext& c, const BlockNode* block,
+                                                            const ForNode* loop, std::optional<int64_t> index) {
+  const ErrorLocus at_block{nullptr, block->name};
+  const ErrorLocus at_loop{loop != nullptr ? loop->loop_var.get() : nullptr, {}};
+  // 1) same scope; 2) the loop is not an ancestor of the block.
+  auto placed = place(c, block, loop);
+  if (!placed.ok()) return std::move(placed).take_error();
+  const BlockNode* scope = *placed;
+  const BlockRealizeNode* realize = c.tree.find(block)->realize;
   // 3) complete (spatial) or a reduction with an init, writing one buffer at its
   // spatial iteration variables.
-  auto incomplete = [&](const std::string& why) {
-    return error(kKind, 3, "NotCompleteOrReduction", block_operand, why, at_block);
+  auto incomplete = [&](const auto& why) {
+    return c.error(
+        3, "NotCompleteOrReduction", [&] { return c.block_operand(); }, why, at_block);
   };
   if (block->writes.size() != 1) {
-    throw incomplete(fmt::format("the block writes {} buffers, not one", block->writes.size()));
+    return incomplete([&] { return fmt::format("the block writes {} buffers, not one", block->writes.size()); });
   }
   const BufferNode* out = block->writes[0].buffer.get();
   std::optional<std::vector<int>> dim_of = point_dims(block, block->writes[0]);
   if (!dim_of) {
-    throw incomplete(fmt::format("the write to {} is not at distinct spatial iteration variables", out->name));
+    return incomplete(
+        [&] { return fmt::format("the write to {} is not at distinct spatial iteration variables", out->name); });
   }
   bool has_reduce = false;
   for (size_t i = 0; i < block->iter_vars.size(); ++i) {
@@ -336,32 +345,36 @@ Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_
     if (iv.kind == IterKind::kReduce) {
       has_reduce = true;
     } else if (iv.kind != IterKind::kSpatial) {
-      throw incomplete(fmt::format("iteration variable '{}' is {}", iv.var.name(), kind_word(iv.kind)));
+      return incomplete(
+          [&] { return fmt::format("iteration variable '{}' is {}", iv.var.name(), kind_word(iv.kind)); });
     } else if ((*dim_of)[i] < 0) {
-      throw incomplete(fmt::format("spatial iteration variable '{}' does not index the output", iv.var.name()));
+      return incomplete(
+          [&] { return fmt::format("spatial iteration variable '{}' does not index the output", iv.var.name()); });
     }
   }
-  if (has_reduce && !block->init.defined()) throw incomplete("the reduction has no init");
-  if (reads_buffer(block, out)) throw incomplete(fmt::format("the block reads its own output {}", out->name));
-  if (!is_const_int(realize->predicate, 1)) throw incomplete("the block is guarded by a predicate");
-  auto site = removal_site(block_path);
-  if (!site) throw incomplete("the block's loop nest is not an element of a sequence");
+  if (has_reduce && !block->init.defined()) return incomplete("the reduction has no init");
+  if (reads_buffer(block, out))
+    return incomplete([&] { return fmt::format("the block reads its own output {}", out->name); });
+  if (!is_const_int(realize->predicate, 1)) return incomplete("the block is guarded by a predicate");
+  auto site = removal_site(c.tree, realize);
+  if (!site) return incomplete("the block's loop nest is not an element of a sequence");
   // 4) not an output block.
-  for (const Param& p : func_->params) {
+  for (const Param& p : c.func->params) {
     if (p.buffer.get() == out) {
-      throw error(kKind, 4, "OutputBlock", block_operand,
-                  fmt::format("the block writes the function parameter {}", out->name), at_block);
+      return c.error(
+          4, "OutputBlock", [&] { return c.block_operand(); },
+          [&] { return fmt::format("the block writes the function parameter {}", out->name); }, at_block);
     }
   }
+  detail::ComputeAtPlan plan;
+  if (loop == nullptr) return plan;  // the rest reads the loop
   // 5) every other reader of the output is a block of the scope under the loop; no other
   // block writes it.
-  const auto scope_children = detail::child_block_realizes(Stmt(scope));
-  const auto loop_children = detail::child_block_realizes(Stmt(loop));
-  AllRealizes all;
-  all.visit(func_->body);
-  for (const BlockRealizeNode* r : all.result) {
-    const BlockNode* other = r->block.get();
-    if (other == block) continue;
+  const auto [scope_children, loop_children] = scope_and_loop_children(c.tree, scope, loop);
+  for (const BlockTree::BlockInfo& info : c.tree.blocks()) {
+    const BlockRealizeNode* r = info.realize;
+    const BlockNode* other = info.block;
+    if (r == nullptr || other == block) continue;
     std::string why;
     if (writes_buffer(other, out)) {
       why = fmt::format("block '{}' also writes {}", other->name, out->name);
@@ -372,7 +385,9 @@ Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_
                                                std::find(scope_children.begin(), scope_children.end(), realize)) {
       why = fmt::format("consumer '{}' runs before the block", other->name);
     }
-    if (!why.empty()) throw error(kKind, 5, "NotAllConsumersUnderLoop", loop_operand, why, at_loop);
+    if (!why.empty())
+      return c.error(
+          5, "NotAllConsumersUnderLoop", [&] { return c.loop_operand(); }, why, at_loop);
   }
   // 6) the blocks writing what the block reads run before it and are not under the loop.
   size_t self = 0;
@@ -384,31 +399,38 @@ Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_
                                 [&](const BufferRegion& r) { return writes_buffer(other, r.buffer.get()); });
     if (!producer) continue;
     if (i > self || contains(loop_children, scope_children[i])) {
-      throw error(kKind, 6, "ProducerNotBefore", block_operand,
-                  fmt::format("block '{}' writes what the block reads and runs {}", other->name,
-                              i > self ? "after it" : "under the loop"),
-                  at_block);
+      return c.error(
+          6, "ProducerNotBefore", [&] { return c.block_operand(); },
+          [&] {
+            return fmt::format("block '{}' writes what the block reads and runs {}", other->name,
+                               i > self ? "after it" : "under the loop");
+          },
+          at_block);
     }
   }
   // 7) the position: no later than the first child of the loop that reads the output.
   const int64_t first_consumer =
       child_holding(loop, false, [&](const BlockNode* b) { return reads_buffer(b, out); })
           .value_or(static_cast<int64_t>(children_of(loop->body).size()));
-  const int64_t position = index == -1 ? first_consumer : index == -2 ? 0 : index;
+  const int64_t position = !index || *index == -1 ? first_consumer : *index == -2 ? 0 : *index;
   if (position < 0 || position > first_consumer) {
-    throw error(kKind, 7, "InvalidIndex", fmt::format("index {}", index),
-                fmt::format("the block can go at positions 0 to {} of the loop's body (or -1, -2)", first_consumer),
-                at_loop);
+    return c.error(
+        7, "InvalidIndex", [&] { return fmt::format("index {}", *index); },
+        [&] {
+          return fmt::format("the block can go at positions 0 to {} of the loop's body (or -1, -2)", first_consumer);
+        },
+        at_loop);
   }
   // 8) the consumed region has affine, bounded bounds; a shared (warp) copy also covers
   // what the other threads of the block (warp) read: relaxed over the thread-bound loops
   // at or above `loop` too.
-  Analyzer analyzer = detail::analyzer_for(loop_path);
-  analyzer.bind(loop->loop_var, Range{loop->min, loop->extent});
+  // Named members, not a structured binding: clang 14 (the fuzz build) cannot capture a
+  // binding in the lambda below.
+  std::pair<Analyzer, std::vector<const ForNode*>> at = loops_at(c.tree, loop);
+  Analyzer& analyzer = at.first;
+  const std::vector<const ForNode*>& outer = at.second;
   std::string why;
   auto region = detail::accessed_region(loop, out, Access::kRead, analyzer, why);
-  std::vector<const ForNode*> outer = detail::loops_above(loop_path);
-  outer.push_back(loop);
   const RelaxMap threads = thread_relaxation(out->scope, outer, analyzer);
   for (size_t d = 0; region && !threads.empty() && d < region->size(); ++d) {
     auto lo = detail::relax((*region)[d].first, threads);
@@ -425,112 +447,64 @@ Schedule::ComputeAtPlan Schedule::plan_compute_at(BlockRV block_rv, LoopRV loop_
     }
   }
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
-  if (!extents) throw error(kKind, 8, "NonAffineRegion", loop_operand, why, at_loop);
-
-  return ComputeAtPlan{realize, loop, *site, std::move(*dim_of), std::move(*region), std::move(*extents),
-                       std::move(analyzer), position};
+  if (!extents)
+    return c.error(
+        8, "NonAffineRegion", [&] { return c.loop_operand(); }, why, at_loop);
+  return detail::ComputeAtPlan{
+      realize, loop, *site, std::move(*dim_of), std::move(*region), std::move(*extents), std::move(analyzer), position};
 }
 
-void Schedule::check_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
-  resolve(block_rv, InstructionKind::ComputeAt, "block");  // first, as in compute_at
-  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
-    // As apply_location_mark: root always applies; inline is compute_inline's outcome.
-    if (*mark == -1) return;
-    Schedule inlined = copy();
-    inlined.compute_inline(block_rv);
-    return;
-  }
-  plan_compute_at(block_rv, loop_rv, index);
-}
-
-void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
-  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
-  resolve(block_rv, kKind, "block");  // before the marks: an unknown block fails first
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
-  if (apply_location_mark(block_rv, loop_rv, inst)) return;
-  ComputeAtPlan plan = plan_compute_at(block_rv, loop_rv, index);
-  LoopNames names(plan.site.first);
-  names.visit(func_->body);
-  Stmt nest = regenerate(plan.realize, plan.dim_of, plan.region, plan.extents, plan.analyzer, preserve_unit_loops,
-                         names.names);
-  commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
-}
-
-// What reverse_compute_at's construction needs, once its preconditions hold.
-struct Schedule::ReverseComputeAtPlan {
-  const BlockRealizeNode* realize = nullptr;
-  const ForNode* loop = nullptr;
-  std::pair<const StmtNode*, const SeqStmtNode*> site;
-  std::vector<int> dim_of;
-  std::vector<Interval> region;
-  std::vector<Expr> extents;
-  Analyzer analyzer;
-  int64_t position = 0;
-};
-
-// reverse_compute_at's preconditions 1 to 8 for a loop that is not a location mark, in
-// order; the first that fails throws. Shared by reverse_compute_at and
-// check_reverse_compute_at, so the check cannot drift from the primitive.
-Schedule::ReverseComputeAtPlan Schedule::plan_reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
-  constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
-  const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
+// reverse_compute_at's preconditions 1 to 8 for `block` at `loop`, a loop that is not a
+// location mark, in order. An unknown loop (null) or index leaves out the preconditions
+// that read it: then only 1 (the root) and 3 are checked without the loop.
+detail::Planned<detail::ComputeAtPlan> plan_reverse_compute_at_loop(const PlacementContext& c, const BlockNode* block,
+                                                                    const ForNode* loop, std::optional<int64_t> index) {
   const ErrorLocus at_block{nullptr, block->name};
-  const ErrorLocus at_loop{loop->loop_var.get(), {}};
-
+  const ErrorLocus at_loop{loop != nullptr ? loop->loop_var.get() : nullptr, {}};
   // 1) same scope; 2) the loop is not an ancestor of the block.
-  auto placed = place(func_, block, loop);
-  if (const auto* failure = std::get_if<PlacementFailure>(&placed)) {
-    throw error(kKind, failure->precondition, failure->error_name, loop_operand, failure->reason, at_loop);
-  }
-  const Placement& placement = std::get<Placement>(placed);
-  const std::vector<const StmtNode*>& block_path = placement.block_path;
-  const std::vector<const StmtNode*>& loop_path = placement.loop_path;
-  const BlockNode* scope = placement.scope;
-  const BlockRealizeNode* realize = placement.realize;
+  auto placed = place(c, block, loop);
+  if (!placed.ok()) return std::move(placed).take_error();
+  const BlockNode* scope = *placed;
+  const BlockRealizeNode* realize = c.tree.find(block)->realize;
   // 3) complete: spatial only, one output, nothing else writes it.
-  auto incomplete = [&](const std::string& why) {
-    return error(kKind, 3, "NotCompleteBlock", block_operand, why, at_block);
+  auto incomplete = [&](const auto& why) {
+    return c.error(
+        3, "NotCompleteBlock", [&] { return c.block_operand(); }, why, at_block);
   };
   if (block->writes.size() != 1) {
-    throw incomplete(fmt::format("the block writes {} buffers, not one", block->writes.size()));
+    return incomplete([&] { return fmt::format("the block writes {} buffers, not one", block->writes.size()); });
   }
   const BufferNode* out = block->writes[0].buffer.get();
   for (const IterVar& iv : block->iter_vars) {
     if (iv.kind != IterKind::kSpatial) {
-      throw incomplete(fmt::format("iteration variable '{}' is {}", iv.var.name(), kind_word(iv.kind)));
+      return incomplete(
+          [&] { return fmt::format("iteration variable '{}' is {}", iv.var.name(), kind_word(iv.kind)); });
     }
   }
-  if (block->init.defined()) throw incomplete("the block has an init");
-  if (reads_buffer(block, out)) throw incomplete(fmt::format("the block reads its own output {}", out->name));
-  if (!is_const_int(realize->predicate, 1)) throw incomplete("the block is guarded by a predicate");
-  auto site = removal_site(block_path);
-  if (!site) throw incomplete("the block's loop nest is not an element of a sequence");
+  if (block->init.defined()) return incomplete("the block has an init");
+  if (reads_buffer(block, out))
+    return incomplete([&] { return fmt::format("the block reads its own output {}", out->name); });
+  if (!is_const_int(realize->predicate, 1)) return incomplete("the block is guarded by a predicate");
+  auto site = removal_site(c.tree, realize);
+  if (!site) return incomplete("the block's loop nest is not an element of a sequence");
+  detail::ComputeAtPlan plan;
+  if (loop == nullptr) return plan;  // the rest reads the loop
   // 4) the blocks writing what it reads: those of one buffer, read at distinct spatial
   // iteration variables, all under the loop; the others before the loop.
-  const auto scope_children = detail::child_block_realizes(Stmt(scope));
-  const auto loop_children = detail::child_block_realizes(Stmt(loop));
+  const auto [scope_children, loop_children] = scope_and_loop_children(c.tree, scope, loop);
   size_t self = 0, loop_start = scope_children.size();
   for (size_t i = 0; i < scope_children.size(); ++i) {
     if (scope_children[i] == realize) self = i;
     if (contains(loop_children, scope_children[i])) loop_start = std::min(loop_start, i);
   }
-  AllRealizes all;
-  all.visit(func_->body);
   const BufferRegion* produced = nullptr;  // the read of the buffer produced under the loop
   for (const BufferRegion& read : block->reads) {
     bool under = false, elsewhere = false;
     std::string why;
-    for (const BlockRealizeNode* r : all.result) {
-      const BlockNode* other = r->block.get();
-      if (other == block || !writes_buffer(other, read.buffer.get())) continue;
+    for (const BlockTree::BlockInfo& info : c.tree.blocks()) {
+      const BlockRealizeNode* r = info.realize;
+      const BlockNode* other = info.block;
+      if (r == nullptr || other == block || !writes_buffer(other, read.buffer.get())) continue;
       auto at = std::find(scope_children.begin(), scope_children.end(), r);
       if (at == scope_children.end()) {
         why = fmt::format("producer '{}' is not in the block's scope", other->name);
@@ -556,17 +530,21 @@ Schedule::ReverseComputeAtPlan Schedule::plan_reverse_compute_at(BlockRV block_r
         why = fmt::format("the block reads {} other than at distinct spatial iteration variables", read.buffer->name);
       }
     }
-    if (!why.empty()) throw error(kKind, 4, "NotAllProducersUnderLoop", loop_operand, why, at_loop);
+    if (!why.empty())
+      return c.error(
+          4, "NotAllProducersUnderLoop", [&] { return c.loop_operand(); }, why, at_loop);
   }
   if (produced == nullptr) {
-    throw error(kKind, 4, "NotAllProducersUnderLoop", loop_operand,
-                "no block under the loop writes what the block reads", at_loop);
+    return c.error(
+        4, "NotAllProducersUnderLoop", [&] { return c.loop_operand(); },
+        "no block under the loop writes what the block reads", at_loop);
   }
   const BufferNode* in = produced->buffer.get();
   // 5) the readers of its output run after it, not under the loop; nothing else writes it.
-  for (const BlockRealizeNode* r : all.result) {
-    const BlockNode* other = r->block.get();
-    if (other == block) continue;
+  for (const BlockTree::BlockInfo& info : c.tree.blocks()) {
+    const BlockRealizeNode* r = info.realize;
+    const BlockNode* other = info.block;
+    if (r == nullptr || other == block) continue;
     std::string why;
     if (writes_buffer(other, out)) {
       why = fmt::format("block '{}' also writes {}", other->name, out->name);
@@ -577,33 +555,41 @@ Schedule::ReverseComputeAtPlan Schedule::plan_reverse_compute_at(BlockRV block_r
         why = fmt::format("consumer '{}' does not run after the block", other->name);
       }
     }
-    if (!why.empty()) throw error(kKind, 5, "ConsumerNotAfter", block_operand, why, at_block);
+    if (!why.empty())
+      return c.error(
+          5, "ConsumerNotAfter", [&] { return c.block_operand(); }, why, at_block);
   }
   // 6) the position: after the last child of the loop that writes the produced buffer.
   const int64_t count = static_cast<int64_t>(children_of(loop->body).size());
   const int64_t after_producer =
       child_holding(loop, true, [&](const BlockNode* b) { return writes_buffer(b, in); }).value_or(-1) + 1;
-  const int64_t position = index == -1 ? count : index == -2 ? after_producer : index;
+  const int64_t position = !index || *index == -1 ? count : *index == -2 ? after_producer : *index;
   if (position < after_producer || position > count) {
-    throw error(kKind, 6, "InvalidIndex", fmt::format("index {}", index),
-                fmt::format("the block can go at positions {} to {} of the loop's body (or -1, -2)", after_producer,
-                            count),
-                at_loop);
+    return c.error(
+        6, "InvalidIndex", [&] { return fmt::format("index {}", *index); },
+        [&] {
+          return fmt::format("the block can go at positions {} to {} of the loop's body (or -1, -2)", after_producer,
+                             count);
+        },
+        at_loop);
   }
   // 7) the loop and those above it do not feed a reduction writing the produced buffer:
   // its values are final at the end of each iteration.
   std::vector<const VarNode*> outer;
-  for (const ForNode* f : detail::loops_above(loop_path)) outer.push_back(f->loop_var.get());
+  for (const ForNode* f : c.tree.find(loop)->scope_loops) outer.push_back(f->loop_var.get());
   outer.push_back(loop->loop_var.get());
   for (const BlockRealizeNode* r : loop_children) {
     const BlockNode* other = r->block.get();
     if (!writes_buffer(other, in)) continue;
     for (size_t i = 0; i < other->iter_vars.size(); ++i) {
       if (other->iter_vars[i].kind != IterKind::kSpatial && detail::uses_any_var(r->iter_values[i], outer)) {
-        throw error(kKind, 7, "LoopFeedsReduction", loop_operand,
-                    fmt::format("the loop feeds '{}' of block '{}': {} is not final after one iteration",
-                                other->iter_vars[i].var.name(), other->name, in->name),
-                    at_loop);
+        return c.error(
+            7, "LoopFeedsReduction", [&] { return c.loop_operand(); },
+            [&] {
+              return fmt::format("the loop feeds '{}' of block '{}': {} is not final after one iteration",
+                                 other->iter_vars[i].var.name(), other->name, in->name);
+            },
+            at_loop);
       }
     }
   }
@@ -612,40 +598,101 @@ Schedule::ReverseComputeAtPlan Schedule::plan_reverse_compute_at(BlockRV block_r
   // scopes for compute_at only): a consumer of shared data moved under threadIdx must
   // read only what its own thread produced, or it would run before the other threads
   // have written the rest.
-  Analyzer analyzer = detail::analyzer_for(loop_path);
-  analyzer.bind(loop->loop_var, Range{loop->min, loop->extent});
+  Analyzer analyzer = loops_at(c.tree, loop).first;
   std::string why;
   auto region = detail::accessed_region(loop, in, Access::kWrite, analyzer, why);
   std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
-  if (!extents) throw error(kKind, 8, "NonAffineRegion", loop_operand, why, at_loop);
+  if (!extents)
+    return c.error(
+        8, "NonAffineRegion", [&] { return c.loop_operand(); }, why, at_loop);
+  return detail::ComputeAtPlan{
+      realize, loop, *site, *point_dims(block, *produced), std::move(*region), std::move(*extents), std::move(analyzer),
+      position};
+}
 
-  return ReverseComputeAtPlan{realize, loop, *site, *point_dims(block, *produced), std::move(*region),
-                              std::move(*extents), std::move(analyzer), position};
+}  // namespace
+
+detail::Planned<detail::ComputeAtPlan> Schedule::plan_compute_at(BlockRV block_rv, std::optional<LoopRV> loop_rv,
+                                                                 std::optional<int64_t> index) const {
+  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
+  auto block = find(block_rv, kKind, "block");
+  if (!block.ok()) return std::move(block).take_error();
+  const ForNode* loop = nullptr;
+  if (loop_rv) {
+    auto found = find(*loop_rv, kKind, "loop");
+    if (!found.ok()) return std::move(found).take_error();
+    loop = *found;
+  }
+  const PlacementContext c{kKind, func_, *tree_, explain_, block_rv, loop_rv};
+  return plan_compute_at_loop(c, *block, loop, index);
+}
+
+detail::Planned<detail::ComputeAtPlan> Schedule::plan_reverse_compute_at(BlockRV block_rv,
+                                                                         std::optional<LoopRV> loop_rv,
+                                                                         std::optional<int64_t> index) const {
+  constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
+  auto block = find(block_rv, kKind, "block");
+  if (!block.ok()) return std::move(block).take_error();
+  const ForNode* loop = nullptr;
+  if (loop_rv) {
+    auto found = find(*loop_rv, kKind, "loop");
+    if (!found.ok()) return std::move(found).take_error();
+    loop = *found;
+  }
+  const PlacementContext c{kKind, func_, *tree_, explain_, block_rv, loop_rv};
+  return plan_reverse_compute_at_loop(c, *block, loop, index);
+}
+
+bool Schedule::compute_at_applies(const BlockNode* block, const ForNode* loop) const {
+  const PlacementContext c{InstructionKind::ComputeAt, func_, *tree_, false, std::nullopt, std::nullopt};
+  return plan_compute_at_loop(c, block, loop, -1).ok();
+}
+
+void Schedule::check_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
+  resolve(block_rv, InstructionKind::ComputeAt, "block");  // first, as in compute_at
+  if (std::optional<int64_t> mark = location_mark(loop_rv)) {
+    // As apply_location_mark: root always applies; inline is compute_inline's outcome.
+    if (*mark == -2) {
+      CheckResult inlined = check_inline(InstructionKind::ComputeInline, block_rv);
+      if (inlined.error) throw *inlined.error;
+    }
+    return;
+  }
+  plan_compute_at(block_rv, loop_rv, index).take();
 }
 
 void Schedule::check_reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, int64_t index) const {
   resolve(block_rv, InstructionKind::ReverseComputeAt, "block");  // first, as in reverse_compute_at
-  if (std::optional<int64_t> mark = location_mark(symbols_, loop_rv)) {
+  if (std::optional<int64_t> mark = location_mark(loop_rv)) {
     // As apply_location_mark: root always applies; inline is reverse_compute_inline's outcome.
-    if (*mark == -1) return;
-    Schedule inlined = copy();
-    inlined.reverse_compute_inline(block_rv);
+    if (*mark == -2) {
+      CheckResult inlined = check_inline(InstructionKind::ReverseComputeInline, block_rv);
+      if (inlined.error) throw *inlined.error;
+    }
     return;
   }
-  plan_reverse_compute_at(block_rv, loop_rv, index);
+  plan_reverse_compute_at(block_rv, loop_rv, index).take();
+}
+
+void Schedule::compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
+  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
+  resolve(block_rv, kKind, "block");  // before the marks: an unknown block fails first
+  Instruction inst = detail::make_instruction(kKind, {}, block_rv, loop_rv, preserve_unit_loops, index);
+  if (apply_location_mark(block_rv, loop_rv, inst)) return;
+  detail::ComputeAtPlan plan = plan_compute_at(block_rv, loop_rv, index).take();
+  LoopNames names(plan.site.first);
+  names.visit(func_->body);
+  Stmt nest =
+      regenerate(plan.realize, plan.dim_of, plan.region, plan.extents, plan.analyzer, preserve_unit_loops, names.names);
+  commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
 }
 
 void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserve_unit_loops, int64_t index) {
   constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
   resolve(block_rv, kKind, "block");  // before the marks: an unknown block fails first
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_loops);
-  inst.attrs.emplace_back(index);
+  Instruction inst = detail::make_instruction(kKind, {}, block_rv, loop_rv, preserve_unit_loops, index);
   if (apply_location_mark(block_rv, loop_rv, inst)) return;
-  ReverseComputeAtPlan plan = plan_reverse_compute_at(block_rv, loop_rv, index);
+  detail::ComputeAtPlan plan = plan_reverse_compute_at(block_rv, loop_rv, index).take();
   LoopNames names(plan.site.first);
   names.visit(func_->body);
   Stmt nest = regenerate(plan.realize, plan.dim_of, plan.region, plan.extents, plan.analyzer, preserve_unit_loops,
@@ -653,27 +700,56 @@ void Schedule::reverse_compute_at(BlockRV block_rv, LoopRV loop_rv, bool preserv
   commit(move_nest(func_, plan.site.first, plan.site.second, plan.loop, plan.position, nest), std::move(inst));
 }
 
+// check() of both primitives: a location mark as apply_location_mark takes it, else the
+// plan. With the loop unknown, a schedule holding marks is undecided (the root mark
+// applies to any block).
+CheckResult Schedule::check_placement(const detail::CheckedOperands& ops) const {
+  const InstructionKind kind = ops.kind();
+  const bool reverse = kind == InstructionKind::ReverseComputeAt;
+  ops.expect(2, 2);
+  auto block = ops.block(0);
+  auto loop = ops.loop(1);
+  ops.bool_attr(0);  // preserve_unit_loops: only shapes the new loops
+  auto index = ops.int_attr(1);
+  if (!block) return detail::unknown();
+  auto found = find(*block, kind, "block");
+  if (!found.ok()) return detail::verdict(std::move(found), true);
+  if (!loop) {
+    if (has_location_marks()) return detail::unknown();
+    return reverse ? detail::verdict(plan_reverse_compute_at(*block, std::nullopt, index), false)
+                   : detail::verdict(plan_compute_at(*block, std::nullopt, index), false);
+  }
+  if (std::optional<int64_t> mark = location_mark(*loop)) {
+    if (*mark == -1) return CheckResult{Verdict::kApplies, std::nullopt, 0, std::nullopt};
+    return check_inline(reverse ? InstructionKind::ReverseComputeInline : InstructionKind::ComputeInline, *block);
+  }
+  return reverse ? detail::verdict(plan_reverse_compute_at(*block, *loop, index), index.has_value())
+                 : detail::verdict(plan_compute_at(*block, *loop, index), index.has_value());
+}
+
 namespace detail {
 
-std::vector<RandomVar> apply_compute_at(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                        const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::ComputeAt;
-  expect_count(kKind, "inputs", inputs, 2);
-  expect_count(kKind, "attrs", attrs, 2);
-  sch.compute_at(block_arg(kKind, inputs[0]), loop_arg(kKind, inputs[1]), bool_arg(kKind, attrs[0]),
-                 int_arg(kKind, attrs[1]));
-  return {};
-}
+// ComputeAt and ReverseComputeAt share their layout.
+constexpr auto kComputeAtSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::input("loop", ValueType::kLoop),
+    slot::attr("preserve_unit_loops", ValueType::kBool).defaults_to(true),
+    slot::attr("index", ValueType::kInt).defaults_to(int64_t{-1}),
+});
 
-std::vector<RandomVar> apply_reverse_compute_at(Schedule& sch, const std::vector<Arg>& inputs,
-                                                const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::ReverseComputeAt;
-  expect_count(kKind, "inputs", inputs, 2);
-  expect_count(kKind, "attrs", attrs, 2);
-  sch.reverse_compute_at(block_arg(kKind, inputs[0]), loop_arg(kKind, inputs[1]), bool_arg(kKind, attrs[0]),
-                         int_arg(kKind, attrs[1]));
-  return {};
-}
+constinit const InstructionSignature kComputeAtSignature{
+    .python_name = "compute_at",
+    .slots = kComputeAtSlots,
+    .replay = replay_method<&Schedule::compute_at>,
+    .check = check_method<&Schedule::check_placement>,
+};
+
+constinit const InstructionSignature kReverseComputeAtSignature{
+    .python_name = "reverse_compute_at",
+    .slots = kComputeAtSlots,
+    .replay = replay_method<&Schedule::reverse_compute_at>,
+    .check = check_method<&Schedule::check_placement>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

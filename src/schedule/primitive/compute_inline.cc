@@ -11,6 +11,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -38,9 +39,13 @@ const BlockNode* allocator_of(const PrimFunc& func, const BufferNode* buffer) {
   return nullptr;
 }
 
-bool is_leaf(const BlockNode* block) {
-  return detail::child_block_realizes(block->body).empty() &&
-         (!block->init.defined() || detail::child_block_realizes(block->init).empty());
+// The realized blocks of a function in program order (what all_block_realizes finds).
+std::vector<const BlockTree::BlockInfo*> realized_blocks(const BlockTree& tree) {
+  std::vector<const BlockTree::BlockInfo*> out;
+  for (const BlockTree::BlockInfo& info : tree.blocks()) {
+    if (info.realize != nullptr) out.push_back(&info);
+  }
+  return out;
 }
 
 // Buffers loaded anywhere in `e`, first load first.
@@ -78,23 +83,20 @@ class LoadCollector : public ExprVisitor {
 };
 
 // Buffers visible at `block`: parameters and allocations of the blocks above it.
-std::unordered_set<const BufferNode*> visible_buffers(const PrimFunc& func, const BlockNode* block) {
+std::unordered_set<const BufferNode*> visible_buffers(const PrimFunc& func, const BlockTree& tree,
+                                                      const BlockNode* block) {
   std::unordered_set<const BufferNode*> out;
   for (const Param& p : func->params) out.insert(p.buffer.get());
-  for (const StmtNode* n : detail::path_to(func, block)) {
-    if (n->kind != NodeKind::Block || n == block) continue;
-    for (const Buffer& b : static_cast<const BlockNode*>(n)->alloc_buffers) out.insert(b.get());
+  for (const BlockNode* b = tree.find(block)->scope; b != nullptr; b = tree.find(b)->scope) {
+    for (const Buffer& buffer : b->alloc_buffers) out.insert(buffer.get());
   }
   return out;
 }
 
 // The loops (of any block) enclosing `block`.
-std::unordered_set<const StmtNode*> enclosing_loops(const PrimFunc& func, const BlockNode* block) {
-  std::unordered_set<const StmtNode*> out;
-  for (const StmtNode* n : detail::path_to(func, block)) {
-    if (n->kind == NodeKind::For) out.insert(n);
-  }
-  return out;
+std::unordered_set<const StmtNode*> enclosing_loops(const BlockTree& tree, const BlockNode* block) {
+  const std::span<const ForNode* const> loops = tree.find(block)->loops;
+  return std::unordered_set<const StmtNode*>(loops.begin(), loops.end());
 }
 
 bool share_a_loop(const std::unordered_set<const StmtNode*>& a, const std::unordered_set<const StmtNode*>& b) {
@@ -221,7 +223,7 @@ const IterVar* iter_var_of(const BlockNode* block, const VarNode* var) {
 
 // Whether the block is complete in the function: spatial iteration variables only, no
 // init, the only writer of each buffer it writes, and no reader of them.
-std::string incomplete_reason(const PrimFunc& func, const BlockNode* block) {
+std::string incomplete_reason(const BlockTree& tree, const BlockNode* block) {
   for (const IterVar& iv : block->iter_vars) {
     if (iv.kind != IterKind::kSpatial) {
       return fmt::format("iteration variable {} is {}, not spatial", iv.var.name(), iter_kind_name(iv.kind));
@@ -230,9 +232,9 @@ std::string incomplete_reason(const PrimFunc& func, const BlockNode* block) {
   if (block->init.defined()) return "the block has an init";
   for (const BufferRegion& w : block->writes) {
     if (has_buffer(block->reads, w.buffer.get())) return fmt::format("the block reads '{}', which it writes", w.buffer->name);
-    for (const BlockRealizeNode* r : detail::all_block_realizes(func)) {
-      const BlockNode* other = r->block.get();
-      if (other != block && is_leaf(other) && has_buffer(other->writes, w.buffer.get())) {
+    for (const BlockTree::BlockInfo& info : tree.blocks()) {
+      const BlockNode* other = info.block;
+      if (info.realize != nullptr && other != block && info.leaf && has_buffer(other->writes, w.buffer.get())) {
         return fmt::format("block '{}' also writes '{}'", other->name, w.buffer->name);
       }
     }
@@ -242,164 +244,214 @@ std::string incomplete_reason(const PrimFunc& func, const BlockNode* block) {
 
 }  // namespace
 
-void Schedule::compute_inline(BlockRV block_rv) {
-  constexpr InstructionKind kKind = InstructionKind::ComputeInline;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const std::string operand = fmt::format("block {}", rv_name(block_rv));
-  const ErrorLocus here{nullptr, block->name};
-  const BlockRealizeNode* realize = detail::find_block_realize(func_, block->name);
+// What compute_inline's construction needs: the store inlined and the scope without the
+// block.
+struct detail::ComputeInlinePlan {
+  const BufferStoreNode* store = nullptr;
+  const BlockNode* scope = nullptr;
+  Stmt scope_body;
+};
 
+detail::Planned<detail::ComputeInlinePlan> Schedule::plan_compute_inline(BlockRV block_rv) const {
+  constexpr InstructionKind kKind = InstructionKind::ComputeInline;
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  const BlockNode* block = *found;
+  auto operand = [&] { return fmt::format("block {}", rv_name(block_rv)); };
+  const ErrorLocus here{nullptr, block->name};
+  const BlockTree::BlockInfo& info = *tree_->find(block);
   if (block->writes.size() != 1) {
-    throw error(kKind, 1, "NotSingleWriteBlock", operand,
-                fmt::format("the block writes {} buffers, not one", block->writes.size()), here);
+    return error(
+        kKind, 1, "NotSingleWriteBlock", operand,
+        [&] { return fmt::format("the block writes {} buffers, not one", block->writes.size()); }, here);
   }
-  const Buffer buffer = block->writes[0].buffer;
-  const BlockNode* allocator = allocator_of(func_, buffer.get());
-  if (is_param(func_, buffer.get()) || allocator == nullptr) {
-    throw error(kKind, 2, "OutputBlock", operand,
-                fmt::format("the block writes '{}', a parameter of the function", buffer->name), here);
+  const Buffer& buffer = block->writes[0].buffer;
+  const std::vector<const BlockTree::BlockInfo*> order = realized_blocks(*tree_);
+  const bool allocated = std::any_of(order.begin(), order.end(), [&](const BlockTree::BlockInfo* b) {
+    return std::any_of(b->block->alloc_buffers.begin(), b->block->alloc_buffers.end(),
+                       [&](const Buffer& a) { return a.same_as(buffer); });
+  });
+  if (is_param(func_, buffer.get()) || !allocated) {
+    return error(
+        kKind, 2, "OutputBlock", operand,
+        [&] { return fmt::format("the block writes '{}', a parameter of the function", buffer->name); }, here);
   }
-  if (std::string why = incomplete_reason(func_, block); !why.empty()) {
-    throw error(kKind, 3, "NotCompleteBlock", operand, why, here);
+  if (std::string why = incomplete_reason(*tree_, block); !why.empty()) {
+    return error(kKind, 3, "NotCompleteBlock", operand, why, here);
   }
   const auto* store = block->body.as<BufferStoreNode>();
   if (store == nullptr || !store->buffer.same_as(buffer) || !distinct_iter_vars(block, store->indices)) {
-    throw error(kKind, 4, "BodyAnalysisError", operand,
-                "the body is not one store B[v0, v1, ...] = f(...) indexed by distinct iteration variables", here);
+    return error(kKind, 4, "BodyAnalysisError", operand,
+                 "the body is not one store B[v0, v1, ...] = f(...) indexed by distinct iteration variables", here);
   }
   std::vector<const VarNode*> index_vars;
   for (const Expr& index : store->indices) index_vars.push_back(index.as<VarNode>());
   if (uses_other_vars(store->value, index_vars, block)) {
-    throw error(kKind, 4, "BodyAnalysisError", operand,
-                "the stored value uses an iteration variable that is not a store index", here);
+    return error(kKind, 4, "BodyAnalysisError", operand,
+                 "the stored value uses an iteration variable that is not a store index", here);
   }
-  const BlockNode* scope = detail::scope_block(detail::path_to(func_, block));
-  Stmt scope_body = remove_realize(scope, realize);
-  if (!scope_body.defined()) {
-    throw error(kKind, 5, "OnlyLeafError", operand,
-                fmt::format("the block is the only leaf of block '{}'", scope->name), here);
+  detail::ComputeInlinePlan plan;
+  plan.store = store;
+  plan.scope = info.scope;
+  plan.scope_body = remove_realize(info.scope, info.realize);
+  if (!plan.scope_body.defined()) {
+    return error(
+        kKind, 5, "OnlyLeafError", operand,
+        [&] { return fmt::format("the block is the only leaf of block '{}'", info.scope->name); }, here);
   }
   // Readers, in program order; the value's buffers must be visible to each of them.
   std::vector<const BufferNode*> value_buffers = loaded_buffers(store->value);
-  std::vector<const BlockNode*> order;
-  for (const BlockRealizeNode* r : detail::all_block_realizes(func_)) order.push_back(r->block.get());
-  const size_t self = std::find(order.begin(), order.end(), block) - order.begin();
+  size_t self = 0;
+  while (order[self]->block != block) ++self;
   size_t last_reader = self;
   std::vector<const BlockNode*> readers;
   for (size_t i = 0; i < order.size(); ++i) {
-    const BlockNode* b = order[i];
+    const BlockNode* b = order[i]->block;
     if (b == block || !(has_buffer(b->reads, buffer.get()) || has_buffer(b->writes, buffer.get()))) continue;
-    if (!is_leaf(b)) {
-      throw error(kKind, 6, "UnsupportedConsumer", operand,
-                  fmt::format("block '{}' accesses '{}' and has blocks inside it", b->name, buffer->name),
-                  ErrorLocus{nullptr, b->name});
+    if (!order[i]->leaf) {
+      return error(
+          kKind, 6, "UnsupportedConsumer", operand,
+          [&] { return fmt::format("block '{}' accesses '{}' and has blocks inside it", b->name, buffer->name); },
+          ErrorLocus{nullptr, b->name});
     }
-    std::unordered_set<const BufferNode*> visible = visible_buffers(func_, b);
+    std::unordered_set<const BufferNode*> visible = visible_buffers(func_, *tree_, b);
     for (const BufferNode* v : value_buffers) {
       if (!visible.count(v)) {
-        throw error(kKind, 6, "UnsupportedConsumer", operand,
-                    fmt::format("block '{}' does not see buffer '{}', which the value reads", b->name, v->name),
-                    ErrorLocus{nullptr, b->name});
+        return error(
+            kKind, 6, "UnsupportedConsumer", operand,
+            [&] { return fmt::format("block '{}' does not see buffer '{}', which the value reads", b->name, v->name); },
+            ErrorLocus{nullptr, b->name});
       }
     }
     if (i < self) {
-      throw error(kKind, 6, "UnsupportedConsumer", operand,
-                  fmt::format("block '{}' reads '{}' before the block writes it", b->name, buffer->name),
-                  ErrorLocus{nullptr, b->name});
+      return error(
+          kKind, 6, "UnsupportedConsumer", operand,
+          [&] { return fmt::format("block '{}' reads '{}' before the block writes it", b->name, buffer->name); },
+          ErrorLocus{nullptr, b->name});
     }
     readers.push_back(b);
     last_reader = i;
   }
   // The value must read the same data where it is inlined as where it was computed.
-  std::unordered_set<const StmtNode*> own_loops = enclosing_loops(func_, block);
+  std::unordered_set<const StmtNode*> own_loops = enclosing_loops(*tree_, block);
   std::unordered_set<const StmtNode*> reader_loops;
   for (const BlockNode* r : readers) {
-    for (const StmtNode* l : enclosing_loops(func_, r)) reader_loops.insert(l);
+    for (const StmtNode* l : enclosing_loops(*tree_, r)) reader_loops.insert(l);
   }
   for (size_t i = 0; i < order.size(); ++i) {
-    const BlockNode* w = order[i];
-    if (w == block || !is_leaf(w)) continue;
+    const BlockNode* w = order[i]->block;
+    if (w == block || !order[i]->leaf) continue;
     bool writes_input = std::any_of(value_buffers.begin(), value_buffers.end(),
                                     [&](const BufferNode* v) { return has_buffer(w->writes, v); });
     if (!writes_input) continue;
-    std::unordered_set<const StmtNode*> loops = enclosing_loops(func_, w);
+    std::unordered_set<const StmtNode*> loops = enclosing_loops(*tree_, w);
     bool unsafe = i < self ? share_a_loop(loops, own_loops)
                            : (i <= last_reader || share_a_loop(loops, reader_loops));
     if (unsafe) {
-      throw error(kKind, 7, "ValueOverwritten", operand,
-                  fmt::format("block '{}' writes a buffer the value reads between the block and its readers", w->name),
-                  ErrorLocus{nullptr, w->name});
+      return error(
+          kKind, 7, "ValueOverwritten", operand,
+          [&] {
+            return fmt::format("block '{}' writes a buffer the value reads between the block and its readers", w->name);
+          },
+          ErrorLocus{nullptr, w->name});
     }
   }
-
-  Block new_scope = BlockNode::make(scope->name, scope->iter_vars, scope->reads, scope->writes, scope_body,
-                                    scope->init, scope->alloc_buffers, scope->annotations);
-  PrimFunc removed = detail::replace_in_func(func_, scope, new_scope);
-  LoadInliner inliner(store);
-  PrimFunc result = removed.with_body(inliner.visit(removed->body));
-
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  commit(std::move(result), std::move(inst));
+  return plan;
 }
 
-void Schedule::reverse_compute_inline(BlockRV block_rv) {
-  constexpr InstructionKind kKind = InstructionKind::ReverseComputeInline;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const std::string operand = fmt::format("block {}", rv_name(block_rv));
-  const ErrorLocus here{nullptr, block->name};
-  const BlockRealizeNode* realize = detail::find_block_realize(func_, block->name);
+void Schedule::compute_inline(BlockRV block_rv) {
+  constexpr InstructionKind kKind = InstructionKind::ComputeInline;
+  const detail::ComputeInlinePlan plan = plan_compute_inline(block_rv).take();
+  const BlockNode* scope = plan.scope;
+  Block new_scope = BlockNode::make(scope->name, scope->iter_vars, scope->reads, scope->writes, plan.scope_body,
+                                    scope->init, scope->alloc_buffers, scope->annotations);
+  PrimFunc removed = detail::replace_in_func(func_, scope, new_scope);
+  LoadInliner inliner(plan.store);
+  PrimFunc result = removed.with_body(inliner.visit(removed->body));
 
+  commit(std::move(result), detail::make_instruction(kKind, {}, block_rv));
+}
+
+// What reverse_compute_inline's construction needs: the consumer's store, its producer
+// (whose store it takes) and the input buffer between them, and the scope without the
+// block.
+struct detail::ReverseComputeInlinePlan {
+  const BufferStoreNode* store = nullptr;
+  const BlockNode* producer = nullptr;
+  const BufferStoreNode* producer_store = nullptr;
+  const BufferNode* input = nullptr;
+  std::vector<const VarNode*> vars;  // the consumer's variables its loads of `input` use
+  const BlockNode* scope = nullptr;
+  Stmt scope_body;
+};
+
+detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute_inline(BlockRV block_rv) const {
+  constexpr InstructionKind kKind = InstructionKind::ReverseComputeInline;
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  const BlockNode* block = *found;
+  auto operand = [&] { return fmt::format("block {}", rv_name(block_rv)); };
+  const ErrorLocus here{nullptr, block->name};
+  const BlockTree::BlockInfo& info = *tree_->find(block);
+  const BlockRealizeNode* realize = info.realize;
   if (block->writes.size() != 1) {
-    throw error(kKind, 1, "NotSingleWriteBlock", operand,
-                fmt::format("the block writes {} buffers, not one", block->writes.size()), here);
+    return error(
+        kKind, 1, "NotSingleWriteBlock", operand,
+        [&] { return fmt::format("the block writes {} buffers, not one", block->writes.size()); }, here);
   }
-  if (std::string why = incomplete_reason(func_, block); !why.empty()) {
-    throw error(kKind, 2, "NotCompleteBlock", operand, why, here);
+  if (std::string why = incomplete_reason(*tree_, block); !why.empty()) {
+    return error(kKind, 2, "NotCompleteBlock", operand, why, here);
   }
   const auto* store = block->body.as<BufferStoreNode>();
   if (store == nullptr || !store->buffer.same_as(block->writes[0].buffer) ||
       (realize->predicate.defined() && !is_const_int(realize->predicate, 1))) {
-    throw error(kKind, 3, "BodyAnalysisError", operand,
-                "the body is not one store C[f(v)] = g(...) of an unpredicated block", here);
+    return error(kKind, 3, "BodyAnalysisError", operand,
+                 "the body is not one store C[f(v)] = g(...) of an unpredicated block", here);
   }
   // The one buffer the block reads that some block writes, and its producer.
-  std::vector<const BlockNode*> order;
-  for (const BlockRealizeNode* r : detail::all_block_realizes(func_)) order.push_back(r->block.get());
+  const std::vector<const BlockTree::BlockInfo*> order = realized_blocks(*tree_);
   const BufferNode* input = nullptr;
   for (const BufferRegion& r : block->reads) {
-    bool produced = std::any_of(order.begin(), order.end(), [&](const BlockNode* b) {
-      return b != block && is_leaf(b) && has_buffer(b->writes, r.buffer.get());
+    bool produced = std::any_of(order.begin(), order.end(), [&](const BlockTree::BlockInfo* b) {
+      return b->block != block && b->leaf && has_buffer(b->block->writes, r.buffer.get());
     });
     if (!produced || r.buffer.get() == input) continue;
     if (input != nullptr) {
-      throw error(kKind, 4, "NonSingleProducer", operand,
-                  fmt::format("the block reads two produced buffers, '{}' and '{}'", input->name, r.buffer->name), here);
+      return error(
+          kKind, 4, "NonSingleProducer", operand,
+          [&] {
+            return fmt::format("the block reads two produced buffers, '{}' and '{}'", input->name, r.buffer->name);
+          },
+          here);
     }
     input = r.buffer.get();
   }
-  if (input == nullptr) throw error(kKind, 4, "NonSingleProducer", operand, "the block reads no produced buffer", here);
+  if (input == nullptr)
+    return error(kKind, 4, "NonSingleProducer", operand, "the block reads no produced buffer", here);
   const BlockNode* producer = nullptr;
-  for (const BlockNode* b : order) {
-    if (b != block && is_leaf(b) && has_buffer(b->writes, input)) producer = b;
+  for (const BlockTree::BlockInfo* b : order) {
+    if (b->block != block && b->leaf && has_buffer(b->block->writes, input)) producer = b->block;
   }
   const auto* producer_store = producer->body.as<BufferStoreNode>();
-  if (std::string why = incomplete_reason(func_, producer); !why.empty() || producer->writes.size() != 1 ||
-                                                             producer_store == nullptr ||
-                                                             producer_store->buffer.get() != input ||
-                                                             !distinct_iter_vars(producer, producer_store->indices)) {
-    throw error(kKind, 4, "NonSingleProducer", operand,
-                fmt::format("producer '{}' is not a complete block whose body is one store indexed by its variables",
-                            producer->name),
-                ErrorLocus{nullptr, producer->name});
+  if (std::string why = incomplete_reason(*tree_, producer);
+      !why.empty() || producer->writes.size() != 1 || producer_store == nullptr ||
+      producer_store->buffer.get() != input || !distinct_iter_vars(producer, producer_store->indices)) {
+    return error(
+        kKind, 4, "NonSingleProducer", operand,
+        [&] {
+          return fmt::format("producer '{}' is not a complete block whose body is one store indexed by its variables",
+                             producer->name);
+        },
+        ErrorLocus{nullptr, producer->name});
   }
   // Every load of the input: the same distinct variables, the producer's domains.
   LoadCollector loads(input);
   loads.visit(store->value);
   for (const Expr& index : store->indices) loads.visit(index);
   if (loads.loads.empty()) {
-    throw error(kKind, 5, "BodyAnalysisError", operand, fmt::format("the body does not load '{}'", input->name), here);
+    return error(
+        kKind, 5, "BodyAnalysisError", operand, [&] { return fmt::format("the body does not load '{}'", input->name); },
+        here);
   }
   const std::vector<Expr>& load_indices = loads.loads.front()->indices;
   std::vector<const VarNode*> vars;
@@ -418,11 +470,15 @@ void Schedule::reverse_compute_inline(BlockRV block_rv) {
   for (const Expr& index : store->indices) other_vars |= uses_other_vars(index, vars, block);
   other_vars |= same_loads && uses_other_vars(store->value, vars, block);
   if (!same_loads || other_vars) {
-    throw error(kKind, 5, "BodyAnalysisError", operand,
-                fmt::format("the loads of '{}' are not all at the same distinct iteration variables, which the body "
-                            "must use alone",
-                            input->name),
-                here);
+    return error(
+        kKind, 5, "BodyAnalysisError", operand,
+        [&] {
+          return fmt::format(
+              "the loads of '{}' are not all at the same distinct iteration variables, which the body "
+              "must use alone",
+              input->name);
+        },
+        here);
   }
   for (size_t d = 0; d < vars.size(); ++d) {
     const IterVar* mine = iter_var_of(block, vars[d]);
@@ -430,69 +486,96 @@ void Schedule::reverse_compute_inline(BlockRV block_rv) {
     auto a0 = as_const_int(mine->dom.min), a1 = as_const_int(mine->dom.extent);
     auto b0 = as_const_int(theirs->dom.min), b1 = as_const_int(theirs->dom.extent);
     if (!a0 || !a1 || a0 != b0 || a1 != b1) {
-      throw error(kKind, 5, "BodyAnalysisError", operand,
-                  fmt::format("variable {} ranges over {} +: {}, the producer's {} over {} +: {}", mine->var.name(),
-                              print_expr(mine->dom.min), print_expr(mine->dom.extent), theirs->var.name(),
-                              print_expr(theirs->dom.min), print_expr(theirs->dom.extent)),
-                  here);
+      return error(
+          kKind, 5, "BodyAnalysisError", operand,
+          [&] {
+            return fmt::format("variable {} ranges over {} +: {}, the producer's {} over {} +: {}", mine->var.name(),
+                               print_expr(mine->dom.min), print_expr(mine->dom.extent), theirs->var.name(),
+                               print_expr(theirs->dom.min), print_expr(theirs->dom.extent));
+          },
+          here);
     }
   }
   const BufferNode* output = store->buffer.get();
-  size_t self = std::find(order.begin(), order.end(), block) - order.begin();
-  size_t producer_at = std::find(order.begin(), order.end(), producer) - order.begin();
+  size_t self = 0, producer_at = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    const BlockNode* b = order[i];
-    if (b == block || b == producer || !is_leaf(b)) continue;
+    if (order[i]->block == block) self = i;
+    if (order[i]->block == producer) producer_at = i;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const BlockNode* b = order[i]->block;
+    if (b == block || b == producer || !order[i]->leaf) continue;
     if (has_buffer(b->reads, input) || has_buffer(b->writes, input)) {
-      throw error(kKind, 6, "ProducerHasOtherConsumers", operand,
-                  fmt::format("block '{}' also accesses '{}'", b->name, input->name), ErrorLocus{nullptr, b->name});
+      return error(
+          kKind, 6, "ProducerHasOtherConsumers", operand,
+          [&] { return fmt::format("block '{}' also accesses '{}'", b->name, input->name); },
+          ErrorLocus{nullptr, b->name});
     }
   }
   if (is_param(func_, input) || producer_at > self) {
-    throw error(kKind, 6, "ProducerHasOtherConsumers", operand,
-                fmt::format("'{}' is a parameter of the function or written after the block", input->name), here);
+    return error(
+        kKind, 6, "ProducerHasOtherConsumers", operand,
+        [&] { return fmt::format("'{}' is a parameter of the function or written after the block", input->name); },
+        here);
   }
   std::vector<const BufferNode*> consumed = loaded_buffers(store->value);
   for (const Expr& index : store->indices) {
     for (const BufferNode* b : loaded_buffers(index)) consumed.push_back(b);
   }
-  std::unordered_set<const BufferNode*> visible = visible_buffers(func_, producer);
+  std::unordered_set<const BufferNode*> visible = visible_buffers(func_, *tree_, producer);
   for (const BufferNode* b : consumed) {
     if (b != input && !visible.count(b)) {
-      throw error(kKind, 7, "UnsafeToMove", operand,
-                  fmt::format("the producer does not see buffer '{}'", b->name), here);
+      return error(
+          kKind, 7, "UnsafeToMove", operand,
+          [&] { return fmt::format("the producer does not see buffer '{}'", b->name); }, here);
     }
   }
   if (!visible.count(output) || has_buffer(producer->reads, output)) {
-    throw error(kKind, 7, "UnsafeToMove", operand,
-                fmt::format("the producer reads or does not see '{}'", store->buffer->name), here);
+    return error(
+        kKind, 7, "UnsafeToMove", operand,
+        [&] { return fmt::format("the producer reads or does not see '{}'", store->buffer->name); }, here);
   }
-  std::unordered_set<const StmtNode*> producer_loops = enclosing_loops(func_, producer);
-  std::unordered_set<const StmtNode*> own_loops = enclosing_loops(func_, block);
+  std::unordered_set<const StmtNode*> producer_loops = enclosing_loops(*tree_, producer);
+  std::unordered_set<const StmtNode*> own_loops = enclosing_loops(*tree_, block);
   for (size_t i = 0; i < order.size(); ++i) {
-    const BlockNode* b = order[i];
-    if (b == block || b == producer || !is_leaf(b)) continue;
+    const BlockNode* b = order[i]->block;
+    if (b == block || b == producer || !order[i]->leaf) continue;
     bool conflicts = has_buffer(b->reads, output) || has_buffer(b->writes, output) ||
                      std::any_of(consumed.begin(), consumed.end(),
                                  [&](const BufferNode* c) { return c != input && has_buffer(b->writes, c); });
     if (!conflicts) continue;
-    std::unordered_set<const StmtNode*> loops = enclosing_loops(func_, b);
+    std::unordered_set<const StmtNode*> loops = enclosing_loops(*tree_, b);
     bool between = (i > producer_at && i < self) || (i < producer_at && share_a_loop(loops, producer_loops)) ||
                    (i > self && share_a_loop(loops, own_loops));
     if (between) {
-      throw error(kKind, 7, "UnsafeToMove", operand,
-                  fmt::format("block '{}' accesses what the block writes or reads between it and its producer",
-                              b->name),
-                  ErrorLocus{nullptr, b->name});
+      return error(
+          kKind, 7, "UnsafeToMove", operand,
+          [&] {
+            return fmt::format("block '{}' accesses what the block writes or reads between it and its producer",
+                               b->name);
+          },
+          ErrorLocus{nullptr, b->name});
     }
   }
-  const BlockNode* scope = detail::scope_block(detail::path_to(func_, block));
-  Stmt scope_body = remove_realize(scope, realize);
-  if (!scope_body.defined()) {
-    throw error(kKind, 8, "OnlyLeafError", operand,
-                fmt::format("the block is the only leaf of block '{}'", scope->name), here);
+  detail::ReverseComputeInlinePlan plan{store, producer, producer_store, input, std::move(vars), info.scope, Stmt()};
+  plan.scope_body = remove_realize(info.scope, realize);
+  if (!plan.scope_body.defined()) {
+    return error(
+        kKind, 8, "OnlyLeafError", operand,
+        [&] { return fmt::format("the block is the only leaf of block '{}'", info.scope->name); }, here);
   }
+  return plan;
+}
 
+void Schedule::reverse_compute_inline(BlockRV block_rv) {
+  constexpr InstructionKind kKind = InstructionKind::ReverseComputeInline;
+  const detail::ReverseComputeInlinePlan plan = plan_reverse_compute_inline(block_rv).take();
+  const BufferStoreNode* store = plan.store;
+  const BlockNode* producer = plan.producer;
+  const BufferStoreNode* producer_store = plan.producer_store;
+  const BufferNode* input = plan.input;
+  const std::vector<const VarNode*>& vars = plan.vars;
+  const BlockNode* scope = plan.scope;
   // The producer now stores the consumer's value: C[f(u)] = g(h(u), ...).
   std::unordered_map<const VarNode*, Expr> to_producer;
   for (size_t d = 0; d < vars.size(); ++d) {
@@ -526,8 +609,7 @@ void Schedule::reverse_compute_inline(BlockRV block_rv) {
   BlockAccessRegions regions = detect_block_access_regions(new_body, Stmt(), producer->alloc_buffers);
   Stmt new_producer = BlockNode::make(producer->name, producer->iter_vars, regions.reads, regions.writes, new_body,
                                       Stmt(), producer->alloc_buffers, producer->annotations);
-
-  Stmt new_scope = BlockNode::make(scope->name, scope->iter_vars, scope->reads, scope->writes, scope_body,
+  Stmt new_scope = BlockNode::make(scope->name, scope->iter_vars, scope->reads, scope->writes, plan.scope_body,
                                    scope->init, scope->alloc_buffers, scope->annotations);
   PrimFunc result = detail::replace_in_func(func_, scope, new_scope);
   result = detail::replace_in_func(result, detail::find_block_realize(result, producer->name)->block.get(),
@@ -544,31 +626,45 @@ void Schedule::reverse_compute_inline(BlockRV block_rv) {
                                                      alloc->body, alloc->init, std::move(allocs), alloc->annotations));
   }
 
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  commit(std::move(result), std::move(inst));
+  commit(std::move(result), detail::make_instruction(kKind, {}, block_rv));
+}
+
+CheckResult Schedule::check_inline(InstructionKind kind, BlockRV block) const {
+  return kind == InstructionKind::ComputeInline ? detail::verdict(plan_compute_inline(block), true)
+                                                : detail::verdict(plan_reverse_compute_inline(block), true);
+}
+
+CheckResult Schedule::check_compute_inline(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  if (!block) return detail::unknown();
+  return check_inline(InstructionKind::ComputeInline, *block);
+}
+
+CheckResult Schedule::check_reverse_compute_inline(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  if (!block) return detail::unknown();
+  return check_inline(InstructionKind::ReverseComputeInline, *block);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_compute_inline(Schedule& sch, const std::vector<Arg>& inputs,
-                                            const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::ComputeInline;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 0);
-  sch.compute_inline(block_arg(kKind, inputs[0]));
-  return {};
-}
+constexpr auto kBlockOnlySlots = numbered_slots({slot::input("block", ValueType::kBlock)});
 
-std::vector<RandomVar> apply_reverse_compute_inline(Schedule& sch, const std::vector<Arg>& inputs,
-                                                    const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::ReverseComputeInline;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 0);
-  sch.reverse_compute_inline(block_arg(kKind, inputs[0]));
-  return {};
-}
+constinit const InstructionSignature kComputeInlineSignature{
+    .python_name = "compute_inline",
+    .slots = kBlockOnlySlots,
+    .replay = replay_method<&Schedule::compute_inline>,
+    .check = check_method<&Schedule::check_compute_inline>,
+};
+
+constinit const InstructionSignature kReverseComputeInlineSignature{
+    .python_name = "reverse_compute_inline",
+    .slots = kBlockOnlySlots,
+    .replay = replay_method<&Schedule::reverse_compute_inline>,
+    .check = check_method<&Schedule::check_reverse_compute_inline>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

@@ -9,6 +9,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -73,56 +74,87 @@ Block make_update(const BlockNode* block) {
 
 }  // namespace
 
-BlockRV Schedule::decompose_reduction(BlockRV block_rv, LoopRV loop_rv) {
-  constexpr InstructionKind kKind = InstructionKind::DecomposeReduction;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string block_operand = fmt::format("block {}", rv_name(block_rv));
-  const std::string loop_operand = fmt::format("loop {}", rv_name(loop_rv));
-  const ErrorLocus at_block{nullptr, block->name};
-  const ErrorLocus at_loop{loop->loop_var.get(), {}};
+// What decompose_reduction's construction needs: the block's realization, the loops
+// above it in its scope and the position of the given one among them.
+struct detail::DecomposeReductionPlan {
+  const BlockRealizeNode* realize = nullptr;
+  const ForNode* loop = nullptr;
+  std::vector<const ForNode*> loops;
+  size_t top = 0;
+};
 
-  std::vector<const StmtNode*> path = detail::path_to(func_, block);
-  std::vector<const ForNode*> loops = detail::loops_above(path);
-  const auto* realize = static_cast<const BlockRealizeNode*>(path[path.size() - 2]);
-  size_t top = std::find(loops.begin(), loops.end(), loop) - loops.begin();
-  if (top == loops.size()) {
-    throw error(kKind, 1, "LoopNotAncestor", loop_operand,
-                fmt::format("the loop is not an ancestor of block '{}' in its scope", block->name), at_loop);
+detail::Planned<detail::DecomposeReductionPlan> Schedule::plan_decompose_reduction(
+    BlockRV block_rv, std::optional<LoopRV> loop_rv) const {
+  constexpr InstructionKind kKind = InstructionKind::DecomposeReduction;
+  auto found_block = find(block_rv, kKind, "block");
+  if (!found_block.ok()) return std::move(found_block).take_error();
+  const BlockNode* block = *found_block;
+  const ForNode* loop = nullptr;
+  if (loop_rv) {
+    auto found_loop = find(*loop_rv, kKind, "loop");
+    if (!found_loop.ok()) return std::move(found_loop).take_error();
+    loop = *found_loop;
+  }
+  auto block_operand = [&] { return fmt::format("block {}", rv_name(block_rv)); };
+  const ErrorLocus at_block{nullptr, block->name};
+  const BlockTree::BlockInfo& info = *tree_->find(block);
+  detail::DecomposeReductionPlan plan;
+  plan.realize = info.realize;
+  plan.loop = loop;
+  const std::span<const ForNode* const> scope_loops = info.scope_loops();
+  std::vector<const ForNode*>& loops = plan.loops;
+  loops.assign(scope_loops.begin(), scope_loops.end());
+  const BlockRealizeNode* realize = plan.realize;
+  size_t& top = plan.top;
+  top = loop ? std::find(loops.begin(), loops.end(), loop) - loops.begin() : 0;
+  if (loop && top == loops.size()) {
+    return error(
+        kKind, 1, "LoopNotAncestor", [&] { return fmt::format("loop {}", rv_name(*loop_rv)); },
+        [&] { return fmt::format("the loop is not an ancestor of block '{}' in its scope", block->name); },
+        ErrorLocus{loop->loop_var.get(), {}});
   }
   if (!block->init.defined()) {
-    throw error(kKind, 2, "NotReductionBlock", block_operand,
-                fmt::format("block '{}' has no init", block->name), at_block);
+    return error(
+        kKind, 2, "NotReductionBlock", block_operand,
+        [&] { return fmt::format("block '{}' has no init", block->name); }, at_block);
   }
   std::vector<const VarNode*> reduce_vars;
   for (const IterVar& iv : block->iter_vars) {
     if (iv.kind == IterKind::kReduce) {
       reduce_vars.push_back(iv.var.get());
     } else if (iv.kind != IterKind::kSpatial) {
-      throw error(kKind, 2, "NotReductionBlock", block_operand,
-                  fmt::format("iteration variable '{}' is {}, not spatial or reduce", iv.var.name(),
-                              iter_kind_name(iv.kind)),
-                  at_block);
+      return error(
+          kKind, 2, "NotReductionBlock", block_operand,
+          [&] {
+            return fmt::format("iteration variable '{}' is {}, not spatial or reduce", iv.var.name(),
+                               iter_kind_name(iv.kind));
+          },
+          at_block);
     }
   }
   // The init runs once per element: it may not depend on where the reduction is.
   std::unordered_map<const VarNode*, Expr> zero_reduce;
   for (const VarNode* v : reduce_vars) zero_reduce[v] = make_zero(v->dtype);
   if (!detail::substitute_vars(block->init, zero_reduce).same_as(block->init)) {
-    throw error(kKind, 2, "NotReductionBlock", block_operand, "the init uses a reduce iteration variable", at_block);
+    return error(kKind, 2, "NotReductionBlock", block_operand, "the init uses a reduce iteration variable", at_block);
   }
+  if (!loop) return plan;  // the rest reads the loop
+  auto loop_operand = [&] { return fmt::format("loop {}", rv_name(*loop_rv)); };
+  const ErrorLocus at_loop{loop->loop_var.get(), {}};
   for (size_t p = 0; p < top; ++p) {
     for (size_t i = 0; i < block->iter_vars.size(); ++i) {
       if (block->iter_vars[i].kind == IterKind::kReduce &&
           detail::uses_any_var(realize->iter_values[i], {loops[p]->loop_var.get()})) {
-        throw error(kKind, 3, "LoopBelowReduceLoop", loop_operand,
-                    fmt::format("loop '{}' above it feeds reduce iteration variable '{}'", loops[p]->loop_var.name(),
-                                block->iter_vars[i].var.name()),
-                    at_loop);
+        return error(
+            kKind, 3, "LoopBelowReduceLoop", loop_operand,
+            [&] {
+              return fmt::format("loop '{}' above it feeds reduce iteration variable '{}'", loops[p]->loop_var.name(),
+                                 block->iter_vars[i].var.name());
+            },
+            at_loop);
       }
     }
   }
-
   std::vector<const ForNode*> dropped;  // loops from `loop` down that feed no spatial variable
   for (size_t p = top; p < loops.size(); ++p) {
     bool used = false;
@@ -132,38 +164,62 @@ BlockRV Schedule::decompose_reduction(BlockRV block_rv, LoopRV loop_rv) {
     }
     if (!used) dropped.push_back(loops[p]);
   }
-  if (!detail::dropped_guards_hold(realize->predicate, dropped, detail::analyzer_for(path))) {
-    throw error(kKind, 4, "UnsupportedPredicate", block_operand,
-                fmt::format("the predicate {} of block '{}' may fail where the reduction starts, so the init block "
-                            "would run for elements the init did not",
-                            print_expr(realize->predicate), block->name),
-                at_block);
+  Analyzer analyzer;
+  for (const ForNode* l : loops) analyzer.bind(l->loop_var, Range{l->min, l->extent});
+  if (!detail::dropped_guards_hold(realize->predicate, dropped, analyzer)) {
+    return error(
+        kKind, 4, "UnsupportedPredicate", block_operand,
+        [&] {
+          return fmt::format(
+              "the predicate {} of block '{}' may fail where the reduction starts, so the init block "
+              "would run for elements the init did not",
+              print_expr(realize->predicate), block->name);
+        },
+        at_block);
   }
+  return plan;
+}
 
+BlockRV Schedule::decompose_reduction(BlockRV block_rv, LoopRV loop_rv) {
+  constexpr InstructionKind kKind = InstructionKind::DecomposeReduction;
+  const detail::DecomposeReductionPlan plan = plan_decompose_reduction(block_rv, loop_rv).take();
+  const BlockRealizeNode* realize = plan.realize;
+  const BlockNode* block = realize->block.get();
+  const ForNode* loop = plan.loop;
+  const std::vector<const ForNode*>& loops = plan.loops;
+  const size_t top = plan.top;
   const std::string init_name = detail::fresh_block_name(func_, block->name + "_init");
   Stmt init_nest = make_init_nest(realize, loops, top, init_name);
   Stmt updated = detail::replace_stmt(Stmt(loop), block, make_update(block));
   PrimFunc func = detail::replace_in_func(func_, loop, SeqStmtNode::make({init_nest, updated}));
 
   BlockRV out = new_block_rv(init_name);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(block_rv);
-  inst.inputs.emplace_back(loop_rv);
-  inst.outputs.push_back(out);
-  commit(std::move(func), std::move(inst));
+  commit(std::move(func), detail::make_instruction(kKind, {out}, block_rv, loop_rv));
   return out;
+}
+
+CheckResult Schedule::check_decompose_reduction(const detail::CheckedOperands& ops) const {
+  ops.expect(2, 0);
+  auto block = ops.block(0);
+  auto loop = ops.loop(1);
+  if (!block) return detail::unknown();
+  return detail::verdict(plan_decompose_reduction(*block, loop), loop.has_value(), 1);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_decompose_reduction(Schedule& sch, const std::vector<Arg>& inputs,
-                                                 const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::DecomposeReduction;
-  expect_count(kKind, "inputs", inputs, 2);
-  expect_count(kKind, "attrs", attrs, 0);
-  return {sch.decompose_reduction(block_arg(kKind, inputs[0]), loop_arg(kKind, inputs[1]))};
-}
+constexpr auto kDecomposeReductionSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::input("loop", ValueType::kLoop),
+});
+
+constinit const InstructionSignature kDecomposeReductionSignature{
+    .python_name = "decompose_reduction",
+    .slots = kDecomposeReductionSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_method<&Schedule::decompose_reduction>,
+    .check = check_method<&Schedule::check_decompose_reduction>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

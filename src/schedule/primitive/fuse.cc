@@ -7,6 +7,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -55,70 +56,106 @@ std::pair<Stmt, Var> fuse_loops(const std::vector<const ForNode*>& loops, const 
 
 }  // namespace
 
-LoopRV Schedule::fuse(const std::vector<LoopRV>& loop_rvs, bool preserve_unit_iters) {
-  constexpr InstructionKind kKind = InstructionKind::Fuse;
+// What fuse's construction needs: the loops, outermost first, and their extents.
+struct detail::FusePlan {
   std::vector<const ForNode*> loops;
-  for (LoopRV rv : loop_rvs) loops.push_back(resolve(rv, kKind, "loop"));
-  if (loops.empty()) throw error(kKind, 1, "DuplicateLoop", "loops", "no loops given");
+  std::vector<int64_t> extents;
+};
+
+detail::Planned<detail::FusePlan> Schedule::plan_fuse(std::span<const LoopRV> loop_rvs) const {
+  constexpr InstructionKind kKind = InstructionKind::Fuse;
+  detail::FusePlan plan;
+  std::vector<const ForNode*>& loops = plan.loops;
+  for (LoopRV rv : loop_rvs) {
+    auto loop = find(rv, kKind, "loop");
+    if (!loop.ok()) return std::move(loop).take_error();
+    loops.push_back(*loop);
+  }
+  if (loops.empty()) return error(kKind, 1, "DuplicateLoop", "loops", "no loops given");
   for (size_t i = 0; i < loops.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (loops[i] == loops[j]) {
-        throw error(kKind, 1, "DuplicateLoop", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                    fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i])),
-                    ErrorLocus{loops[i]->loop_var.get(), {}});
+        return error(
+            kKind, 1, "DuplicateLoop", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+            [&] {
+              return fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i]));
+            },
+            ErrorLocus{loops[i]->loop_var.get(), {}});
       }
     }
   }
   for (size_t i = 1; i < loops.size(); ++i) {
     if (loops[i - 1]->body.get() != loops[i]) {
-      throw error(kKind, 2, "NotConsecutive", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                  fmt::format("the loop is not the only child of loop {}", rv_name(loop_rvs[i - 1])),
-                  ErrorLocus{loops[i - 1]->loop_var.get(), {}});
+      return error(
+          kKind, 2, "NotConsecutive", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+          [&] { return fmt::format("the loop is not the only child of loop {}", rv_name(loop_rvs[i - 1])); },
+          ErrorLocus{loops[i - 1]->loop_var.get(), {}});
     }
   }
-  std::vector<int64_t> extents;
   for (size_t i = 0; i < loops.size(); ++i) {
     auto extent = as_const_int(loops[i]->extent);
     if (!is_const_int(loops[i]->min, 0) || !extent) {
-      throw error(kKind, 3, "LoopNotStartAtZero", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                  fmt::format("the loop ranges over {} +: {}", print_expr(loops[i]->min), print_expr(loops[i]->extent)),
-                  ErrorLocus{loops[i]->loop_var.get(), {}});
+      return error(
+          kKind, 3, "LoopNotStartAtZero", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+          [&] {
+            return fmt::format("the loop ranges over {} +: {}", print_expr(loops[i]->min),
+                               print_expr(loops[i]->extent));
+          },
+          ErrorLocus{loops[i]->loop_var.get(), {}});
     }
-    extents.push_back(*extent);
+    plan.extents.push_back(*extent);
   }
   for (size_t i = 0; i < loops.size(); ++i) {
     if (loops[i]->for_kind != ForKind::kSerial || !loops[i]->annotations.empty()) {
-      throw error(kKind, 4, "HasAnnotationOrBinding", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                  fmt::format("the loop is {}{}", for_kind_name(loops[i]->for_kind),
-                              loops[i]->annotations.empty() ? "" : " and annotated"),
-                  ErrorLocus{loops[i]->loop_var.get(), {}});
+      return error(
+          kKind, 4, "HasAnnotationOrBinding", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+          [&] {
+            return fmt::format("the loop is {}{}", for_kind_name(loops[i]->for_kind),
+                               loops[i]->annotations.empty() ? "" : " and annotated");
+          },
+          ErrorLocus{loops[i]->loop_var.get(), {}});
     }
   }
+  return plan;
+}
 
-  auto [nest, fused] = fuse_loops(loops, extents, preserve_unit_iters,
-                                  detail::analyzer_for(detail::path_to(func_, loops.front())));
+LoopRV Schedule::fuse(const std::vector<LoopRV>& loop_rvs, bool preserve_unit_iters) {
+  constexpr InstructionKind kKind = InstructionKind::Fuse;
+  const detail::FusePlan plan = plan_fuse(loop_rvs).take();
+  auto [nest, fused] = fuse_loops(plan.loops, plan.extents, preserve_unit_iters,
+                                  detail::analyzer_for(detail::path_to(func_, plan.loops.front())));
 
   LoopRV out = new_loop_rv(fused);
-  // Built member by member: GCC 12 warns falsely on variant copies out of init lists.
-  Instruction inst;
-  inst.kind = kKind;
-  inst.attrs.emplace_back(preserve_unit_iters);
-  inst.outputs.push_back(out);
-  for (LoopRV l : loop_rvs) inst.inputs.emplace_back(l);
-  commit(detail::replace_in_func(func_, loops.front(), nest), std::move(inst));
+  commit(detail::replace_in_func(func_, plan.loops.front(), nest),
+         detail::make_instruction(kKind, {out}, loop_rvs, preserve_unit_iters));
   return out;
+}
+
+CheckResult Schedule::check_fuse(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::Fuse;
+  ops.expect_attrs(1);
+  ops.bool_attr(0);
+  auto args = ops.inputs_from(0);
+  if (!args) return detail::unknown();
+  std::vector<LoopRV> loops;
+  for (const Arg& a : *args) loops.push_back(detail::arg_as<LoopRV>(kKind, a));
+  return detail::verdict(plan_fuse(loops), true, 1);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_fuse(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                  const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Fuse;
-  expect_count(kKind, "attrs", attrs, 1);
-  std::vector<LoopRV> loops;
-  for (const Arg& a : inputs) loops.push_back(loop_arg(kKind, a));
-  return {sch.fuse(loops, bool_arg(kKind, attrs[0]))};
-}
+constexpr auto kFuseSlots = numbered_slots({
+    slot::rest_of_inputs("loops", ValueType::kLoop),
+    slot::attr("preserve_unit_iters", ValueType::kBool).defaults_to(true),
+});
+
+constinit const InstructionSignature kFuseSignature{
+    .python_name = "fuse",
+    .slots = kFuseSlots,
+    .outputs = OutputSignature::one(RVType::kLoop),
+    .replay = replay_method<&Schedule::fuse>,
+    .check = check_method<&Schedule::check_fuse>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

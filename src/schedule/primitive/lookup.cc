@@ -5,51 +5,66 @@
 #include <fmt/format.h>
 
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
 
 using namespace dragon::ir;
 
-BlockRV Schedule::get_block(std::string_view name) {
-  const BlockRealizeNode* realize = detail::find_block_realize(func_, name);
-  if (realize == nullptr) {
-    throw error(InstructionKind::GetBlock, 1, "BlockNotFound", fmt::format("name \"{}\"", name),
-                fmt::format("no block is named '{}'", name));
+detail::Planned<const BlockNode*> Schedule::plan_get_block(std::string_view name) const {
+  const BlockTree::BlockInfo* info = tree_->named(name);
+  if (info == nullptr || info->realize == nullptr) {
+    return error(
+        InstructionKind::GetBlock, 1, "BlockNotFound", [&] { return fmt::format("name \"{}\"", name); },
+        [&] { return fmt::format("no block is named '{}'", name); });
   }
+  return info->block;
+}
+
+BlockRV Schedule::get_block(std::string_view name) {
+  plan_get_block(name).take();
   BlockRV rv = new_block_rv(std::string(name));
   // func_name is always "main", as in TVM's single-function modules: a trace applies to
   // any function with the same structure, whatever the function is called.
-  record(Instruction{InstructionKind::GetBlock, {}, {std::string(name), std::string("main")}, {rv}});
+  record(detail::make_instruction(InstructionKind::GetBlock, {rv}, name, std::string_view("main")));
   return rv;
 }
 
+detail::Planned<std::vector<const ForNode*>> Schedule::plan_get_loops(BlockRV block) const {
+  auto b = find(block, InstructionKind::GetLoops, "block");
+  if (!b.ok()) return std::move(b).take_error();
+  std::span<const ForNode* const> loops = tree_->find(*b)->scope_loops();
+  return std::vector<const ForNode*>(loops.begin(), loops.end());
+}
+
 std::vector<LoopRV> Schedule::get_loops(BlockRV block) {
-  const BlockNode* b = resolve(block, InstructionKind::GetLoops, "block");
   std::vector<LoopRV> loops;
-  for (const ForNode* loop : detail::loops_above(detail::path_to(func_, b))) loops.push_back(new_loop_rv(loop->loop_var));
-  Instruction inst{InstructionKind::GetLoops, {block}, {}, {}};
-  for (LoopRV l : loops) inst.outputs.push_back(l);
-  record(std::move(inst));
+  for (const ForNode* loop : plan_get_loops(block).take()) loops.push_back(new_loop_rv(loop->loop_var));
+  record(detail::make_instruction(InstructionKind::GetLoops, detail::as_outputs(loops), block));
   return loops;
 }
 
-std::vector<BlockRV> Schedule::get_child_blocks(BlockOrLoop parent) {
+detail::Planned<std::vector<const BlockNode*>> Schedule::plan_get_child_blocks(const BlockOrLoop& parent) const {
   Stmt root;
-  Arg input;
   if (const auto* b = std::get_if<BlockRV>(&parent)) {
-    root = Stmt(resolve(*b, InstructionKind::GetChildBlocks, "block"));
-    input = *b;
+    auto block = find(*b, InstructionKind::GetChildBlocks, "block");
+    if (!block.ok()) return std::move(block).take_error();
+    root = Stmt(*block);
   } else {
-    LoopRV l = std::get<LoopRV>(parent);
-    root = Stmt(resolve(l, InstructionKind::GetChildBlocks, "loop"));
-    input = l;
+    auto loop = find(std::get<LoopRV>(parent), InstructionKind::GetChildBlocks, "loop");
+    if (!loop.ok()) return std::move(loop).take_error();
+    root = Stmt(*loop);
   }
+  std::vector<const BlockNode*> blocks;
+  for (const BlockRealizeNode* r : detail::child_block_realizes(root)) blocks.push_back(r->block.get());
+  return blocks;
+}
+
+std::vector<BlockRV> Schedule::get_child_blocks(BlockOrLoop parent) {
   std::vector<BlockRV> blocks;
-  for (const BlockRealizeNode* r : detail::child_block_realizes(root)) blocks.push_back(new_block_rv(r->block->name));
-  Instruction inst{InstructionKind::GetChildBlocks, {input}, {}, {}};
-  for (BlockRV b : blocks) inst.outputs.push_back(b);
-  record(std::move(inst));
+  for (const BlockNode* b : plan_get_child_blocks(parent).take()) blocks.push_back(new_block_rv(b->name));
+  record(detail::make_instruction(InstructionKind::GetChildBlocks, detail::as_outputs(blocks), parent));
   return blocks;
 }
 
@@ -64,84 +79,160 @@ bool writes_what_reads(const BlockNode* writer, const BlockNode* reader) {
                      [&](const BufferRegion& w) { return touches(reader->reads, w.buffer.get()); });
 }
 
-// The sibling blocks of `block` in its scope, in program order, and its own position.
-std::pair<std::vector<const BlockNode*>, size_t> siblings(const PrimFunc& func, const BlockNode* block) {
-  auto path = detail::path_to(func, block);
-  const BlockNode* scope = detail::scope_block(path);
+// The blocks of `block`'s scope that run before it (`before`) or after it and write what
+// it reads (producers) or read what it writes (consumers), in program order.
+std::vector<const BlockNode*> related_siblings(const BlockTree& tree, const BlockNode* block, bool producers) {
   std::vector<const BlockNode*> out;
-  size_t self = 0;
-  if (scope == nullptr) return {out, self};
-  for (const BlockRealizeNode* r : detail::child_block_realizes(Stmt(scope))) {
-    if (r->block.get() == block) self = out.size();
-    out.push_back(r->block.get());
+  const BlockNode* scope = tree.find(block)->scope;
+  if (scope == nullptr) return out;
+  bool after = false;
+  for (const BlockTree::BlockInfo& sibling : tree.blocks()) {
+    if (sibling.scope != scope) continue;
+    if (sibling.block == block) {
+      after = true;
+      continue;
+    }
+    if (producers && !after && writes_what_reads(sibling.block, block)) out.push_back(sibling.block);
+    if (!producers && after && writes_what_reads(block, sibling.block)) out.push_back(sibling.block);
   }
-  return {out, self};
+  return out;
 }
 
 }  // namespace
 
+detail::Planned<std::vector<const BlockNode*>> Schedule::plan_get_producers(BlockRV block) const {
+  auto b = find(block, InstructionKind::GetProducers, "block");
+  if (!b.ok()) return std::move(b).take_error();
+  return related_siblings(*tree_, *b, true);
+}
+
+detail::Planned<std::vector<const BlockNode*>> Schedule::plan_get_consumers(BlockRV block) const {
+  auto b = find(block, InstructionKind::GetConsumers, "block");
+  if (!b.ok()) return std::move(b).take_error();
+  return related_siblings(*tree_, *b, false);
+}
+
 std::vector<BlockRV> Schedule::get_producers(BlockRV block) {
-  const BlockNode* b = resolve(block, InstructionKind::GetProducers, "block");
-  auto [blocks, self] = siblings(func_, b);
   std::vector<BlockRV> result;
-  for (size_t i = 0; i < self; ++i) {
-    if (writes_what_reads(blocks[i], b)) result.push_back(new_block_rv(blocks[i]->name));
-  }
-  Instruction inst{InstructionKind::GetProducers, {block}, {}, {}};
-  for (BlockRV r : result) inst.outputs.push_back(r);
-  record(std::move(inst));
+  for (const BlockNode* b : plan_get_producers(block).take()) result.push_back(new_block_rv(b->name));
+  record(detail::make_instruction(InstructionKind::GetProducers, detail::as_outputs(result), block));
   return result;
 }
 
 std::vector<BlockRV> Schedule::get_consumers(BlockRV block) {
-  const BlockNode* b = resolve(block, InstructionKind::GetConsumers, "block");
-  auto [blocks, self] = siblings(func_, b);
   std::vector<BlockRV> result;
-  for (size_t i = self + 1; i < blocks.size(); ++i) {
-    if (writes_what_reads(b, blocks[i])) result.push_back(new_block_rv(blocks[i]->name));
-  }
-  Instruction inst{InstructionKind::GetConsumers, {block}, {}, {}};
-  for (BlockRV r : result) inst.outputs.push_back(r);
-  record(std::move(inst));
+  for (const BlockNode* b : plan_get_consumers(block).take()) result.push_back(new_block_rv(b->name));
+  record(detail::make_instruction(InstructionKind::GetConsumers, detail::as_outputs(result), block));
   return result;
+}
+
+CheckResult Schedule::check_get_block(const detail::CheckedOperands& ops) const {
+  ops.expect(0, 2);
+  ops.string_attr(1);  // func_name: read by replay, not by the lookup
+  auto name = ops.string_attr(0);
+  if (!name) return detail::unknown();
+  return detail::verdict(plan_get_block(*name), true, 1);
+}
+
+CheckResult Schedule::check_get_loops(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  if (!block) return detail::unknown();
+  auto loops = plan_get_loops(*block);
+  const size_t n = loops.ok() ? loops->size() : 0;
+  return detail::verdict(std::move(loops), true, n);
+}
+
+CheckResult Schedule::check_get_child_blocks(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto parent = ops.block_or_loop(0);
+  if (!parent) return detail::unknown();
+  auto blocks = plan_get_child_blocks(*parent);
+  const size_t n = blocks.ok() ? blocks->size() : 0;
+  return detail::verdict(std::move(blocks), true, n);
+}
+
+CheckResult Schedule::check_get_producers(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  if (!block) return detail::unknown();
+  auto blocks = plan_get_producers(*block);
+  const size_t n = blocks.ok() ? blocks->size() : 0;
+  return detail::verdict(std::move(blocks), true, n);
+}
+
+CheckResult Schedule::check_get_consumers(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  if (!block) return detail::unknown();
+  auto blocks = plan_get_consumers(*block);
+  const size_t n = blocks.ok() ? blocks->size() : 0;
+  return detail::verdict(std::move(blocks), true, n);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_get_block(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                       const std::optional<Arg>&) {
-  expect_count(InstructionKind::GetBlock, "inputs", inputs, 0);
-  expect_count(InstructionKind::GetBlock, "attrs", attrs, 2);
-  return {sch.get_block(string_arg(InstructionKind::GetBlock, attrs[0]))};
+constexpr auto kGetBlockSlots = numbered_slots({
+    slot::attr("name", ValueType::kString),
+    slot::attr("func_name", ValueType::kString).defaults_to(std::string_view("main")),
+});
+
+// func_name is not read: a trace applies to a function of any name.
+std::vector<RandomVar> replay_get_block(Schedule& sch, const Operands& operands) {
+  auto [name, func_name] = operands.unpack<std::string_view, Arg>();
+  return {sch.get_block(name)};
 }
 
-std::vector<RandomVar> apply_get_loops(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                       const std::optional<Arg>&) {
-  expect_count(InstructionKind::GetLoops, "inputs", inputs, 1);
-  expect_count(InstructionKind::GetLoops, "attrs", attrs, 0);
-  return as_outputs(sch.get_loops(block_arg(InstructionKind::GetLoops, inputs[0])));
-}
+constinit const InstructionSignature kGetBlockSignature{
+    .python_name = "get_block",
+    .is_pure = true,
+    .slots = kGetBlockSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_get_block,
+    .check = check_method<&Schedule::check_get_block>,
+};
 
-std::vector<RandomVar> apply_get_child_blocks(Schedule& sch, const std::vector<Arg>& inputs,
-                                              const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  expect_count(InstructionKind::GetChildBlocks, "inputs", inputs, 1);
-  expect_count(InstructionKind::GetChildBlocks, "attrs", attrs, 0);
-  return as_outputs(sch.get_child_blocks(block_or_loop_arg(InstructionKind::GetChildBlocks, inputs[0])));
-}
+// The lookups whose number of outputs the IR decides write it: decoding needs no IR.
+constexpr auto kBlockAndCountSlots = numbered_slots({slot::input("block", ValueType::kBlock), slot::output_count()});
 
-std::vector<RandomVar> apply_get_producers(Schedule& sch, const std::vector<Arg>& inputs,
-                                           const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  expect_count(InstructionKind::GetProducers, "inputs", inputs, 1);
-  expect_count(InstructionKind::GetProducers, "attrs", attrs, 0);
-  return as_outputs(sch.get_producers(block_arg(InstructionKind::GetProducers, inputs[0])));
-}
+constinit const InstructionSignature kGetLoopsSignature{
+    .python_name = "get_loops",
+    .is_pure = true,
+    .slots = kBlockAndCountSlots,
+    .outputs = OutputSignature::written(1, RVType::kLoop),
+    .replay = replay_method<&Schedule::get_loops>,
+    .check = check_method<&Schedule::check_get_loops>,
+};
 
-std::vector<RandomVar> apply_get_consumers(Schedule& sch, const std::vector<Arg>& inputs,
-                                           const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  expect_count(InstructionKind::GetConsumers, "inputs", inputs, 1);
-  expect_count(InstructionKind::GetConsumers, "attrs", attrs, 0);
-  return as_outputs(sch.get_consumers(block_arg(InstructionKind::GetConsumers, inputs[0])));
-}
+constexpr auto kGetChildBlocksSlots =
+    numbered_slots({slot::input("block_or_loop", ValueType::kBlockOrLoop), slot::output_count()});
+
+constinit const InstructionSignature kGetChildBlocksSignature{
+    .python_name = "get_child_blocks",
+    .is_pure = true,
+    .slots = kGetChildBlocksSlots,
+    .outputs = OutputSignature::written(1, RVType::kBlock),
+    .replay = replay_method<&Schedule::get_child_blocks>,
+    .check = check_method<&Schedule::check_get_child_blocks>,
+};
+
+constinit const InstructionSignature kGetProducersSignature{
+    .python_name = "get_producers",
+    .is_pure = true,
+    .slots = kBlockAndCountSlots,
+    .outputs = OutputSignature::written(1, RVType::kBlock),
+    .replay = replay_method<&Schedule::get_producers>,
+    .check = check_method<&Schedule::check_get_producers>,
+};
+
+constinit const InstructionSignature kGetConsumersSignature{
+    .python_name = "get_consumers",
+    .is_pure = true,
+    .slots = kBlockAndCountSlots,
+    .outputs = OutputSignature::written(1, RVType::kBlock),
+    .replay = replay_method<&Schedule::get_consumers>,
+    .check = check_method<&Schedule::check_get_consumers>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

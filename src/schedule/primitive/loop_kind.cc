@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -32,89 +33,111 @@ std::optional<std::pair<std::string, std::string>> find_unsafe_binding(const For
 
 }  // namespace
 
+detail::Planned<const ForNode*> Schedule::plan_loop_kind(InstructionKind kind, LoopRV loop_rv,
+                                                         std::optional<std::string_view> thread_axis) const {
+  auto found = find(loop_rv, kind, "loop");
+  if (!found.ok()) return std::move(found).take_error();
+  const ForNode* loop = *found;
+  if (kind == InstructionKind::Unroll) return loop;  // no precondition
+  int precondition = 1;
+  bool allow_reduce = false;
+  if (kind == InstructionKind::Bind) {
+    if (!thread_axis) return loop;  // the tag is unknown: both preconditions read it
+    static const std::set<std::string, std::less<>> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
+                                                             "threadIdx.x", "threadIdx.y", "threadIdx.z",
+                                                             "vthread.x",   "vthread.y",   "vthread.z"};
+    if (!kTags.count(*thread_axis)) {
+      return error(
+          kind, 1, "InvalidThreadTag", [&] { return fmt::format("thread_axis \"{}\"", *thread_axis); },
+          "not one of blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z", ErrorLocus{loop->loop_var.get(), {}});
+    }
+    precondition = 2;
+    allow_reduce = thread_axis->starts_with("threadIdx.");
+  }
+  if (auto bad = find_unsafe_binding(loop, allow_reduce)) {
+    return error(
+        kind, precondition, "NotDataParallel", [&] { return fmt::format("loop {}", rv_name(loop_rv)); },
+        [&] { return fmt::format("block '{}' binds it into {}", bad->first, bad->second); },
+        ErrorLocus{loop->loop_var.get(), {}});
+  }
+  return loop;
+}
+
 void Schedule::parallel(LoopRV loop_rv) {
   constexpr InstructionKind kKind = InstructionKind::Parallel;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  if (auto bad = find_unsafe_binding(loop, false)) {
-    throw error(kKind, 1, "NotDataParallel", fmt::format("loop {}", rv_name(loop_rv)),
-                fmt::format("block '{}' binds it into {}", bad->first, bad->second), ErrorLocus{loop->loop_var.get(), {}});
-  }
+  const ForNode* loop = plan_loop_kind(kKind, loop_rv, std::nullopt).take();
   Stmt s = ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::kParallel, loop->body, {}, loop->annotations);
-  commit(detail::replace_in_func(func_, loop, s), Instruction{kKind, {loop_rv}, {}, {}});
+  commit(detail::replace_in_func(func_, loop, s), detail::make_instruction(kKind, {}, loop_rv));
 }
 
 void Schedule::vectorize(LoopRV loop_rv) {
   constexpr InstructionKind kKind = InstructionKind::Vectorize;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  if (auto bad = find_unsafe_binding(loop, false)) {
-    throw error(kKind, 1, "NotDataParallel", fmt::format("loop {}", rv_name(loop_rv)),
-                fmt::format("block '{}' binds it into {}", bad->first, bad->second), ErrorLocus{loop->loop_var.get(), {}});
-  }
+  const ForNode* loop = plan_loop_kind(kKind, loop_rv, std::nullopt).take();
   Stmt s = ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::kVectorized, loop->body, {},
                          loop->annotations);
-  commit(detail::replace_in_func(func_, loop, s), Instruction{kKind, {loop_rv}, {}, {}});
+  commit(detail::replace_in_func(func_, loop, s), detail::make_instruction(kKind, {}, loop_rv));
 }
 
 void Schedule::unroll(LoopRV loop_rv) {
   constexpr InstructionKind kKind = InstructionKind::Unroll;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
+  const ForNode* loop = plan_loop_kind(kKind, loop_rv, std::nullopt).take();
   Stmt s = ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::kUnrolled, loop->body, {}, loop->annotations);
-  commit(detail::replace_in_func(func_, loop, s), Instruction{kKind, {loop_rv}, {}, {}});
+  commit(detail::replace_in_func(func_, loop, s), detail::make_instruction(kKind, {}, loop_rv));
 }
 
 void Schedule::bind(LoopRV loop_rv, std::string thread_axis) {
   constexpr InstructionKind kKind = InstructionKind::Bind;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  static const std::set<std::string, std::less<>> kTags = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
-                                                           "threadIdx.x", "threadIdx.y", "threadIdx.z",
-                                                           "vthread.x",   "vthread.y",   "vthread.z"};
-  if (!kTags.count(thread_axis)) {
-    throw error(kKind, 1, "InvalidThreadTag", fmt::format("thread_axis \"{}\"", thread_axis),
-                "not one of blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z", ErrorLocus{loop->loop_var.get(), {}});
-  }
-  bool allow_reduce = thread_axis.starts_with("threadIdx.");
-  if (auto bad = find_unsafe_binding(loop, allow_reduce)) {
-    throw error(kKind, 2, "NotDataParallel", fmt::format("loop {}", rv_name(loop_rv)),
-                fmt::format("block '{}' binds it into {}", bad->first, bad->second), ErrorLocus{loop->loop_var.get(), {}});
-  }
+  const ForNode* loop = plan_loop_kind(kKind, loop_rv, thread_axis).take();
   Stmt s = ForNode::make(loop->loop_var, loop->min, loop->extent, ForKind::kThreadBinding, loop->body, thread_axis,
                          loop->annotations);
-  commit(detail::replace_in_func(func_, loop, s), Instruction{kKind, {loop_rv}, {thread_axis}, {}});
+  commit(detail::replace_in_func(func_, loop, s), detail::make_instruction(kKind, {}, loop_rv, thread_axis));
+}
+
+CheckResult Schedule::check_loop_kind(const detail::CheckedOperands& ops) const {
+  const bool bind = ops.kind() == InstructionKind::Bind;
+  ops.expect(1, bind ? 1 : 0);
+  auto loop = ops.loop(0);
+  std::optional<std::string_view> thread_axis = bind ? ops.string_attr(0) : std::nullopt;
+  if (!loop) return detail::unknown();
+  return detail::verdict(plan_loop_kind(ops.kind(), *loop, thread_axis), !bind || thread_axis.has_value(), 0);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_parallel(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                      const std::optional<Arg>&) {
-  expect_count(InstructionKind::Parallel, "inputs", inputs, 1);
-  expect_count(InstructionKind::Parallel, "attrs", attrs, 0);
-  sch.parallel(loop_arg(InstructionKind::Parallel, inputs[0]));
-  return {};
-}
+constexpr auto kLoopOnlySlots = numbered_slots({slot::input("loop", ValueType::kLoop)});
 
-std::vector<RandomVar> apply_vectorize(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                       const std::optional<Arg>&) {
-  expect_count(InstructionKind::Vectorize, "inputs", inputs, 1);
-  expect_count(InstructionKind::Vectorize, "attrs", attrs, 0);
-  sch.vectorize(loop_arg(InstructionKind::Vectorize, inputs[0]));
-  return {};
-}
+constinit const InstructionSignature kParallelSignature{
+    .python_name = "parallel",
+    .slots = kLoopOnlySlots,
+    .replay = replay_method<&Schedule::parallel>,
+    .check = check_method<&Schedule::check_loop_kind>,
+};
 
-std::vector<RandomVar> apply_unroll(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                    const std::optional<Arg>&) {
-  expect_count(InstructionKind::Unroll, "inputs", inputs, 1);
-  expect_count(InstructionKind::Unroll, "attrs", attrs, 0);
-  sch.unroll(loop_arg(InstructionKind::Unroll, inputs[0]));
-  return {};
-}
+constinit const InstructionSignature kVectorizeSignature{
+    .python_name = "vectorize",
+    .slots = kLoopOnlySlots,
+    .replay = replay_method<&Schedule::vectorize>,
+    .check = check_method<&Schedule::check_loop_kind>,
+};
 
-std::vector<RandomVar> apply_bind(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                  const std::optional<Arg>&) {
-  expect_count(InstructionKind::Bind, "inputs", inputs, 1);
-  expect_count(InstructionKind::Bind, "attrs", attrs, 1);
-  sch.bind(loop_arg(InstructionKind::Bind, inputs[0]), string_arg(InstructionKind::Bind, attrs[0]));
-  return {};
-}
+constinit const InstructionSignature kUnrollSignature{
+    .python_name = "unroll",
+    .slots = kLoopOnlySlots,
+    .replay = replay_method<&Schedule::unroll>,
+    .check = check_method<&Schedule::check_loop_kind>,
+};
+
+constexpr auto kBindSlots = numbered_slots({
+    slot::input("loop", ValueType::kLoop),
+    slot::attr("thread_axis", ValueType::kEnum).of(Vocabulary::kThreadAxis),
+});
+
+constinit const InstructionSignature kBindSignature{
+    .python_name = "bind",
+    .slots = kBindSlots,
+    .replay = replay_method<&Schedule::bind>,
+    .check = check_method<&Schedule::check_loop_kind>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

@@ -11,6 +11,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ir/substitute.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule::detail {
@@ -18,22 +19,6 @@ namespace dragon::schedule::detail {
 using namespace dragon::ir;
 
 namespace {
-
-class Substituter : public ExprMutator {
- public:
-  explicit Substituter(const std::unordered_map<const VarNode*, Expr>& subst) : subst_(subst) {}
-  Expr run(const Expr& e) { return visit(e); }
-
- protected:
-  Expr visit_(const VarNode* op) override {
-    auto it = subst_.find(op);
-    return it == subst_.end() ? Expr(op) : it->second;
-  }
-  using ExprMutator::visit_;
-
- private:
-  const std::unordered_map<const VarNode*, Expr>& subst_;
-};
 
 // Whether `e` reads a buffer or calls a function (a data-dependent index).
 class DataDependence : public ExprVisitor {
@@ -170,8 +155,8 @@ std::optional<std::vector<Interval>> accessed_region(const ForNode* loop, const 
           // A point access (extent 1, the usual case) ends where it starts: the simplifier
           // brings first + 1 - 1 back to the form of first, so its bounds are computed once.
           const bool point = is_const_int(r.extent, 1);
-          Expr first = Substituter(bindings).run(r.min);
-          Expr last = point ? first : Substituter(bindings).run(r.min + r.extent - 1);
+          Expr first = ir::substitute(r.min, bindings);
+          Expr last = point ? first : ir::substitute(r.min + r.extent - 1, bindings);
           DataDependence dd;
           dd.visit(first);
           if (!point) dd.visit(last);

@@ -6,6 +6,7 @@
 
 #include "dragon/ir/op.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -26,30 +27,42 @@ Stmt nest_in_order(const std::vector<const ForNode*>& order, Stmt body) {
 
 }  // namespace
 
-void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
+// What reorder's construction needs: the chain of loops from the outermost given one to
+// the innermost, and the same loops in their new order (empty for fewer than two loops:
+// nothing moves).
+struct detail::ReorderPlan {
+  std::vector<const ForNode*> chain;
+  std::vector<const ForNode*> order;
+};
+
+detail::Planned<detail::ReorderPlan> Schedule::plan_reorder(std::span<const LoopRV> loop_rvs) const {
   constexpr InstructionKind kKind = InstructionKind::Reorder;
   std::vector<const ForNode*> loops;
-  for (LoopRV rv : loop_rvs) loops.push_back(resolve(rv, kKind, "loop"));
+  for (LoopRV rv : loop_rvs) {
+    auto loop = find(rv, kKind, "loop");
+    if (!loop.ok()) return std::move(loop).take_error();
+    loops.push_back(*loop);
+  }
   for (size_t i = 0; i < loops.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (loops[i] == loops[j]) {
-        throw error(kKind, 1, "DuplicateLoop", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                    fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i])),
-                    ErrorLocus{loops[i]->loop_var.get(), {}});
+        return error(
+            kKind, 1, "DuplicateLoop", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+            [&] {
+              return fmt::format("the loop is given twice (as {} and {})", rv_name(loop_rvs[j]), rv_name(loop_rvs[i]));
+            },
+            ErrorLocus{loops[i]->loop_var.get(), {}});
       }
     }
   }
-  if (loops.size() <= 1) {
-    record(Instruction{kKind, std::vector<Arg>(loop_rvs.begin(), loop_rvs.end()), {}, {}});
-    return;
-  }
-
+  detail::ReorderPlan plan;
+  if (loops.size() <= 1) return plan;
   // The deepest loop's path must hold every other loop, and the part of it from the
   // outermost given loop down must be loops only, each the single child of the previous.
   std::vector<std::vector<const StmtNode*>> paths;
   size_t deepest = 0;
   for (size_t i = 0; i < loops.size(); ++i) {
-    paths.push_back(detail::path_to(func_, loops[i]));
+    paths.push_back(tree_->path_to(loops[i]));
     if (paths[i].size() > paths[deepest].size()) deepest = i;
   }
   const auto& path = paths[deepest];
@@ -57,41 +70,44 @@ void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
   for (size_t i = 0; i < loops.size(); ++i) {
     auto it = std::find(path.begin(), path.end(), loops[i]);
     if (it == path.end()) {
-      throw error(kKind, 2, "NotSingleBranchChain", fmt::format("loop {}", rv_name(loop_rvs[i])),
-                  fmt::format("the loop is not an ancestor of loop {}", rv_name(loop_rvs[deepest])),
-                  ErrorLocus{loops[i]->loop_var.get(), {}});
+      return error(
+          kKind, 2, "NotSingleBranchChain", [&] { return fmt::format("loop {}", rv_name(loop_rvs[i])); },
+          [&] { return fmt::format("the loop is not an ancestor of loop {}", rv_name(loop_rvs[deepest])); },
+          ErrorLocus{loops[i]->loop_var.get(), {}});
     }
     top = std::min(top, static_cast<size_t>(it - path.begin()));
   }
-  std::vector<const ForNode*> chain;
+  std::vector<const ForNode*>& chain = plan.chain;
   for (size_t p = top; p < path.size(); ++p) {
     const StmtNode* node = path[p];
     bool single = node->kind == NodeKind::For &&
                   (p + 1 == path.size() || static_cast<const ForNode*>(node)->body.get() == path[p + 1]);
     if (!single) {
-      throw error(kKind, 2, "NotSingleBranchChain", fmt::format("loop {}", rv_name(loop_rvs[deepest])),
-                  "the loops are not a single-branch chain (a statement or block lies between them)",
-                  ErrorLocus{chain.empty() ? nullptr : chain.back()->loop_var.get(), {}});
+      return error(
+          kKind, 2, "NotSingleBranchChain", [&] { return fmt::format("loop {}", rv_name(loop_rvs[deepest])); },
+          "the loops are not a single-branch chain (a statement or block lies between them)",
+          ErrorLocus{chain.empty() ? nullptr : chain.back()->loop_var.get(), {}});
     }
     chain.push_back(static_cast<const ForNode*>(node));
   }
-
   // Positions of the given loops in the chain, filled in the requested order.
   std::vector<size_t> positions;
   for (const ForNode* l : loops) positions.push_back(std::find(chain.begin(), chain.end(), l) - chain.begin());
   std::sort(positions.begin(), positions.end());
-  std::vector<const ForNode*> order = chain;
+  std::vector<const ForNode*>& order = plan.order;
+  order = chain;
   for (size_t i = 0; i < loops.size(); ++i) order[positions[i]] = loops[i];
-
+  std::vector<const VarNode*> inner;
   for (size_t p = 0; p < order.size(); ++p) {
-    std::vector<const VarNode*> inner;
+    if (as_const_int(order[p]->min) && as_const_int(order[p]->extent)) continue;  // constant bounds use no loop
+    inner.clear();
     for (size_t q = p + 1; q < order.size(); ++q) inner.push_back(order[q]->loop_var.get());
     if (detail::uses_any_var(order[p]->min, inner) || detail::uses_any_var(order[p]->extent, inner)) {
-      throw error(kKind, 3, "DependentLoopDomain", fmt::format("loop {}", order[p]->loop_var.name()),
-                  "its bounds would use a loop nested inside it", ErrorLocus{order[p]->loop_var.get(), {}});
+      return error(
+          kKind, 3, "DependentLoopDomain", [&] { return fmt::format("loop {}", order[p]->loop_var.name()); },
+          "its bounds would use a loop nested inside it", ErrorLocus{order[p]->loop_var.get(), {}});
     }
   }
-
   // Reordering loops changes the order in which a block's instances run. That is free
   // for spatial variables, and for reduce ones up to reassociation, except where the
   // order carries meaning: ordered (scan) and opaque variables, and reduce variables fed
@@ -104,8 +120,9 @@ void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
     std::vector<const ForNode*> ordered, reduce, mixed;
     for (const ForNode* l : chain) {
       bool feeds[4] = {false, false, false, false};  // by IterKind
+      const std::vector<const VarNode*> var{l->loop_var.get()};
       for (size_t k = 0; k < r->iter_values.size(); ++k) {
-        if (detail::uses_any_var(r->iter_values[k], {l->loop_var.get()})) {
+        if (detail::uses_any_var(r->iter_values[k], var)) {
           feeds[static_cast<int>(r->block->iter_vars[k].kind)] = true;
         }
       }
@@ -125,31 +142,53 @@ void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
     for (size_t a = 0; a < chain.size(); ++a) {
       for (size_t b = a + 1; b < chain.size(); ++b) {
         if (constrained(chain[a], chain[b]) && rank_in(order, chain[a]) > rank_in(order, chain[b])) {
-          throw error(kKind, 4, "IterationOrderChanged", fmt::format("loop {}", chain[b]->loop_var.name()),
-                      fmt::format("block '{}' depends on the order of loops {} and {} (they feed an ordered, "
-                                  "opaque or fused spatial-and-reduce iteration variable)",
-                                  r->block->name, chain[a]->loop_var.name(), chain[b]->loop_var.name()),
-                      ErrorLocus{{}, r->block->name});
+          return error(
+              kKind, 4, "IterationOrderChanged", [&] { return fmt::format("loop {}", chain[b]->loop_var.name()); },
+              [&] {
+                return fmt::format(
+                    "block '{}' depends on the order of loops {} and {} (they feed an ordered, "
+                    "opaque or fused spatial-and-reduce iteration variable)",
+                    r->block->name, chain[a]->loop_var.name(), chain[b]->loop_var.name());
+              },
+              ErrorLocus{{}, r->block->name});
         }
       }
     }
   }
+  return plan;
+}
 
-  commit(detail::replace_in_func(func_, chain.front(), nest_in_order(order, chain.back()->body)),
-         Instruction{kKind, std::vector<Arg>(loop_rvs.begin(), loop_rvs.end()), {}, {}});
+void Schedule::reorder(const std::vector<LoopRV>& loop_rvs) {
+  constexpr InstructionKind kKind = InstructionKind::Reorder;
+  const detail::ReorderPlan plan = plan_reorder(loop_rvs).take();
+  if (plan.chain.empty()) {
+    record(detail::make_instruction(kKind, {}, loop_rvs));
+    return;
+  }
+  commit(detail::replace_in_func(func_, plan.chain.front(), nest_in_order(plan.order, plan.chain.back()->body)),
+         detail::make_instruction(kKind, {}, loop_rvs));
+}
+
+CheckResult Schedule::check_reorder(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::Reorder;
+  ops.expect_attrs(0);
+  auto args = ops.inputs_from(0);
+  if (!args) return detail::unknown();
+  std::vector<LoopRV> loops;
+  for (const Arg& a : *args) loops.push_back(detail::arg_as<LoopRV>(kKind, a));
+  return detail::verdict(plan_reorder(loops), true, 0);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_reorder(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                     const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Reorder;
-  expect_count(kKind, "attrs", attrs, 0);
-  std::vector<LoopRV> loops;
-  for (const Arg& a : inputs) loops.push_back(loop_arg(kKind, a));
-  sch.reorder(loops);
-  return {};
-}
+constexpr auto kReorderSlots = numbered_slots({slot::rest_of_inputs("ordered_loops", ValueType::kLoop)});
+
+constinit const InstructionSignature kReorderSignature{
+    .python_name = "reorder",
+    .slots = kReorderSlots,
+    .replay = replay_method<&Schedule::reorder>,
+    .check = check_method<&Schedule::check_reorder>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

@@ -12,6 +12,7 @@
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -116,49 +117,90 @@ std::vector<Expr> insert_at(std::vector<Expr> indices, int64_t axis, Expr index)
   return indices;
 }
 
+// The first variable `e` uses that is not among `allowed` (nullptr when there is none).
+class VarOutsideFinder : public ExprVisitor {
+ public:
+  explicit VarOutsideFinder(const std::vector<const VarNode*>& allowed) : allowed_(allowed) {}
+  const VarNode* found = nullptr;
+
+ protected:
+  void visit_(const VarNode* op) override {
+    if (found == nullptr && std::find(allowed_.begin(), allowed_.end(), op) == allowed_.end()) found = op;
+  }
+  using ExprVisitor::visit_;
+
+ private:
+  const std::vector<const VarNode*>& allowed_;
+};
+
 }  // namespace
 
-BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
-  constexpr InstructionKind kKind = InstructionKind::RFactor;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string operand = fmt::format("loop {}", rv_name(loop_rv));
-  const ErrorLocus here{loop->loop_var.get(), {}};
+// What rfactor's construction needs, once its preconditions hold.
+struct detail::RFactorPlan {
+  const ForNode* loop = nullptr;
+  int64_t extent = 0;
+  const BlockRealizeNode* realize = nullptr;
+  Reducer reducer;
+  std::vector<const ForNode*> loops;         // above the block in its scope, outermost first
+  std::vector<const ForNode*> reduce_loops;  // those feeding reduce variables
+};
 
+detail::Planned<detail::RFactorPlan> Schedule::plan_rfactor(LoopRV loop_rv, std::optional<int64_t> factor_axis) const {
+  constexpr InstructionKind kKind = InstructionKind::RFactor;
+  auto found = find(loop_rv, kKind, "loop");
+  if (!found.ok()) return std::move(found).take_error();
+  const ForNode* loop = *found;
+  auto operand = [&] { return fmt::format("loop {}", rv_name(loop_rv)); };
+  const ErrorLocus here{loop->loop_var.get(), {}};
   std::optional<int64_t> extent = as_const_int(loop->extent);
   if (loop->for_kind != ForKind::kSerial || !is_const_int(loop->min, 0) || !extent) {
-    throw error(kKind, 1, "UnsupportedLoop", operand,
-                fmt::format("the loop is {} over {} +: {}; rfactor needs a serial loop from 0 with a constant extent",
-                            for_kind_name(loop->for_kind), print_expr(loop->min), print_expr(loop->extent)),
-                here);
+    return error(
+        kKind, 1, "UnsupportedLoop", operand,
+        [&] {
+          return fmt::format("the loop is {} over {} +: {}; rfactor needs a serial loop from 0 with a constant extent",
+                             for_kind_name(loop->for_kind), print_expr(loop->min), print_expr(loop->extent));
+        },
+        here);
   }
   std::vector<const BlockRealizeNode*> children = detail::child_block_realizes(loop->body);
   if (children.size() != 1) {
-    throw error(kKind, 2, "NotReductionBlock", operand,
-                fmt::format("{} blocks lie under the loop, rfactor needs exactly one", children.size()), here);
+    return error(
+        kKind, 2, "NotReductionBlock", operand,
+        [&] { return fmt::format("{} blocks lie under the loop, rfactor needs exactly one", children.size()); }, here);
   }
   const BlockRealizeNode* realize = children[0];
   const BlockNode* block = realize->block.get();
   const ErrorLocus at_block{nullptr, block->name};
   if (!block->init.defined()) {
-    throw error(kKind, 2, "NotReductionBlock", operand, fmt::format("block '{}' has no init", block->name), at_block);
+    return error(
+        kKind, 2, "NotReductionBlock", operand, [&] { return fmt::format("block '{}' has no init", block->name); },
+        at_block);
   }
   for (const IterVar& iv : block->iter_vars) {
     if (iv.kind != IterKind::kSpatial && iv.kind != IterKind::kReduce) {
-      throw error(kKind, 2, "NotReductionBlock", operand,
-                  fmt::format("iteration variable '{}' of block '{}' is {}", iv.var.name(), block->name,
-                              iter_kind_name(iv.kind)),
-                  at_block);
+      return error(
+          kKind, 2, "NotReductionBlock", operand,
+          [&] {
+            return fmt::format("iteration variable '{}' of block '{}' is {}", iv.var.name(), block->name,
+                               iter_kind_name(iv.kind));
+          },
+          at_block);
     }
   }
   auto matched = match_reducer(block);
   if (const auto* reason = std::get_if<std::string>(&matched)) {
-    throw error(kKind, 3, "UnrecognizedReducer", operand, fmt::format("block '{}': {}", block->name, *reason),
-                at_block);
+    return error(
+        kKind, 3, "UnrecognizedReducer", operand, [&] { return fmt::format("block '{}': {}", block->name, *reason); },
+        at_block);
   }
-  const Reducer reducer = std::get<Reducer>(matched);
-
-  std::vector<const StmtNode*> path = detail::path_to(func_, block);
-  std::vector<const ForNode*> loops = detail::loops_above(path);
+  detail::RFactorPlan plan;
+  plan.loop = loop;
+  plan.extent = *extent;
+  plan.realize = realize;
+  plan.reducer = std::get<Reducer>(matched);
+  const std::span<const ForNode* const> scope_loops = tree_->find(block)->scope_loops();
+  std::vector<const ForNode*>& loops = plan.loops;
+  loops.assign(scope_loops.begin(), scope_loops.end());
   // Which iteration variables each loop feeds.
   auto feeds = [&](const ForNode* l, IterKind kind) {
     int n = 0;
@@ -168,54 +210,107 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
     return n;
   };
   if (feeds(loop, IterKind::kReduce) != 1 || feeds(loop, IterKind::kSpatial) != 0) {
-    throw error(kKind, 4, "InvalidRFactorLoop", operand,
-                fmt::format("the loop feeds {} reduce and {} spatial iteration variables of block '{}'; rfactor needs "
-                            "exactly one reduce one",
-                            feeds(loop, IterKind::kReduce), feeds(loop, IterKind::kSpatial), block->name),
-                here);
+    return error(
+        kKind, 4, "InvalidRFactorLoop", operand,
+        [&] {
+          return fmt::format(
+              "the loop feeds {} reduce and {} spatial iteration variables of block '{}'; rfactor "
+              "needs exactly one reduce one",
+              feeds(loop, IterKind::kReduce), feeds(loop, IterKind::kSpatial), block->name);
+        },
+        here);
   }
   std::vector<const VarNode*> loop_vars;
   for (const ForNode* l : loops) loop_vars.push_back(l->loop_var.get());
-  std::vector<const ForNode*> reduce_loops;  // loops feeding reduce variables, outermost first
   for (const ForNode* l : loops) {
     if (feeds(l, IterKind::kReduce) == 0) continue;
     if (feeds(l, IterKind::kSpatial) != 0 || detail::uses_any_var(l->min, loop_vars) ||
         detail::uses_any_var(l->extent, loop_vars)) {
-      throw error(kKind, 4, "InvalidRFactorLoop", operand,
-                  fmt::format("loop '{}' feeds a reduce iteration variable and {}", l->loop_var.name(),
-                              feeds(l, IterKind::kSpatial) != 0 ? "a spatial one" : "has bounds that use other loops"),
-                  ErrorLocus{l->loop_var.get(), {}});
+      return error(
+          kKind, 4, "InvalidRFactorLoop", operand,
+          [&] {
+            return fmt::format("loop '{}' feeds a reduce iteration variable and {}", l->loop_var.name(),
+                               feeds(l, IterKind::kSpatial) != 0 ? "a spatial one" : "has bounds that use other loops");
+          },
+          ErrorLocus{l->loop_var.get(), {}});
     }
-    reduce_loops.push_back(l);
+    plan.reduce_loops.push_back(l);
+  }
+  // The rfactor block carries the reduce bindings into its body: they may use only the
+  // loops of the block's scope, whose variables become its own. A variable from outside
+  // the scope (an enclosing block's iteration variable, as after blockize) would be free
+  // in the new block.
+  for (size_t i = 0; i < block->iter_vars.size(); ++i) {
+    if (block->iter_vars[i].kind != IterKind::kReduce) continue;
+    VarOutsideFinder outside(loop_vars);
+    outside.visit(realize->iter_values[i]);
+    if (outside.found != nullptr) {
+      const std::string var_name = outside.found->name;
+      return error(
+          kKind, 4, "InvalidRFactorLoop", operand,
+          [&, var_name] {
+            return fmt::format(
+                "reduce iteration variable '{}' of block '{}' is bound to {}, which uses '{}' from outside the "
+                "loops of its scope; rfactor needs reduce bindings over those loops only",
+                block->iter_vars[i].var.name(), block->name, print_expr(realize->iter_values[i]), var_name);
+          },
+          at_block);
+    }
   }
   const ForNode* top = loops.front();
   if (detail::child_block_realizes(Stmt(top)).size() != 1) {
-    throw error(kKind, 5, "NotSingleBlockNest", operand,
-                fmt::format("loop '{}', the outermost above block '{}', holds other blocks too", top->loop_var.name(),
-                            block->name),
-                ErrorLocus{top->loop_var.get(), {}});
+    return error(
+        kKind, 5, "NotSingleBlockNest", operand,
+        [&] {
+          return fmt::format("loop '{}', the outermost above block '{}', holds other blocks too", top->loop_var.name(),
+                             block->name);
+        },
+        ErrorLocus{top->loop_var.get(), {}});
   }
-  {
-    std::vector<const ForNode*> others;  // reduce loops besides `loop`: a partial starts where they do
-    for (const ForNode* l : reduce_loops) {
-      if (l != loop) others.push_back(l);
-    }
-    if (!detail::dropped_guards_hold(realize->predicate, others, detail::analyzer_for(path))) {
-      throw error(kKind, 4, "InvalidRFactorLoop", operand,
-                  fmt::format("the predicate {} of block '{}' may fail where the other reduce loops start, leaving a "
-                              "partial result never initialized",
-                              print_expr(realize->predicate), block->name),
-                  here);
-    }
+  std::vector<const ForNode*> others;  // reduce loops besides `loop`: a partial starts where they do
+  for (const ForNode* l : plan.reduce_loops) {
+    if (l != loop) others.push_back(l);
   }
+  Analyzer analyzer;
+  for (const ForNode* l : loops) analyzer.bind(l->loop_var, Range{l->min, l->extent});
+  if (!detail::dropped_guards_hold(realize->predicate, others, analyzer)) {
+    return error(
+        kKind, 4, "InvalidRFactorLoop", operand,
+        [&] {
+          return fmt::format(
+              "the predicate {} of block '{}' may fail where the other reduce loops start, leaving a "
+              "partial result never initialized",
+              print_expr(realize->predicate), block->name);
+        },
+        here);
+  }
+  const Buffer& buffer = plan.reducer.store->buffer;
+  const int64_t ndim = buffer.ndim();
+  if (factor_axis && (*factor_axis < -(ndim + 1) || *factor_axis > ndim)) {
+    return error(
+        kKind, 6, "InvalidFactorAxis", "factor_axis",
+        [&] {
+          return fmt::format("factor_axis {} is not in [{}, {}] for buffer '{}' of rank {}", *factor_axis, -(ndim + 1),
+                             ndim, buffer->name, ndim);
+        },
+        here);
+  }
+  return plan;
+}
+
+BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
+  constexpr InstructionKind kKind = InstructionKind::RFactor;
+  const detail::RFactorPlan plan = plan_rfactor(loop_rv, factor_axis).take();
+  const ForNode* loop = plan.loop;
+  const BlockRealizeNode* realize = plan.realize;
+  const BlockNode* block = realize->block.get();
+  const Reducer& reducer = plan.reducer;
+  const std::vector<const ForNode*>& loops = plan.loops;
+  const std::vector<const ForNode*>& reduce_loops = plan.reduce_loops;
+  const ForNode* top = loops.front();
+  const std::optional<int64_t> extent = plan.extent;
   const Buffer& buffer = reducer.store->buffer;
   const int64_t ndim = buffer.ndim();
-  if (factor_axis < -(ndim + 1) || factor_axis > ndim) {
-    throw error(kKind, 6, "InvalidFactorAxis", "factor_axis",
-                fmt::format("factor_axis {} is not in [{}, {}] for buffer '{}' of rank {}", factor_axis, -(ndim + 1),
-                            ndim, buffer->name, ndim),
-                here);
-  }
   const int64_t axis = factor_axis < 0 ? factor_axis + ndim + 1 : factor_axis;
 
   // The intermediate buffer, allocated in the scope block.
@@ -311,7 +406,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
   }
   wb_nest = detail::substitute_vars(wb_nest, loop_map);
 
-  const BlockNode* scope = detail::scope_block(detail::path_to(func_, top));
+  const BlockNode* scope = tree_->find(block)->scope;
   Stmt scope_body = detail::replace_stmt(scope->body, top, SeqStmtNode::make({rf_nest, wb_nest}));
   std::vector<Buffer> allocs = scope->alloc_buffers;
   allocs.push_back(rf_buffer);
@@ -320,24 +415,32 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
   PrimFunc func = detail::replace_in_func(func_, scope, new_scope);
 
   BlockRV out = new_block_rv(rf_name);
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(factor_axis);
-  inst.outputs.push_back(out);
-  commit(std::move(func), std::move(inst));
+  commit(std::move(func), detail::make_instruction(kKind, {out}, loop_rv, factor_axis));
   return out;
+}
+
+CheckResult Schedule::check_rfactor(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 1);
+  auto loop = ops.loop(0);
+  auto factor_axis = ops.int_attr(0);
+  if (!loop) return detail::unknown();
+  return detail::verdict(plan_rfactor(*loop, factor_axis), factor_axis.has_value(), 1);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_rfactor(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                     const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::RFactor;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 1);
-  return {sch.rfactor(loop_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]))};
-}
+constexpr auto kRFactorSlots = numbered_slots({
+    slot::input("loop", ValueType::kLoop),
+    slot::attr("factor_axis", ValueType::kInt).defaults_to(int64_t{0}),
+});
+
+constinit const InstructionSignature kRFactorSignature{
+    .python_name = "rfactor",
+    .slots = kRFactorSlots,
+    .outputs = OutputSignature::one(RVType::kBlock),
+    .replay = replay_method<&Schedule::rfactor>,
+    .check = check_method<&Schedule::check_rfactor>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

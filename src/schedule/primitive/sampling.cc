@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
@@ -18,40 +19,6 @@ namespace dragon::schedule {
 using namespace dragon::ir;
 
 namespace {
-
-// Prime factorization by trial division: extents are small enough.
-std::vector<std::pair<int64_t, int>> factorize(int64_t n) {
-  std::vector<std::pair<int64_t, int>> out;
-  for (int64_t p = 2; p * p <= n; ++p) {
-    int e = 0;
-    while (n % p == 0) {
-      n /= p;
-      ++e;
-    }
-    if (e) out.emplace_back(p, e);
-  }
-  if (n > 1) out.emplace_back(n, 1);
-  return out;
-}
-
-// n factors of `extent`, each prime's exponent spread uniformly over the n slots (a
-// uniform composition, "stars and bars").
-std::vector<int64_t> sample_tile(RandomEngine& rng, int64_t extent, int n) {
-  std::vector<int64_t> result(n, 1);
-  for (auto [p, e] : factorize(extent)) {
-    std::vector<int64_t> bars = rng.sample_without_replacement(e + n - 1, n - 1);
-    std::sort(bars.begin(), bars.end());
-    bars.push_back(e + n - 1);
-    int64_t last = -1;
-    for (int i = 0; i < n; ++i) {
-      int64_t count = bars[i] - last - 1;
-      last = bars[i];
-      for (int64_t k = 0; k < count; ++k) result[i] *= p;
-    }
-  }
-  return result;
-}
-
 
 // How the blocks directly under a loop use its variable (TVM's GetLoopIterType): in
 // spatial bindings only, in reduce ones only, or otherwise (both, ordered or opaque).
@@ -141,53 +108,72 @@ std::vector<int64_t> repair_perfect_tile(std::vector<int64_t> factors, int64_t e
   return factors;
 }
 
+// What sample_perfect_tile's construction needs: the loop's extent, and a given decision
+// repaired to a perfect tiling of it.
+struct detail::SamplePerfectTilePlan {
+  int64_t extent = 0;
+  std::optional<std::vector<int64_t>> repaired;
+};
+
+detail::Planned<detail::SamplePerfectTilePlan> Schedule::plan_sample_perfect_tile(
+    LoopRV loop_rv, std::optional<int64_t> n, std::optional<int64_t> max_innermost_factor,
+    const std::vector<int64_t>* decision) const {
+  constexpr InstructionKind kKind = InstructionKind::SamplePerfectTile;
+  auto found = find(loop_rv, kKind, "loop");
+  if (!found.ok()) return std::move(found).take_error();
+  const ForNode* loop = *found;
+  const ErrorLocus here{loop->loop_var.get(), {}};
+  if (n && *n < 1)
+    return error(
+        kKind, 1, "InvalidTileCount", [&] { return fmt::format("n = {}", *n); }, "n must be at least 1", here);
+  auto extent = as_const_int(loop->extent);
+  if (!extent || *extent < 1) {
+    return error(
+        kKind, 2, "NonConstantExtent", [&] { return fmt::format("loop {}", rv_name(loop_rv)); },
+        [&] { return fmt::format("the extent {} is not a constant >= 1", print_expr(loop->extent)); }, here);
+  }
+  if (max_innermost_factor && *max_innermost_factor != -1 && *max_innermost_factor < 1) {
+    return error(
+        kKind, 3, "InvalidMaxInnermost",
+        [&] { return fmt::format("max_innermost_factor = {}", *max_innermost_factor); },
+        "must be -1 (unbounded) or at least 1", here);
+  }
+  detail::SamplePerfectTilePlan plan;
+  plan.extent = *extent;
+  if (decision && n) {
+    if (static_cast<int64_t>(decision->size()) != *n) {
+      return error(
+          kKind, 4, "WrongDecisionLength", "decision",
+          [&] { return fmt::format("the decision has {} factors, n is {}", decision->size(), *n); }, here);
+    }
+    plan.repaired = repair_perfect_tile(*decision, *extent);
+  }
+  return plan;
+}
+
 std::vector<ExprRV> Schedule::sample_perfect_tile(LoopRV loop_rv, int n, int max_innermost_factor,
                                                   std::optional<std::vector<int64_t>> decision) {
   constexpr InstructionKind kKind = InstructionKind::SamplePerfectTile;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const ErrorLocus here{loop->loop_var.get(), {}};
-  if (n < 1) throw error(kKind, 1, "InvalidTileCount", fmt::format("n = {}", n), "n must be at least 1", here);
-  auto extent = as_const_int(loop->extent);
-  if (!extent || *extent < 1) {
-    throw error(kKind, 2, "NonConstantExtent", fmt::format("loop {}", rv_name(loop_rv)),
-                fmt::format("the extent {} is not a constant >= 1", print_expr(loop->extent)), here);
-  }
-  if (max_innermost_factor != -1 && max_innermost_factor < 1) {
-    throw error(kKind, 3, "InvalidMaxInnermost", fmt::format("max_innermost_factor = {}", max_innermost_factor),
-                "must be -1 (unbounded) or at least 1", here);
-  }
+  detail::SamplePerfectTilePlan plan =
+      plan_sample_perfect_tile(loop_rv, n, max_innermost_factor, decision ? &*decision : nullptr).take();
   std::vector<int64_t> factors;
-  if (decision) {
-    if (static_cast<int>(decision->size()) != n) {
-      throw error(kKind, 4, "WrongDecisionLength", "decision",
-                  fmt::format("the decision has {} factors, n is {}", decision->size(), n), here);
-    }
-    factors = repair_perfect_tile(*decision, *extent);
+  if (plan.repaired) {
+    factors = std::move(*plan.repaired);
   } else if (n == 1) {
-    factors = {*extent};
+    factors = {plan.extent};
   } else {
-    // Rejection as in TVM; after many misses (an innermost bound no composition is
-    // likely to meet), move the innermost factor to the outermost slot instead.
-    for (int attempt = 0;; ++attempt) {
-      factors = sample_tile(rng_, *extent, n);
-      if (max_innermost_factor == -1 || factors.back() <= max_innermost_factor) break;
-      if (attempt == 10000) {
-        factors.front() *= factors.back();
-        factors.back() = 1;
-        break;
-      }
-    }
+    factors = schedule::sample_perfect_tile(rng_, plan.extent, n, max_innermost_factor);
   }
   std::vector<ExprRV> outputs;
   for (int64_t f : factors) outputs.push_back(new_expr_rv(f));
-  Instruction inst{kKind, {loop_rv}, {int64_t{n}, int64_t{max_innermost_factor}}, {}};
-  for (ExprRV v : outputs) inst.outputs.push_back(v);
-  record(std::move(inst), Arg::int_list(factors));
+  record(detail::make_instruction(kKind, detail::as_outputs(outputs), loop_rv, n, max_innermost_factor),
+         Arg::int_list(factors));
   return outputs;
 }
 
-ExprRV Schedule::sample_categorical(std::vector<int64_t> candidates, std::vector<double> probs,
-                                    std::optional<int64_t> decision) {
+detail::Planned<int64_t> Schedule::plan_sample_categorical(std::span<const int64_t> candidates,
+                                                           std::span<const double> probs,
+                                                           std::optional<int64_t> decision) const {
   constexpr InstructionKind kKind = InstructionKind::SampleCategorical;
   double total = 0;
   bool valid = !candidates.empty() && candidates.size() == probs.size();
@@ -196,58 +182,66 @@ ExprRV Schedule::sample_categorical(std::vector<int64_t> candidates, std::vector
     total += p;
   }
   if (!valid || !(total > 0)) {
-    throw error(kKind, 1, "InvalidDistribution", "probs",
-                fmt::format("{} candidates with {} probabilities summing to {}", candidates.size(), probs.size(), total));
+    return error(kKind, 1, "InvalidDistribution", "probs", [&] {
+      return fmt::format("{} candidates with {} probabilities summing to {}", candidates.size(), probs.size(), total);
+    });
   }
-  int64_t index;
-  if (decision) {
-    if (*decision < 0 || *decision >= static_cast<int64_t>(candidates.size())) {
-      throw error(kKind, 2, "InvalidDecision", "decision",
-                  fmt::format("index {} is not in [0, {})", *decision, candidates.size()));
-    }
-    index = *decision;
-  } else {
-    index = rng_.categorical(probs);
+  if (decision && (*decision < 0 || *decision >= static_cast<int64_t>(candidates.size()))) {
+    return error(kKind, 2, "InvalidDecision", "decision",
+                 [&] { return fmt::format("index {} is not in [0, {})", *decision, candidates.size()); });
   }
+  return decision.value_or(-1);
+}
+
+ExprRV Schedule::sample_categorical(std::vector<int64_t> candidates, std::vector<double> probs,
+                                    std::optional<int64_t> decision) {
+  constexpr InstructionKind kKind = InstructionKind::SampleCategorical;
+  plan_sample_categorical(candidates, probs, decision).take();
+  const int64_t index = decision ? *decision : rng_.categorical(probs);
   ExprRV out = new_expr_rv(candidates[index]);
-  record(Instruction{kKind, {}, {Arg::int_list(candidates), Arg::float_list(probs)}, {out}}, Arg(index));
+  record(detail::make_instruction(kKind, {out}, candidates, probs), Arg(index));
   return out;
 }
 
+// Where sample_compute_location may put a block: the decision indices in increasing
+// order and, for each, the loop's variable (undefined for the marks).
+struct detail::LocationCandidates {
+  std::vector<int64_t> indices;
+  std::vector<Var> loop_vars;
+  // The candidate a decision stands for: the nearest one at or below it, the root when
+  // there is none (TVM's repair).
+  size_t nearest(int64_t decision) const {
+    auto it = std::lower_bound(indices.begin(), indices.end(), decision);
+    if (it != indices.end() && *it == decision) return it - indices.begin();
+    if (it != indices.begin()) return it - indices.begin() - 1;
+    return std::find(indices.begin(), indices.end(), int64_t{-1}) - indices.begin();
+  }
+};
 
-LoopRV Schedule::sample_compute_location(BlockRV block_rv, std::optional<int64_t> decision) {
+detail::Planned<detail::LocationCandidates> Schedule::plan_sample_compute_location(BlockRV block_rv) const {
   constexpr InstructionKind kKind = InstructionKind::SampleComputeLocation;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  const BlockNode* block = *found;
   // Candidates as TVM collects them, in increasing index order: inline (-2) when
   // compute_inline would succeed, root (-1), then positions i in the first consumer's loops,
   // down to the innermost loop holding every consumer, where compute_at would succeed,
   // skipping unit loops and stopping at a data-parallel loop below a reduce one or at a
-  // reduce loop below the last data-parallel one. Trials run on copies of the schedule:
-  // the IR is shared, only the symbol table and trace are copied.
-  auto would_succeed = [&](const std::function<void(Schedule&)>& primitive) {
-    Schedule trial = copy();
-    try {
-      primitive(trial);
-      return true;
-    } catch (const ScheduleError&) {
-      return false;
-    }
-  };
-  std::vector<int64_t> indices;
-  std::vector<Var> loop_vars;  // undefined for the marks
-  if (would_succeed([&](Schedule& t) { t.compute_inline(block_rv); })) {
-    indices.push_back(-2);
-    loop_vars.emplace_back();
+  // reduce loop below the last data-parallel one. Whether they would succeed is their
+  // plans' verdict: nothing is applied.
+  detail::LocationCandidates candidates;
+  if (check_inline(InstructionKind::ComputeInline, block_rv).verdict == Verdict::kApplies) {
+    candidates.indices.push_back(-2);
+    candidates.loop_vars.emplace_back();
   }
-  indices.push_back(-1);
-  loop_vars.emplace_back();
-  const std::vector<const StmtNode*> block_path = detail::path_to(func_, block);
-  const BlockNode* scope = detail::scope_block(block_path);
+  candidates.indices.push_back(-1);
+  candidates.loop_vars.emplace_back();
+  const BlockNode* scope = tree_->find(block)->scope;
   std::vector<const BlockNode*> consumers =
       scope == nullptr ? std::vector<const BlockNode*>{} : later_dependents(block, scope);
   const ForNode* boundary = consumers.empty() ? nullptr : innermost_common_loop(func_, consumers);
   if (boundary != nullptr) {
-    const std::vector<const ForNode*> loops = detail::loops_above(detail::path_to(func_, consumers[0]));
+    const std::span<const ForNode* const> loops = tree_->find(consumers[0])->scope_loops();
     const size_t count = std::find(loops.begin(), loops.end(), boundary) - loops.begin() + 1;
     DRAGON_CHECK(count <= loops.size());
     std::vector<LoopUse> uses;
@@ -265,31 +259,32 @@ LoopRV Schedule::sample_compute_location(BlockRV block_rv, std::optional<int64_t
         seen_reduce = true;
         if (static_cast<int64_t>(i) > last_data_parallel) break;
       }
-      const Var var = loops[i]->loop_var;
-      if (would_succeed([&](Schedule& t) { t.compute_at(block_rv, t.new_loop_rv(var), true, -1); })) {
-        indices.push_back(static_cast<int64_t>(i));
-        loop_vars.push_back(var);
+      if (compute_at_applies(block, loops[i])) {
+        candidates.indices.push_back(static_cast<int64_t>(i));
+        candidates.loop_vars.push_back(loops[i]->loop_var);
       }
     }
   }
-  // A given decision that is no longer a candidate becomes the nearest candidate below it,
-  // root when there is none (TVM's repair).
-  size_t chosen;
-  if (decision) {
-    auto it = std::lower_bound(indices.begin(), indices.end(), *decision);
-    if (it != indices.end() && *it == *decision) {
-      chosen = it - indices.begin();
-    } else if (it != indices.begin()) {
-      chosen = it - indices.begin() - 1;
-    } else {
-      chosen = std::find(indices.begin(), indices.end(), int64_t{-1}) - indices.begin();
-    }
+  return candidates;
+}
+
+LoopRV Schedule::sample_compute_location(BlockRV block_rv, std::optional<int64_t> decision) {
+  constexpr InstructionKind kKind = InstructionKind::SampleComputeLocation;
+  // The root (-1) is always a candidate: a decision for it needs no other.
+  detail::LocationCandidates candidates;
+  if (decision && *decision == -1) {
+    resolve(block_rv, kKind, "block");
+    candidates.indices = {-1};
+    candidates.loop_vars.emplace_back();
   } else {
-    chosen = static_cast<size_t>(rng_.uniform_int(0, static_cast<int64_t>(indices.size())));
+    candidates = plan_sample_compute_location(block_rv).take();
   }
+  const std::vector<int64_t>& indices = candidates.indices;
+  const size_t chosen = decision ? candidates.nearest(*decision)
+                                 : static_cast<size_t>(rng_.uniform_int(0, static_cast<int64_t>(indices.size())));
   LoopRV out;
   if (indices[chosen] >= 0) {
-    out = new_loop_rv(loop_vars[chosen]);
+    out = new_loop_rv(candidates.loop_vars[chosen]);
   } else {
     // A loop entry without a loop: compute_at recognizes the mark by its value, and
     // every other primitive refuses it as an invalidated loop (precondition 0).
@@ -299,42 +294,114 @@ LoopRV Schedule::sample_compute_location(BlockRV block_rv, std::optional<int64_t
     mark.invalidated_by = indices[chosen] == -1 ? kRootMark : kInlineMark;
     out = LoopRV{new_rv(std::move(mark)).id};
   }
-  record(Instruction{kKind, {block_rv}, {}, {out}}, Arg(indices[chosen]));
+  record(detail::make_instruction(kKind, {out}, block_rv), Arg(indices[chosen]));
   return out;
+}
+
+CheckResult Schedule::check_sample_perfect_tile(const detail::CheckedOperands& ops,
+                                                const std::optional<Arg>& decision) const {
+  constexpr InstructionKind kKind = InstructionKind::SamplePerfectTile;
+  ops.expect(1, 2);
+  auto loop = ops.loop(0);
+  // Replay reads n and max_innermost_factor as int.
+  std::optional<int64_t> n, max_inner;
+  if (auto v = ops.int_attr(0)) n = static_cast<int>(*v);
+  if (auto v = ops.int_attr(1)) max_inner = static_cast<int>(*v);
+  std::optional<std::vector<int64_t>> factors;
+  if (decision) factors = detail::list_as<int64_t>(kKind, *decision);
+  if (!loop) return detail::unknown();
+  auto plan = plan_sample_perfect_tile(*loop, n, max_inner, factors ? &*factors : nullptr);
+  std::optional<Arg> recorded;
+  if (plan.ok() && plan->repaired) recorded = Arg::int_list(*plan->repaired);
+  CheckResult result = detail::verdict(std::move(plan), n && max_inner, n ? static_cast<size_t>(*n) : 0);
+  if (result.verdict == Verdict::kApplies) result.decision = std::move(recorded);
+  return result;
+}
+
+CheckResult Schedule::check_sample_categorical(const detail::CheckedOperands& ops,
+                                               const std::optional<Arg>& decision) const {
+  constexpr InstructionKind kKind = InstructionKind::SampleCategorical;
+  ops.expect(0, 2);
+  const Arg* candidates = ops.attr(0);
+  const Arg* probs = ops.attr(1);
+  std::optional<int64_t> index;
+  if (decision) index = detail::arg_as<int64_t>(kKind, *decision);
+  if (candidates == nullptr || probs == nullptr) return detail::unknown();
+  const std::vector<int64_t> c = detail::list_as<int64_t>(kKind, *candidates);
+  const std::vector<double> p = detail::list_as<double>(kKind, *probs);
+  CheckResult result = detail::verdict(plan_sample_categorical(c, p, index), true, 1);
+  if (result.verdict == Verdict::kApplies && index) result.decision = Arg(*index);
+  return result;
+}
+
+CheckResult Schedule::check_sample_compute_location(const detail::CheckedOperands& ops,
+                                                    const std::optional<Arg>& decision) const {
+  constexpr InstructionKind kKind = InstructionKind::SampleComputeLocation;
+  ops.expect(1, 0);
+  auto block = ops.block(0);
+  std::optional<int64_t> index;
+  if (decision) index = detail::arg_as<int64_t>(kKind, *decision);
+  if (!block) return detail::unknown();
+  if (!index || *index == -1) {
+    // Which location is drawn does not change whether it applies: only the block must
+    // resolve. The root (-1) is always a candidate, recorded as given.
+    CheckResult result = detail::verdict(find(*block, kKind, "block"), true, 1);
+    if (index && result.verdict == Verdict::kApplies) result.decision = Arg(int64_t{-1});
+    return result;
+  }
+  auto candidates = plan_sample_compute_location(*block);
+  std::optional<Arg> recorded;
+  if (candidates.ok()) recorded = Arg(candidates->indices[candidates->nearest(*index)]);
+  CheckResult result = detail::verdict(std::move(candidates), true, 1);
+  result.decision = std::move(recorded);
+  return result;
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_sample_perfect_tile(Schedule& sch, const std::vector<Arg>& inputs,
-                                                 const std::vector<Arg>& attrs, const std::optional<Arg>& decision) {
-  constexpr InstructionKind kKind = InstructionKind::SamplePerfectTile;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 2);
-  std::optional<std::vector<int64_t>> d;
-  if (decision) d = int_list_arg(kKind, *decision);
-  return as_outputs(sch.sample_perfect_tile(loop_arg(kKind, inputs[0]), static_cast<int>(int_arg(kKind, attrs[0])),
-                                            static_cast<int>(int_arg(kKind, attrs[1])), d));
-}
+constexpr auto kSamplePerfectTileSlots = numbered_slots({
+    slot::input("loop", ValueType::kLoop),
+    slot::attr("n", ValueType::kInt),
+    slot::attr("max_innermost_factor", ValueType::kInt),
+});
 
-std::vector<RandomVar> apply_sample_categorical(Schedule& sch, const std::vector<Arg>& inputs,
-                                                const std::vector<Arg>& attrs, const std::optional<Arg>& decision) {
-  constexpr InstructionKind kKind = InstructionKind::SampleCategorical;
-  expect_count(kKind, "inputs", inputs, 0);
-  expect_count(kKind, "attrs", attrs, 2);
-  std::optional<int64_t> d;
-  if (decision) d = int_arg(kKind, *decision);
-  return {sch.sample_categorical(int_list_arg(kKind, attrs[0]), float_list_arg(kKind, attrs[1]), d)};
-}
+constinit const InstructionSignature kSamplePerfectTileSignature{
+    .python_name = "sample_perfect_tile",
+    .is_pure = true,
+    .slots = kSamplePerfectTileSlots,
+    .outputs = OutputSignature::value_of(1, RVType::kExpr),
+    .decision = DecisionShape::kIntList,
+    .decision_length_slot = 1,
+    .replay = replay_method<&Schedule::sample_perfect_tile>,
+    .check = check_method<&Schedule::check_sample_perfect_tile>,
+};
 
-std::vector<RandomVar> apply_sample_compute_location(Schedule& sch, const std::vector<Arg>& inputs,
-                                                     const std::vector<Arg>& attrs, const std::optional<Arg>& decision) {
-  constexpr InstructionKind kKind = InstructionKind::SampleComputeLocation;
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 0);
-  std::optional<int64_t> d;
-  if (decision) d = int_arg(kKind, *decision);
-  return {sch.sample_compute_location(block_arg(kKind, inputs[0]), d)};
-}
+constexpr auto kSampleCategoricalSlots = numbered_slots({
+    slot::list_attr("candidates", ValueType::kInt),
+    slot::list_attr("probs", ValueType::kFloat).defaults_to_uniform_probs(),
+});
+
+constinit const InstructionSignature kSampleCategoricalSignature{
+    .python_name = "sample_categorical",
+    .is_pure = true,
+    .slots = kSampleCategoricalSlots,
+    .outputs = OutputSignature::one(RVType::kExpr),
+    .decision = DecisionShape::kInt,
+    .replay = replay_method<&Schedule::sample_categorical>,
+    .check = check_method<&Schedule::check_sample_categorical>,
+};
+
+constexpr auto kSampleComputeLocationSlots = numbered_slots({slot::input("block", ValueType::kBlock)});
+
+constinit const InstructionSignature kSampleComputeLocationSignature{
+    .python_name = "sample_compute_location",
+    .is_pure = true,
+    .slots = kSampleComputeLocationSlots,
+    .outputs = OutputSignature::one(RVType::kLoop),
+    .decision = DecisionShape::kInt,
+    .replay = replay_method<&Schedule::sample_compute_location>,
+    .check = check_method<&Schedule::check_sample_compute_location>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

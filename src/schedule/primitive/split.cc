@@ -5,6 +5,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -41,114 +42,171 @@ std::pair<Stmt, std::vector<Var>> split_loop(const ForNode* loop, const std::vec
 
 }  // namespace
 
-std::vector<LoopRV> Schedule::split(LoopRV loop_rv, const std::vector<SplitFactor>& factors,
-                                    bool preserve_unit_iters) {
+// What split's construction needs: the loop, every factor (the inferred one computed),
+// and whether the product passes the extent (the blocks below are then guarded).
+struct detail::SplitPlan {
+  const ForNode* loop = nullptr;
+  std::vector<int64_t> sizes;
+  bool guard = false;
+};
+
+detail::Planned<detail::SplitPlan> Schedule::plan_split(LoopRV loop_rv, const std::vector<SplitFactor>* factors) const {
   constexpr InstructionKind kKind = InstructionKind::Split;
-  const ForNode* loop = resolve(loop_rv, kKind, "loop");
-  const std::string operand = fmt::format("loop {}", rv_name(loop_rv));
+  auto found = find(loop_rv, kKind, "loop");
+  if (!found.ok()) return std::move(found).take_error();
+  const ForNode* loop = *found;
+  auto operand = [&] { return fmt::format("loop {}", rv_name(loop_rv)); };
   const ErrorLocus here{loop->loop_var.get(), {}};
   // Factors resolve first (precondition 0 covers their random variables too).
   std::vector<std::optional<int64_t>> values;
-  for (const SplitFactor& f : factors) {
-    if (const auto* rv = std::get_if<ExprRV>(&f)) {
-      values.push_back(resolve(*rv, kKind, "factor"));
-    } else if (const auto* c = std::get_if<int64_t>(&f)) {
-      values.push_back(*c);
-    } else {
-      values.push_back(std::nullopt);
+  if (factors != nullptr) {
+    for (const SplitFactor& f : *factors) {
+      if (const auto* rv = std::get_if<ExprRV>(&f)) {
+        auto value = find(*rv, kKind, "factor");
+        if (!value.ok()) return std::move(value).take_error();
+        values.push_back(*value);
+      } else if (const auto* c = std::get_if<int64_t>(&f)) {
+        values.push_back(*c);
+      } else {
+        values.push_back(std::nullopt);
+      }
     }
   }
   if (!is_const_int(loop->min, 0)) {
-    throw error(kKind, 1, "LoopNotStartAtZero", operand, fmt::format("the loop starts at {}", print_expr(loop->min)),
-                here);
+    return error(
+        kKind, 1, "LoopNotStartAtZero", operand,
+        [&] { return fmt::format("the loop starts at {}", print_expr(loop->min)); }, here);
   }
   if (loop->for_kind != ForKind::kSerial || !loop->annotations.empty()) {
-    throw error(kKind, 2, "HasAnnotationOrBinding", operand,
-                fmt::format("the loop is {}{}", for_kind_name(loop->for_kind),
-                            loop->annotations.empty() ? "" : " and annotated"),
-                here);
+    return error(
+        kKind, 2, "HasAnnotationOrBinding", operand,
+        [&] {
+          return fmt::format("the loop is {}{}", for_kind_name(loop->for_kind),
+                             loop->annotations.empty() ? "" : " and annotated");
+        },
+        here);
   }
   int inferred = -1;
   int64_t product = 1;
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]) {
       if (inferred >= 0) {
-        throw error(kKind, 3, "NotSingleInferFactor", fmt::format("factors[{}]", i),
-                    "more than one factor is None", here);
+        return error(
+            kKind, 3, "NotSingleInferFactor", [&] { return fmt::format("factors[{}]", i); },
+            "more than one factor is None", here);
       }
       inferred = static_cast<int>(i);
       continue;
     }
     if (*values[i] <= 0 || *values[i] > int_max_value(loop->loop_var.dtype())) {
-      throw error(kKind, 4, "NonPositiveFactor", fmt::format("factors[{}]", i),
-                  fmt::format("the factor is {}, not in [1, {}]", *values[i], int_max_value(loop->loop_var.dtype())),
-                  here);
+      return error(
+          kKind, 4, "NonPositiveFactor", [&] { return fmt::format("factors[{}]", i); },
+          [&] {
+            return fmt::format("the factor is {}, not in [1, {}]", *values[i], int_max_value(loop->loop_var.dtype()));
+          },
+          here);
     }
     product = product > INT64_MAX / *values[i] ? INT64_MAX : product * *values[i];
   }
   std::optional<int64_t> extent = as_const_int(loop->extent);
   if (!extent) {
-    throw error(kKind, 6, "NonConstantExtent", operand,
-                fmt::format("the extent {} is not a constant", print_expr(loop->extent)), here);
+    return error(
+        kKind, 6, "NonConstantExtent", operand,
+        [&] { return fmt::format("the extent {} is not a constant", print_expr(loop->extent)); }, here);
   }
-  if (factors.empty()) throw error(kKind, 4, "NonPositiveFactor", "factors", "no factors given", here);
+  detail::SplitPlan plan;
+  plan.loop = loop;
+  if (factors == nullptr) return plan;  // the factors are unknown: preconditions 3-5 read them
+  if (factors->empty()) return error(kKind, 4, "NonPositiveFactor", "factors", "no factors given", here);
   if (inferred >= 0) {
     values[inferred] = (*extent + product - 1) / product;
     product = product > INT64_MAX / *values[inferred] ? INT64_MAX : product * *values[inferred];
   } else if (product < *extent) {
-    throw error(kKind, 5, "WrongFactorProduct", operand,
-                fmt::format("the factors multiply to {}, less than the extent {}", product, *extent), here);
+    return error(
+        kKind, 5, "WrongFactorProduct", operand,
+        [&] { return fmt::format("the factors multiply to {}, less than the extent {}", product, *extent); }, here);
   }
   // The combined index is computed in the loop's type: it must not overflow.
   if (product > int_max_value(loop->loop_var.dtype())) {
-    throw error(kKind, 5, "WrongFactorProduct", operand,
-                fmt::format("the factors multiply to {}, more than {} holds", product,
-                            to_string(loop->loop_var.dtype())),
-                here);
+    return error(
+        kKind, 5, "WrongFactorProduct", operand,
+        [&] {
+          return fmt::format("the factors multiply to {}, more than {} holds", product,
+                             to_string(loop->loop_var.dtype()));
+        },
+        here);
   }
+  for (const auto& v : values) plan.sizes.push_back(*v);  // every factor is known now
+  plan.guard = product > *extent;
+  return plan;
+}
 
-  std::vector<int64_t> sizes;  // every factor is known now
-  for (const auto& v : values) sizes.push_back(*v);
-  auto [nest, vars] = split_loop(loop, sizes, /*guard=*/product > *extent, preserve_unit_iters,
-                                 detail::analyzer_for(detail::path_to(func_, loop)));
+std::vector<LoopRV> Schedule::split(LoopRV loop_rv, const std::vector<SplitFactor>& factors, bool preserve_unit_iters) {
+  constexpr InstructionKind kKind = InstructionKind::Split;
+  const detail::SplitPlan plan = plan_split(loop_rv, &factors).take();
+  const ForNode* loop = plan.loop;
+  auto [nest, vars] =
+      split_loop(loop, plan.sizes, plan.guard, preserve_unit_iters, detail::analyzer_for(detail::path_to(func_, loop)));
 
   std::vector<LoopRV> outputs;
   for (const Var& v : vars) outputs.push_back(new_loop_rv(v));
-  // Built member by member: GCC 12 warns falsely on variant copies out of init lists.
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.emplace_back(loop_rv);
-  inst.attrs.emplace_back(preserve_unit_iters);
-  inst.attrs.emplace_back(false);  // disable_predication (TVM v0.18): never
-  for (const SplitFactor& f : factors) {
-    if (const auto* rv = std::get_if<ExprRV>(&f)) inst.inputs.push_back(*rv);
-    else if (const auto* c = std::get_if<int64_t>(&f)) inst.inputs.push_back(*c);
-    else inst.inputs.push_back(None{});
-  }
-  for (LoopRV l : outputs) inst.outputs.push_back(l);
-  commit(detail::replace_in_func(func_, loop, nest), std::move(inst));
+  commit(detail::replace_in_func(func_, loop, nest),
+         detail::make_instruction(kKind, detail::as_outputs(outputs), loop_rv, factors, preserve_unit_iters,
+                                  /*disable_predication=*/false));
   return outputs;
+}
+
+CheckResult Schedule::check_split(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::Split;
+  // Replay: the loop, then the factors to the end; preserve_unit_iters and
+  // disable_predication (which only false passes: UserError otherwise).
+  if (ops.complete() && ops.input_count() == 0) detail::expect_count(kKind, "inputs", {}, 2);
+  if (ops.complete() && ops.attr_count() != 1) ops.expect_attrs(2);  // one attr: TVM v0.12-0.16
+  ops.bool_attr(0);
+  if (auto disable = ops.bool_attr(1); disable && *disable)
+    throw UserError("Split: disable_predication=true is not supported");
+  auto loop = ops.loop(0);
+  std::optional<std::vector<SplitFactor>> factors;
+  if (auto args = ops.inputs_from(1)) {
+    factors.emplace();
+    for (const Arg& a : *args) factors->push_back(detail::arg_as<SplitFactor>(kKind, a));
+  }
+  if (!loop) return detail::unknown();
+  const size_t outputs = factors ? factors->size() : 0;
+  const bool decided = factors && (ops.complete() || ops.attr(1) != nullptr);
+  return detail::verdict(plan_split(*loop, factors ? &*factors : nullptr), decided, outputs);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_split(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                   const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::Split;
-  if (inputs.empty()) expect_count(kKind, "inputs", inputs, 2);
-  // v0.12-0.16 wrote one attr (preserve_unit_iters), v0.18 adds disable_predication.
-  if (attrs.size() != 1 && attrs.size() != 2) expect_count(kKind, "attrs", attrs, 2);
-  if (attrs.size() == 2 && bool_arg(kKind, attrs[1])) {
-    throw UserError("Split: disable_predication=true is not supported");
-  }
-  std::vector<SplitFactor> factors;
-  for (size_t i = 1; i < inputs.size(); ++i) {
-    if (inputs[i].is_none()) factors.push_back(None{});
-    else if (const auto* c = inputs[i].as<int64_t>()) factors.push_back(*c);
-    else factors.push_back(ExprRV{rv_arg(kKind, inputs[i], RVType::kExpr).id});
-  }
-  return as_outputs(sch.split(loop_arg(kKind, inputs[0]), factors, bool_arg(kKind, attrs[0])));
+constexpr auto kSplitSlots = numbered_slots({
+    slot::input("loop", ValueType::kLoop),
+    slot::rest_of_inputs("factors", ValueType::kSplitFactor),
+    slot::attr("preserve_unit_iters", ValueType::kBool).defaults_to(true),
+    slot::attr("disable_predication", ValueType::kBool).defaults_to(false),
+});
+
+std::vector<RandomVar> replay_split(Schedule& sch, const Operands& operands) {
+  auto [loop, factors, preserve_unit_iters, disable_predication] =
+      operands.unpack<LoopRV, std::vector<SplitFactor>, bool, bool>();
+  if (disable_predication) throw UserError("Split: disable_predication=true is not supported");
+  return as_outputs(sch.split(loop, factors, preserve_unit_iters));
 }
+
+// TVM v0.12-0.16 wrote one attr, preserve_unit_iters.
+std::optional<Instruction> split_from_older_tvm(const std::vector<Arg>& inputs, const std::vector<Arg>& attrs) {
+  if (attrs.size() != 1) return std::nullopt;
+  return Instruction{InstructionKind::Split, inputs, {attrs[0], Arg(false)}, {}};
+}
+
+constinit const InstructionSignature kSplitSignature{
+    .python_name = "split",
+    .slots = kSplitSlots,
+    .outputs = OutputSignature::per_value_of(1, RVType::kLoop),
+    .replay = replay_split,
+    .upgrade = split_from_older_tvm,
+    .check = check_method<&Schedule::check_split>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

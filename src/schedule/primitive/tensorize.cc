@@ -12,6 +12,7 @@
 #include "dragon/ir/printer.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -181,40 +182,12 @@ struct TileIter {
   int64_t extent = 1;
 };
 
-}  // namespace
-
-void Schedule::tensorize(BlockOrLoop target, std::string intrin_name, bool preserve_unit_iters) {
-  const bool is_loop = std::holds_alternative<LoopRV>(target);
-  const ForNode* loop = is_loop ? resolve(std::get<LoopRV>(target), kKind, "loop") : nullptr;
-  const BlockNode* given_block = is_loop ? nullptr : resolve(std::get<BlockRV>(target), kKind, "block");
-  const Arg target_arg = is_loop ? Arg(std::get<LoopRV>(target)) : Arg(std::get<BlockRV>(target));
-  const std::string operand = fmt::format("{} {}", is_loop ? "loop" : "block", to_string(target_arg));
-  const ErrorLocus target_locus = is_loop ? ErrorLocus{loop->loop_var.get(), {}} : ErrorLocus{nullptr, given_block->name};
-
-  // 1) the intrinsic is registered.
-  const TensorIntrin* intrin = find_tensor_intrin(intrin_name);
-  if (intrin == nullptr) {
-    throw error(kKind, 1, "UnknownIntrinsic", operand,
-                fmt::format("no tensor intrinsic named '{}' (registered: {})", intrin_name,
-                            fmt::join(tensor_intrin_names(), ", ")),
-                target_locus);
-  }
-
-  // 2-5) a loop is blockized first, with blockize's preconditions 1-4.
-  PrimFunc func = func_;
-  std::string outer_name;
-  if (is_loop) {
-    Schedule scratch = copy();
-    try {
-      outer_name = scratch.get(scratch.blockize(std::get<LoopRV>(target), preserve_unit_iters))->name;
-    } catch (const ScheduleError& e) {
-      if (e.kind() != InstructionKind::Blockize || e.precondition() < 1) throw;
-      throw error(kKind, 1 + e.precondition(), e.error_name(), operand, "blockize: " + e.reason(), target_locus);
-    }
-    func = scratch.func();
-  } else {
-    outer_name = given_block->name;
-  }
+// Tensorize's preconditions 6-13 on `func` (blockized when a loop was given): the block
+// `outer_name` is an outer block over one inner block that, when `intrin` is given,
+// computes what the intrinsic's description computes. Throws the error of the first that
+// fails; returns the outer block.
+const BlockNode* match_tile(const PrimFunc& func, const std::string& outer_name, const TensorIntrin* intrin,
+                            const std::string& operand) {
   // From here errors show the function being matched (blockized when a loop was given).
   auto fail = [&](int k, const char* name, std::string reason, std::string block_name) {
     return ScheduleError(kKind, k, name, operand, std::move(reason), func, ErrorLocus{nullptr, std::move(block_name)});
@@ -256,6 +229,8 @@ void Schedule::tensorize(BlockOrLoop target, std::string intrin_name, bool prese
                fmt::format("block '{}' is already tensorized with '{}'", outer_name, previous ? *previous : "?"),
                outer_name);
   }
+
+  if (intrin == nullptr) return outer;  // the rest reads the intrinsic
 
   // 8) the inner loops enumerate one tile of the intrinsic's shape, each point once.
   const BlockRealizeNode* desc_realize = intrin->desc_realize();
@@ -479,28 +454,120 @@ void Schedule::tensorize(BlockOrLoop target, std::string intrin_name, bool prese
       }
     }
   }
+  return outer;
+}
 
+}  // namespace
+
+// What tensorize's construction needs: the function matched (blockized when a loop was
+// given), its outer block, and the intrinsic.
+struct detail::TensorizePlan {
+  PrimFunc func;
+  const BlockNode* outer = nullptr;
+  const TensorIntrin* intrin = nullptr;
+};
+
+detail::Planned<detail::TensorizePlan> Schedule::plan_tensorize(const BlockOrLoop& target,
+                                                                std::optional<std::string_view> intrin_name,
+                                                                bool preserve_unit_iters) const {
+  const bool is_loop = std::holds_alternative<LoopRV>(target);
+  const ForNode* loop = nullptr;
+  const BlockNode* given_block = nullptr;
+  if (is_loop) {
+    auto found = find(std::get<LoopRV>(target), kKind, "loop");
+    if (!found.ok()) return std::move(found).take_error();
+    loop = *found;
+  } else {
+    auto found = find(std::get<BlockRV>(target), kKind, "block");
+    if (!found.ok()) return std::move(found).take_error();
+    given_block = *found;
+  }
+  const Arg target_arg = is_loop ? Arg(std::get<LoopRV>(target)) : Arg(std::get<BlockRV>(target));
+  auto operand = [&] { return fmt::format("{} {}", is_loop ? "loop" : "block", to_string(target_arg)); };
+  const ErrorLocus target_locus =
+      is_loop ? ErrorLocus{loop->loop_var.get(), {}} : ErrorLocus{nullptr, given_block->name};
+
+  // 1) the intrinsic is registered.
+  const TensorIntrin* intrin = intrin_name ? find_tensor_intrin(*intrin_name) : nullptr;
+  if (intrin_name && intrin == nullptr) {
+    return error(
+        kKind, 1, "UnknownIntrinsic", operand,
+        [&] {
+          return fmt::format("no tensor intrinsic named '{}' (registered: {})", *intrin_name,
+                             fmt::join(tensor_intrin_names(), ", "));
+        },
+        target_locus);
+  }
+
+  // 2-5) a loop is blockized first, with blockize's preconditions 1-4.
+  detail::TensorizePlan plan;
+  plan.intrin = intrin;
+  PrimFunc& func = plan.func;
+  func = func_;
+  std::string outer_name;
+  if (is_loop) {
+    const CheckResult blockized =
+        check(Instruction{InstructionKind::Blockize, {target_arg}, {Arg(preserve_unit_iters)}, {}}, {}, {}, explain_);
+    if (blockized.error) {
+      const ScheduleError& e = *blockized.error;
+      return error(
+          kKind, 1 + e.precondition(), e.error_name(), operand, [&] { return "blockize: " + e.reason(); },
+          target_locus);
+    }
+    Schedule scratch = copy();
+    outer_name = scratch.get(scratch.blockize(std::get<LoopRV>(target), preserve_unit_iters))->name;
+    func = scratch.func();
+  } else {
+    outer_name = given_block->name;
+  }
+  try {
+    plan.outer = match_tile(func, outer_name, intrin, operand());
+  } catch (const ScheduleError& e) {
+    return e;
+  }
+  return plan;
+}
+
+void Schedule::tensorize(BlockOrLoop target, std::string intrin_name, bool preserve_unit_iters) {
+  const detail::TensorizePlan plan = plan_tensorize(target, intrin_name, preserve_unit_iters).take();
+  const BlockNode* outer = plan.outer;
+  const TensorIntrin* intrin = plan.intrin;
   Annotations annotations = outer->annotations;
   annotations[std::string(kTensorIntrinAnnotation)] = intrin->name;
   Block marked = BlockNode::make(outer->name, outer->iter_vars, outer->reads, outer->writes, outer->body, outer->init,
                                  outer->alloc_buffers, std::move(annotations));
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs.push_back(target_arg);
-  inst.attrs.emplace_back(intrin->name);
-  inst.attrs.emplace_back(preserve_unit_iters);
-  commit(detail::replace_in_func(func, outer, marked), std::move(inst));
+  commit(detail::replace_in_func(plan.func, outer, marked),
+         detail::make_instruction(kKind, {}, target, intrin->name, preserve_unit_iters));
+}
+
+CheckResult Schedule::check_tensorize(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 2);
+  auto target = ops.block_or_loop(0);
+  auto intrin_name = ops.string_attr(0);
+  auto preserve_unit_iters = ops.bool_attr(1);
+  if (!target) {
+    // Precondition 1 reads the name alone.
+    if (intrin_name && find_tensor_intrin(*intrin_name) == nullptr) return CheckResult{Verdict::kFails, {}, 0, {}};
+    return detail::unknown();
+  }
+  return detail::verdict(plan_tensorize(*target, intrin_name, preserve_unit_iters.value_or(true)),
+                         intrin_name.has_value(), 0);
 }
 
 namespace detail {
 
-std::vector<RandomVar> apply_tensorize(Schedule& sch, const std::vector<Arg>& inputs, const std::vector<Arg>& attrs,
-                                       const std::optional<Arg>&) {
-  expect_count(kKind, "inputs", inputs, 1);
-  expect_count(kKind, "attrs", attrs, 2);
-  sch.tensorize(block_or_loop_arg(kKind, inputs[0]), string_arg(kKind, attrs[0]), bool_arg(kKind, attrs[1]));
-  return {};
-}
+constexpr auto kTensorizeSlots = numbered_slots({
+    slot::input("block_or_loop", ValueType::kBlockOrLoop),
+    slot::attr("tensor_intrin", ValueType::kString),
+    slot::attr("preserve_unit_iters", ValueType::kBool).defaults_to(true),
+});
+
+constinit const InstructionSignature kTensorizeSignature{
+    .python_name = "tensorize",
+    .slots = kTensorizeSlots,
+    .replay = replay_method<&Schedule::tensorize>,
+    .check = check_method<&Schedule::check_tensorize>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

@@ -12,6 +12,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/schedule/index_map.h"
 #include "../instruction_apply.h"
+#include "../instruction_check.h"
 #include "../ir_tree.h"
 
 namespace dragon::schedule {
@@ -205,89 +206,176 @@ class LayoutRewriter : public StmtExprMutator {
 
 }  // namespace
 
-void Schedule::transform_layout(BlockRV block_rv, int64_t buffer_index, BufferIndexType buffer_index_type,
-                                const IndexMap& index_map) {
+// What transform_layout's construction needs: the buffer and its new shape.
+struct detail::TransformLayoutPlan {
+  Buffer buffer;
+  std::vector<int64_t> shape;
+};
+
+detail::Planned<detail::TransformLayoutPlan> Schedule::plan_transform_layout(
+    BlockRV block_rv, std::optional<int64_t> buffer_index, std::optional<BufferIndexType> buffer_index_type,
+    const IndexMap* index_map) const {
   constexpr InstructionKind kKind = InstructionKind::TransformLayout;
-  const BlockNode* block = resolve(block_rv, kKind, "block");
+  auto found = find(block_rv, kKind, "block");
+  if (!found.ok()) return std::move(found).take_error();
+  const BlockNode* block = *found;
   const ErrorLocus here{nullptr, block->name};
-  const bool is_read = buffer_index_type == BufferIndexType::kRead;
+  detail::TransformLayoutPlan plan;
+  if (!buffer_index || !buffer_index_type) return plan;  // the rest reads the buffer
+  const bool is_read = *buffer_index_type == BufferIndexType::kRead;
   const std::vector<BufferRegion>& accesses = is_read ? block->reads : block->writes;
-  if (buffer_index < 0 || buffer_index >= static_cast<int64_t>(accesses.size())) {
-    throw error(kKind, 1, "IndexOutOfRange", "buffer_index",
-                fmt::format("the index is {}, the block {} {} buffers", buffer_index, is_read ? "reads" : "writes",
-                            accesses.size()),
-                here);
+  if (*buffer_index < 0 || *buffer_index >= static_cast<int64_t>(accesses.size())) {
+    return error(
+        kKind, 1, "IndexOutOfRange", "buffer_index",
+        [&] {
+          return fmt::format("the index is {}, the block {} {} buffers", *buffer_index, is_read ? "reads" : "writes",
+                             accesses.size());
+        },
+        here);
   }
-  const Buffer buffer = accesses[buffer_index].buffer;
+  const Buffer& buffer = plan.buffer = accesses[*buffer_index].buffer;
   const bool param = std::any_of(func_->params.begin(), func_->params.end(),
                                  [&](const Param& p) { return p.buffer.same_as(buffer); });
   if (param) {
-    throw error(kKind, 2, "ParameterBuffer", fmt::format("block {}", rv_name(block_rv)),
-                fmt::format("'{}' is a parameter of the function, not an allocated buffer", buffer->name), here);
+    return error(
+        kKind, 2, "ParameterBuffer", [&] { return fmt::format("block {}", rv_name(block_rv)); },
+        [&] { return fmt::format("'{}' is a parameter of the function, not an allocated buffer", buffer->name); },
+        here);
   }
-  if (index_map.num_inputs() != static_cast<size_t>(buffer.ndim())) {
-    throw error(kKind, 3, "MapArityMismatch", "index_map",
-                fmt::format("the map takes {} indices, buffer '{}' has {} dimensions", index_map.num_inputs(),
-                            buffer->name, buffer.ndim()),
-                here);
+  if (index_map == nullptr) return plan;  // the rest reads the map
+  if (index_map->num_inputs() != static_cast<size_t>(buffer.ndim())) {
+    return error(
+        kKind, 3, "MapArityMismatch", "index_map",
+        [&] {
+          return fmt::format("the map takes {} indices, buffer '{}' has {} dimensions", index_map->num_inputs(),
+                             buffer->name, buffer.ndim());
+        },
+        here);
   }
   if (buffer->num_elements() > kMaxCheckedElements) {
-    throw error(kKind, 4, "DomainTooLarge", "index_map",
-                fmt::format("buffer '{}' has {} elements, more than the {} whose images are checked", buffer->name,
-                            buffer->num_elements(), kMaxCheckedElements),
-                here);
+    return error(
+        kKind, 4, "DomainTooLarge", "index_map",
+        [&] {
+          return fmt::format("buffer '{}' has {} elements, more than the {} whose images are checked", buffer->name,
+                             buffer->num_elements(), kMaxCheckedElements);
+        },
+        here);
   }
-  const MapImage image = enumerate_image(index_map, buffer->shape);
+  MapImage image = enumerate_image(*index_map, buffer->shape);
   if (image.negative) {
-    throw error(kKind, 5, "NegativeIndex", "index_map",
-                fmt::format("index {} of '{}' maps to {}", show(*image.negative), buffer->name,
-                            show(index_map.evaluate(*image.negative))),
-                here);
+    return error(
+        kKind, 5, "NegativeIndex", "index_map",
+        [&] {
+          return fmt::format("index {} of '{}' maps to {}", show(*image.negative), buffer->name,
+                             show(index_map->evaluate(*image.negative)));
+        },
+        here);
   }
   if (image.collision) {
-    throw error(kKind, 6, "NotInjective", "index_map",
-                fmt::format("indices {} and {} of '{}' both map to {}", show(image.collision->first),
-                            show(image.collision->second), buffer->name,
-                            show(index_map.evaluate(image.collision->first))),
-                here);
+    return error(
+        kKind, 6, "NotInjective", "index_map",
+        [&] {
+          return fmt::format("indices {} and {} of '{}' both map to {}", show(image.collision->first),
+                             show(image.collision->second), buffer->name,
+                             show(index_map->evaluate(image.collision->first)));
+        },
+        here);
   }
+  plan.shape = std::move(image.shape);
+  return plan;
+}
 
-  Buffer laid_out = Buffer::make(buffer->name, buffer->dtype, image.shape, buffer->scope);
+void Schedule::transform_layout(BlockRV block_rv, int64_t buffer_index, BufferIndexType buffer_index_type,
+                                const IndexMap& index_map) {
+  constexpr InstructionKind kKind = InstructionKind::TransformLayout;
+  const detail::TransformLayoutPlan plan =
+      plan_transform_layout(block_rv, buffer_index, buffer_index_type, &index_map).take();
+  const Buffer& buffer = plan.buffer;
+  const bool is_read = buffer_index_type == BufferIndexType::kRead;
+  Buffer laid_out = Buffer::make(buffer->name, buffer->dtype, plan.shape, buffer->scope);
   LayoutRewriter rewriter(buffer, laid_out, index_map);
   PrimFunc result = func_.with_body(rewriter.visit(func_->body));
 
-  Instruction inst;
-  inst.kind = kKind;
-  inst.inputs = {Arg(block_rv), Arg(index_map.to_string())};
-  inst.attrs = {Arg(buffer_index), Arg(int64_t{is_read ? 0 : 1}), Arg(None{}), Arg(false)};
-  commit(std::move(result), std::move(inst));
+  commit(std::move(result),
+         detail::make_instruction(kKind, {}, block_rv, buffer_index, int64_t{is_read ? 0 : 1}, index_map.to_string(),
+                                  /*pad_value=*/None{}, /*assume_injective_transform=*/false));
+}
+
+// TVM v0.18: TransformLayout(block, index_map | buffer_index, buffer_index_type, pad_value,
+// assume_injective_transform); TVM before v0.12: TransformLayout(block | buffer_index,
+// buffer_index_type, index_map), as replay reads them.
+CheckResult Schedule::check_transform_layout(const detail::CheckedOperands& ops) const {
+  constexpr InstructionKind kKind = InstructionKind::TransformLayout;
+  const bool old_layout = ops.complete() && ops.input_count() == 1 && ops.attr_count() == 3;
+  std::optional<std::string_view> text;
+  if (old_layout) {
+    text = ops.string_attr(2);
+  } else {
+    ops.expect(2, 4);
+    if (const Arg* pad = ops.attr(2); pad != nullptr && !pad->is_none()) {
+      throw UserError("TransformLayout: only pad_value None is supported");
+    }
+    ops.bool_attr(3);
+    if (const Arg* map = ops.input(1)) text = detail::arg_as<std::string_view>(kKind, *map);
+  }
+  std::optional<BufferIndexType> type;
+  if (auto t = ops.int_attr(1)) {
+    if (*t != 0 && *t != 1) {
+      throw UserError(fmt::format("TransformLayout: buffer_index_type must be 0 (read) or 1 (write), not {}", *t));
+    }
+    type = *t == 0 ? BufferIndexType::kRead : BufferIndexType::kWrite;
+  }
+  std::optional<IndexMap> map;
+  if (text) map = IndexMap::parse(std::string(*text));
+  auto block = ops.block(0);
+  auto index = ops.int_attr(0);
+  if (!block) return detail::unknown();
+  return detail::verdict(plan_transform_layout(*block, index, type, map ? &*map : nullptr),
+                         index && type && map && (old_layout || ops.attr(2) != nullptr), 0);
 }
 
 namespace detail {
 
-// TVM v0.18: TransformLayout(block, index_map | buffer_index, buffer_index_type, pad_value,
-// assume_injective_transform); TVM before v0.12: TransformLayout(block | buffer_index,
-// buffer_index_type, index_map). The map is its lambda text; pad_value must be None.
-std::vector<RandomVar> apply_transform_layout(Schedule& sch, const std::vector<Arg>& inputs,
-                                              const std::vector<Arg>& attrs, const std::optional<Arg>&) {
-  constexpr InstructionKind kKind = InstructionKind::TransformLayout;
-  const bool old_layout = inputs.size() == 1 && attrs.size() == 3;
-  if (!old_layout) {
-    expect_count(kKind, "inputs", inputs, 2);
-    expect_count(kKind, "attrs", attrs, 4);
-    if (!attrs[2].is_none()) throw UserError("TransformLayout: only pad_value None is supported");
-    bool_arg(kKind, attrs[3]);  // assume_injective_transform: injectivity is checked anyway
-  }
-  const int64_t type = int_arg(kKind, attrs[1]);
+// TVM v0.18's layout; the map is its lambda text ("lambda i, j: (j, i)").
+constexpr auto kTransformLayoutSlots = numbered_slots({
+    slot::input("block", ValueType::kBlock),
+    slot::attr("buffer_index", ValueType::kInt),
+    slot::attr("buffer_index_type", ValueType::kInt),
+    slot::input("index_map", ValueType::kString),
+    slot::attr("pad_value", ValueType::kOptionalNumber).defaults_to(None{}),
+    slot::attr("assume_injective_transform", ValueType::kBool).defaults_to(false),
+});
+
+// pad_value must be None; assume_injective_transform is read but not trusted (injectivity
+// is checked anyway).
+std::vector<RandomVar> replay_transform_layout(Schedule& sch, const Operands& operands) {
+  auto [block, buffer_index, type, map, pad_value, assume_injective] =
+      operands.unpack<BlockRV, int64_t, int64_t, std::string_view, Arg, bool>();
+  if (!pad_value.is_none()) throw UserError("TransformLayout: only pad_value None is supported");
   if (type != 0 && type != 1) {
     throw UserError(fmt::format("TransformLayout: buffer_index_type must be 0 (read) or 1 (write), not {}", type));
   }
-  const std::string& text = string_arg(kKind, old_layout ? attrs[2] : inputs[1]);
-  sch.transform_layout(block_arg(kKind, inputs[0]), int_arg(kKind, attrs[0]),
+  sch.transform_layout(block, buffer_index,
                        type == 0 ? Schedule::BufferIndexType::kRead : Schedule::BufferIndexType::kWrite,
-                       IndexMap::parse(text));
+                       IndexMap::parse(map));
   return {};
 }
+
+// TVM before v0.12: TransformLayout(block | buffer_index, buffer_index_type, index_map).
+std::optional<Instruction> transform_layout_from_older_tvm(const std::vector<Arg>& inputs,
+                                                           const std::vector<Arg>& attrs) {
+  if (inputs.size() != 1 || attrs.size() != 3) return std::nullopt;
+  return Instruction{InstructionKind::TransformLayout, {inputs[0], attrs[2]},
+                     {attrs[0], attrs[1], Arg(None{}), Arg(false)}, {}};
+}
+
+constinit const InstructionSignature kTransformLayoutSignature{
+    .python_name = "transform_layout",
+    .slots = kTransformLayoutSlots,
+    .replay = replay_transform_layout,
+    .upgrade = transform_layout_from_older_tvm,
+    .check = check_method<&Schedule::check_transform_layout>,
+};
 
 }  // namespace detail
 }  // namespace dragon::schedule

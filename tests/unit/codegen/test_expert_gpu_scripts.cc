@@ -65,7 +65,8 @@ Built build_expert(const std::string& name) {
 TEST(ExpertGpuScripts, IndexListsTheIssuesFourProblems) {
   std::vector<std::string> names;
   for (const ExpertScript& e : expert_scripts()) names.push_back(e.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"gemm_f16_4096", "gemm_f32_4096", "softmax_kb23", "layer_norm_kb40"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"gemm_f16_4096", "gemm_f16_pipe3", "gemm_f16_pipe4", "gemm_f16_pipe3_128x256",
+                                             "gemm_f16_pipe3_k64", "gemm_bf16_pipe4", "gemm_f32_4096", "softmax_kb23", "layer_norm_kb40"}));
 }
 
 TEST(ExpertGpuScripts, TensorCoreGemmUsesMmaAndSixteenByteCopies) {
@@ -78,6 +79,40 @@ TEST(ExpertGpuScripts, TensorCoreGemmUsesMmaAndSixteenByteCopies) {
   EXPECT_NE(b.source.code.find("mma.sync.aligned.m16n8k16"), std::string::npos);
   EXPECT_NE(b.source.code.find("ldmatrix"), std::string::npos);
   EXPECT_NE(b.source.code.find("int4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
+}
+
+// The pipelined f16 and bf16 GEMMs: shared tiles three or four stages deep, each stage's copies
+// 16-byte cp.async (8 halves a thread, rows padded by 8 halves so ldmatrix's eight
+// 16-byte rows fall in distinct banks), one commit per k step, a wait for all but the
+// stages still ahead before the barrier, and the 48 KB default raised for the slots.
+struct PipelinedGemm {
+  const char* name;
+  int64_t blocks, threads, stages, stage_bytes;
+};
+
+TEST(ExpertGpuScripts, PipelinedTensorCoreGemmsIssueSixteenByteCpAsyncStagesDeep) {
+  // A 128x32 tile in rows of 40 halves (128x64 in rows of 72); B 32 (64) rows of 128 (or
+  // 256) columns in rows of 136 (264): the last row unpadded, each slot a multiple of 16
+  // bytes.
+  const int64_t a_tile = (127 * 40 + 32) * 2;
+  for (PipelinedGemm g : {PipelinedGemm{"gemm_f16_pipe3", 1024, 128, 3, a_tile + (31 * 136 + 128) * 2},
+                          PipelinedGemm{"gemm_f16_pipe4", 1024, 128, 4, a_tile + (31 * 136 + 128) * 2},
+                          PipelinedGemm{"gemm_f16_pipe3_128x256", 512, 256, 3, a_tile + (31 * 264 + 256) * 2},
+                          PipelinedGemm{"gemm_f16_pipe3_k64", 1024, 128, 3, (127 * 72 + 64) * 2 + (63 * 136 + 128) * 2},
+                          PipelinedGemm{"gemm_bf16_pipe4", 1024, 128, 4, a_tile + (31 * 136 + 128) * 2}}) {
+    Built b = build_expert(g.name);
+    ASSERT_EQ(b.source.kernels.size(), 2u) << g.name;
+    const KernelLaunch& k = b.source.kernels[0];
+    EXPECT_EQ(k.grid[0] * k.grid[1] * k.grid[2], g.blocks) << g.name;  // 128x128 or 128x256 tiles
+    EXPECT_EQ(k.threads_per_block(), g.threads) << g.name;
+    EXPECT_EQ(k.dynamic_shared_bytes, g.stages * g.stage_bytes) << g.name;
+    const std::string& code = b.source.code;
+    EXPECT_NE(code.find("dragon_cp_async_16(A_shared_dyn + "), std::string::npos) << g.name;
+    EXPECT_NE(code.find("dragon_cp_async_16(B_shared_dyn + "), std::string::npos) << g.name;
+    EXPECT_EQ(code.find("dragon_cp_async_4("), code.rfind("dragon_cp_async_4(")) << g.name << ": only the prelude's";
+    EXPECT_NE(code.find("cp.async.wait_group " + std::to_string(g.stages - 2) + ";"), std::string::npos) << g.name;
+    EXPECT_NE(code.find("mma.sync.aligned.m16n8k16"), std::string::npos) << g.name;
+  }
 }
 
 TEST(ExpertGpuScripts, Fp32GemmTilesThroughSharedMemoryWithVectorCopies) {

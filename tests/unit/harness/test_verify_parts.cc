@@ -2,12 +2,14 @@
 // classes of bad elements, the sentinel, KernelBench's allclose, secret seeds, renderings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "dragon/harness/f64_promotion.h"
+#include "dragon/harness/input_siblings.h"
 #include "dragon/harness/kernelbench_check.h"
 #include "dragon/harness/output_comparison.h"
 #include "dragon/harness/output_prefill.h"
@@ -186,15 +188,117 @@ TEST(Verify, SeedsAreSecretUnlessGiven) {
   for (size_t i = 0; i < again.input_sets.size(); ++i) EXPECT_EQ(again.input_sets[i].seed, first.input_sets[i].seed);
 }
 
-TEST(Verify, UsesEveryDistributionAndAPerturbedSet) {
+TEST(Verify, UsesEveryDistributionAndSiblingsOfTheFirstTwo) {
   ir::PrimFunc func = op_function("relu:shape=4x8");
   auto candidate = interpreter_candidate(func);
   Verdict verdict = verify(func, *candidate);
   std::vector<std::string> labels;
   for (const InputSetReport& set : verdict.input_sets) labels.push_back(set.label);
   EXPECT_EQ(labels, (std::vector<std::string>{"normal", "uniform", "offset", "edge", "rand",
-                                              "normal, one element changed",
-                                              "uniform, one element changed"}));
+                                              "normal, sibling 1 (1 element of X changed)",
+                                              "uniform, sibling 2 (4 elements of X changed)",
+                                              "normal, sibling 3 (1 element of X changed)",
+                                              "uniform, sibling 4 (4 elements of X changed)"}));
+  VerifyOptions none;
+  none.sibling_sets = 0;
+  EXPECT_EQ(verify(func, *candidate, none).input_sets.size(), 5u);
+}
+
+// A sibling shares all but its changed elements with its base, bit for bit; each change
+// crosses zero (real inputs) or grows (positive ones); inputs of other domains and
+// outputs are never changed; changes rotate over the inputs.
+TEST(InputSiblings, ChangeAFewElementsOfOneInputAcrossZero) {
+  ir::PrimFunc matmul = op_function("matmul:m=8,n=8,k=8");
+  std::vector<std::vector<HostTensor>> bases = {interp::make_arguments(matmul, 1, interp::Distribution::kNormal),
+                                                interp::make_arguments(matmul, 2, interp::Distribution::kUniform)};
+  std::vector<InputSibling> siblings = make_siblings(matmul, bases, {"normal", "uniform"}, 99, 4);
+  ASSERT_EQ(siblings.size(), 4u);
+  for (size_t j = 0; j < siblings.size(); ++j) {
+    const InputSibling& sibling = siblings[j];
+    EXPECT_EQ(sibling.base, j % 2);
+    EXPECT_EQ(sibling.changes.size(), j < 2 ? 1u : 4u) << "each input's first sibling changes one element";
+    std::vector<HostTensor> args = bases[sibling.base];
+    apply_sibling(sibling, args);
+    int64_t changed = 0;
+    for (size_t p = 0; p < args.size(); ++p) {
+      for (int64_t i = 0; i < args[p].num_elements(); ++i) {
+        if (same_bits(args[p], bases[sibling.base][p], i)) continue;
+        ++changed;
+        EXPECT_EQ(p, j % 2) << "sibling " << j << " changes input A, then B";
+        const double before = bases[sibling.base][p].get(i), after = args[p].get(i);
+        EXPECT_LT(before * after, 0.0) << "the change crosses zero";
+        EXPECT_GT(std::fabs(after), std::fabs(before));
+      }
+    }
+    EXPECT_EQ(changed, static_cast<int64_t>(sibling.changes.size()));
+  }
+  EXPECT_EQ(siblings[0].label, "normal, sibling 1 (1 element of A changed)");
+  // Same seed, same siblings; another seed, other positions.
+  EXPECT_EQ(make_siblings(matmul, bases, {"normal", "uniform"}, 99, 4)[3].changes[2].index,
+            siblings[3].changes[2].index);
+  EXPECT_TRUE(make_siblings(matmul, bases, {"normal", "uniform"}, 99, 0).empty());
+}
+
+// Indices, offsets, probabilities, integer codes and bools get siblings too, each change
+// inside its input's domain, and every input gets one however many inputs there are.
+TEST(InputSiblings, EveryInputChangesInsideItsDomain) {
+  for (const char* spec : {"embedding_bag:num_embeddings=16,embedding_dim=4,batch=4,max_bag_length=4,num_indices=10,"
+                           "per_sample_weights=true",
+                           "kl_div_loss:shape=4x16", "table_batched_embedding:weights_dtype=i8",
+                           "batch_norm:shape=2x4x3x3,training=false"}) {
+    ir::PrimFunc func = op_function(spec);
+    std::vector<size_t> inputs;
+    for (size_t p = 0; p < func->params.size(); ++p) {
+      if (func->params[p].role == ir::ParamRole::kInput) inputs.push_back(p);
+    }
+    ASSERT_EQ(perturbable_inputs(func), inputs) << spec;
+    std::vector<std::vector<HostTensor>> bases = {interp::make_arguments(func, 3, interp::Distribution::kNormal)};
+    std::vector<InputSibling> siblings = make_siblings(func, bases, {"normal"}, 7, 1);
+    ASSERT_EQ(siblings.size(), 2 * inputs.size()) << spec << ": two siblings per input, more than the 1 asked for";
+    for (size_t j = 0; j < siblings.size(); ++j) EXPECT_EQ(siblings[j].changes[0].param, inputs[j % inputs.size()]);
+    for (int round = 0; round < 3; ++round) {
+      for (const InputSibling& sibling : make_siblings(func, bases, {"normal"}, 100 + round, 8 * inputs.size())) {
+        std::vector<HostTensor> args = bases[0];
+        apply_sibling(sibling, args);
+        ASSERT_FALSE(sibling.changes.empty());
+        const size_t p = sibling.changes[0].param;
+        const ir::Param& param = func->params[p];
+        const HostTensor &before = bases[0][p], &after = args[p];
+        int64_t changed = 0;
+        for (int64_t i = 0; i < after.num_elements(); ++i) changed += same_bits(before, after, i) ? 0 : 1;
+        EXPECT_EQ(changed, static_cast<int64_t>(sibling.changes.size())) << spec << ": " << sibling.label;
+        const ir::ValueDomain& domain = param.domain;
+        if (domain.kind == ir::ValueDomain::Kind::kIntRange) {
+          for (int64_t i = 0; i < after.num_elements(); ++i) {
+            EXPECT_GE(after.get_int(i), domain.lo) << sibling.label;
+            EXPECT_LT(after.get_int(i), domain.hi) << sibling.label;
+          }
+        } else if (domain.kind == ir::ValueDomain::Kind::kOffsets) {
+          const int64_t last = after.num_elements() - 1;
+          EXPECT_EQ(after.get_int(0), 0);
+          EXPECT_EQ(after.get_int(last), domain.total);
+          for (int64_t i = 0; i < last; ++i) {
+            EXPECT_GE(after.get_int(i + 1) - after.get_int(i), 0) << sibling.label;
+            EXPECT_LE(after.get_int(i + 1) - after.get_int(i), domain.max_len) << sibling.label;
+          }
+        } else if (domain.kind == ir::ValueDomain::Kind::kSimplex) {
+          const int64_t row = after.shape().back();
+          for (int64_t start = 0; start < after.num_elements(); start += row) {
+            std::vector<double> was, now;
+            for (int64_t i = start; i < start + row; ++i) {
+              was.push_back(before.get(i));
+              now.push_back(after.get(i));
+            }
+            std::sort(was.begin(), was.end());
+            std::sort(now.begin(), now.end());
+            EXPECT_EQ(was, now) << sibling.label << ": a row's values are swapped, never changed";
+          }
+        } else if (domain.kind == ir::ValueDomain::Kind::kPositive) {
+          for (int64_t i = 0; i < after.num_elements(); ++i) EXPECT_GT(after.get(i), 0.0) << sibling.label;
+        }
+      }
+    }
+  }
 }
 
 TEST(Verdict, RendersTextAndJson) {

@@ -104,6 +104,33 @@ TEST(Parser, EveryConstructRoundTrips) {
   expect_round_trip(f);
 }
 
+// Effects (barriers, cp.async groups) round-trip with their integer-constant arguments;
+// anything else as an argument is a UserError naming the intrinsic.
+TEST(Parser, EffectIntrinsicsRoundTripWithConstantArguments) {
+  const std::string text =
+      "func effects(inout O: f32[4]) {\n"
+      "  block root {\n"
+      "    for i in 4 {\n"
+      "      eval async_commit_group()\n"
+      "      eval async_wait_group(2)\n"
+      "      eval sync_threads()\n"
+      "      O[i] = 1f32\n"
+      "    }\n"
+      "  }\n"
+      "}\n";
+  PrimFunc f = parse_function(text);
+  EXPECT_EQ(print_function(f), text);
+  expect_round_trip(f);
+  std::string variable = text;
+  variable.replace(variable.find("async_wait_group(2)"), 19, "async_wait_group(i)");
+  try {
+    parse_function(variable);
+    ADD_FAILURE() << "a loop variable as async_wait_group's count parsed";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("async_wait_group takes integer constants"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Parser, IntegerLiteralExtremesRoundTrip) {
   Buffer x = Buffer::make("X", DataType::i64(), {4});
   Buffer y = Buffer::make("Y", DataType::i8(), {4});

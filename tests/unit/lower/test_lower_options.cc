@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <optional>
+#include <thread>
 
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
@@ -56,16 +59,27 @@ TEST(LowerOptions, TimePassesFillsOneTimingPerPass) {
   LowerOptions options;
   options.time_passes = true;
   std::vector<std::string> seen;
-  options.after_pass = [&](const std::string& pass, const ir::PrimFunc&, bool) { seen.push_back(pass); };
-  Lowered result = lower(workload("matmul:m=8,n=8,k=8"), Target::cpu(), options);
+  // Each callback takes a millisecond: that time is in the wall clock around lower() and in
+  // no pass's timing, which measures the pass alone.
+  constexpr std::chrono::milliseconds kCallback{1};
+  options.after_pass = [&](const std::string& pass, const ir::PrimFunc&, bool) {
+    seen.push_back(pass);
+    std::this_thread::sleep_for(kCallback);
+  };
+  const ir::PrimFunc matmul = workload("matmul:m=8,n=8,k=8");
+  const auto start = std::chrono::steady_clock::now();
+  Lowered result = lower(matmul, Target::cpu(), options);
+  const std::chrono::nanoseconds wall = std::chrono::steady_clock::now() - start;
   ASSERT_EQ(result.timings.size(), kCpuPasses.size());
   std::chrono::nanoseconds total{0};
   for (size_t i = 0; i < result.timings.size(); ++i) {
     EXPECT_EQ(result.timings[i].pass, kCpuPasses[i]);
-    EXPECT_GE(result.timings[i].elapsed.count(), 0);
+    EXPECT_GT(result.timings[i].elapsed.count(), 0) << result.timings[i].pass << " did no work in no time";
     total += result.timings[i].elapsed;
   }
   EXPECT_GT(total.count(), 0);
+  EXPECT_LE(total, wall - static_cast<int64_t>(kCpuPasses.size()) * kCallback)
+      << "the pass timings hold time spent outside the passes";
   EXPECT_TRUE(result.timings[0].changed);  // matmul has an init
   EXPECT_EQ(seen, kCpuPasses);
 }
@@ -110,6 +124,20 @@ TEST(Target, NamesAndLimits) {
   EXPECT_EQ(h200.max_threads_per_block, 1024);
   EXPECT_EQ(h200.max_shared_memory_per_block, 232448);
   EXPECT_EQ(h200.warp_size, 32);
+}
+
+TEST(Target, FromNameKnowsExactlyTheListedNames) {
+  EXPECT_EQ(Target::names(), (std::vector<std::string>{"cpu", "cuda"}));
+  std::optional<Target> cpu = Target::from_name("cpu");
+  ASSERT_TRUE(cpu.has_value());
+  EXPECT_EQ(cpu->to_string(), Target::cpu().to_string());
+  std::optional<Target> cuda = Target::from_name("cuda");
+  ASSERT_TRUE(cuda.has_value());
+  EXPECT_EQ(cuda->to_string(), Target::cuda_h200().to_string());
+  EXPECT_EQ(cuda->max_shared_memory_per_block, Target::cuda_h200().max_shared_memory_per_block);
+  for (const char* unknown : {"", "tpu", "CUDA", "cuda ", "interp", "sm_90a"}) {
+    EXPECT_FALSE(Target::from_name(unknown).has_value()) << "'" << unknown << "'";
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// compile_cuda_batch (build.h): several GEMM variants in one NVRTC program give one CUBIN
+// compile_cuda_batch (compile.h): several GEMM variants in one NVRTC program give one CUBIN
 // defining every member's kernels under unique entry names, each member keeps the kernels
 // and launch configuration a compile of its own gives, and a member NVRTC rejects fails
 // alone while the others of its batch still build. NVRTC needs no GPU.
@@ -14,7 +14,7 @@
 #include "dragon/lower/lower.h"
 #include "dragon/lower/target.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/runtime/build.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/search/auto_bind.h"

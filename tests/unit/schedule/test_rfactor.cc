@@ -257,5 +257,26 @@ TEST(RFactor, InsideABlockizedTile) {
   EXPECT_TRUE(replays_exactly(sch));
 }
 
+// Blockize inside a reduce loop: the inner block's reduce variable is bound over the outer
+// block's, which rfactor's new block could not see. Refused (it used to build a block whose
+// body used a variable it does not define; the IR verifier caught it).
+TEST(RFactor, ReduceBoundOutsideItsScopeIsRefused) {
+  Schedule sch(workload("matmul:m=4,n=4,k=8"));
+  BlockRV c = sch.get_block("C");
+  std::vector<LoopRV> k = sch.split(sch.get_loops(c)[2], {int64_t{2}, int64_t{4}});
+  sch.blockize(k[1]);
+  LoopRV inner = sch.get_loops(c).back();
+  ir::PrimFunc before = sch.func();
+  try {
+    sch.rfactor(inner, 0);
+    ADD_FAILURE() << "expected InvalidRFactorLoop\n" << ir::print_function(sch.func());
+  } catch (const ScheduleError& e) {
+    EXPECT_EQ(e.precondition(), 4) << e.what();
+    EXPECT_EQ(e.error_name(), "InvalidRFactorLoop");
+    EXPECT_NE(std::string(e.what()).find("from outside the loops of its scope"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(sch.func().same_as(before));
+}
+
 }  // namespace
 }  // namespace dragon::schedule

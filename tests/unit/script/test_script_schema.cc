@@ -1,8 +1,11 @@
 // The script schema covers every instruction kind with the layout its primitive records,
-// its lexical helpers, the neutral token count and TVM's Python form.
+// its lexical helpers, the neutral token count, TVM's Python form, and the table of kinds
+// in docs/script-format.md (generated from the schema).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/lexical_tokens.h"
@@ -48,6 +51,29 @@ TEST(ScriptSchema, LayoutsMatchWhatPrimitivesRecord) {
   EXPECT_EQ(kind_schema(InstructionKind::Bind).slots[1].names.size(), 9u);
   // Every schema row decodes its own minimal line: required slots only.
   EXPECT_NO_THROW(decode("gb C\ngl b0 2\nsa b0 0 1 32 8\ntz b0 mma_f16\nscl b0 = -1\ntl b0 0 1 \"lambda i: (i,)\"\n"));
+}
+
+// The doc's table is the generated one: a new or changed kind shows in the docs.
+TEST(ScriptSchema, KindsTableOfTheDocsIsTheGeneratedOne) {
+  std::ifstream in(DRAGON_SOURCE_DIR "/docs/script-format.md");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  const std::string header = "| kind | mnemonic |";
+  const size_t start = doc.find(header);
+  ASSERT_NE(start, std::string::npos) << "docs/script-format.md has no table of kinds";
+  size_t end = start;
+  while (end < doc.size() && doc[end] == '|') end = doc.find('\n', end) + 1;
+  EXPECT_EQ(doc.substr(start, end - start), kinds_markdown_table())
+      << "docs/script-format.md's table of kinds differs from the schema: replace it with the output of "
+         "`dragon script kinds`";
+  // Every kind is a row.
+  EXPECT_NE(kinds_markdown_table().find("| Split | `sp` | loop:l, factors:(int/v/None)*, "
+                                        "preserve_unit_iters:bool=true, disable_predication:bool=false | "
+                                        "one l per factors | |"),
+            std::string::npos)
+      << kinds_markdown_table();
 }
 
 TEST(ScriptSchema, BareWordsAndVariableNames) {

@@ -11,8 +11,10 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
+#include "dragon/harness/command_line_secret.h"
 #include "dragon/harness/isolated_candidate.h"
 #include "dragon/harness/kernel_runner_protocol.h"
 #include "dragon/support/error.h"
@@ -159,9 +161,10 @@ TEST(IsolatedCandidate, ChildSeesOnlyTheRunsTensors) {
   EXPECT_EQ(seen.get_int(2), 1) << "command-line arguments";
   EXPECT_EQ(seen.get_int(3), 0) << "open descriptors besides stdio and the control socket";
   EXPECT_EQ(seen.get_int(4), 1) << "shared memory mappings";
-  // 1200 + 64 bytes, each rounded up to 256: 1280 + 256; the mapping is whole pages.
-  kernel_runner::ArgumentLayout layout = kernel_runner::layout_arguments(args);
-  EXPECT_EQ(layout.total_bytes, 1536u);
+  // The first run has guards: 4 KiB, 1200 bytes rounded up to 1280, 4 KiB, then 4 KiB, 64
+  // bytes rounded up to 256, 4 KiB; the mapping is whole pages.
+  kernel_runner::ArgumentLayout layout = kernel_runner::layout_arguments(args, RedZones::kGuards);
+  EXPECT_EQ(layout.total_bytes, 4096u + 1280u + 4096u + 4096u + 256u + 4096u);
   int64_t page = 4096;
   EXPECT_EQ(seen.get_int(5), (static_cast<int64_t>(layout.total_bytes) + page - 1) / page * page);
   EXPECT_EQ(seen.get_int(6), 2) << "arguments inside the shared region";
@@ -169,10 +172,12 @@ TEST(IsolatedCandidate, ChildSeesOnlyTheRunsTensors) {
 }
 
 // Runs peek_parent.cc and returns what it saw: R[0..3] of the kernel (-100 each when the
-// run did not succeed).
-std::array<int64_t, 4> peek_parent(bool hide_parent_memory) {
+// run did not succeed). Without namespaces unless asked: its parent is then this process.
+std::array<int64_t, 4> peek_parent(bool hide_parent_memory,
+                                   RunnerNamespaces namespaces = RunnerNamespaces::kOff) {
   IsolationOptions options = test_options();
   options.hide_parent_memory = hide_parent_memory;
+  options.namespaces = namespaces;
   std::unique_ptr<Candidate> candidate =
       make_isolated_candidate(read_isolated_kernel(kernel_path("peek_parent.cc"), "peek_parent"), options);
   std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::i64(), {2}),
@@ -226,6 +231,105 @@ TEST(IsolatedCandidate, KernelCannotReadTheParentsMemory) {
   EXPECT_FALSE(bits & 4) << "/proc/PARENT/mem of a non-dumpable parent opened";
   EXPECT_FALSE(bits & 8) << "the kernel read the non-dumpable parent's secret";
   EXPECT_FALSE(bits & 16) << "process_vm_readv read the non-dumpable parent";
+}
+
+// Red zones by turns: the first run has guard bytes around every tensor (the write past
+// the end of Y is found in them, and the run is kWroteOutOfBounds; the load past the end
+// of X reads a guard and harms nothing), the second has every tensor end at a page end
+// with nothing mapped after it (both fault). Outputs of such runs never come back.
+TEST(IsolatedCandidate, RedZonesCatchWritesByGuardsAndOverrunsByPageEnds) {
+  std::unique_ptr<Candidate> writer = cpu_candidate("write_past_end.cc", "write_past_end");
+  std::vector<tensor::HostTensor> args = relu_arguments();
+  RunOutcome guarded = writer->run(args);
+  EXPECT_EQ(guarded.status, RunStatus::kWroteOutOfBounds) << guarded.reason;
+  EXPECT_NE(guarded.reason.find("wrote 4 bytes past the end of argument 1 (up to byte 4 after it)"),
+            std::string::npos)
+      << guarded.reason;
+  expect_outputs_untouched(args);
+  RunOutcome paged = writer->run(args);
+  EXPECT_EQ(paged.status, RunStatus::kCrashed) << paged.reason;
+  EXPECT_NE(paged.reason.find("SIGSEGV"), std::string::npos) << paged.reason;
+
+  std::unique_ptr<Candidate> reader = cpu_candidate("read_past_end.cc", "read_past_end");
+  RunOutcome first = reader->run(args);
+  ASSERT_TRUE(first.ok()) << first.reason;
+  expect_relu_outputs(args);
+  RunOutcome second = reader->run(args);
+  EXPECT_EQ(second.status, RunStatus::kCrashed) << second.reason;
+
+  IsolationOptions bare = test_options();
+  bare.red_zones = false;
+  args = relu_arguments();
+  RunOutcome unguarded =
+      make_isolated_candidate(read_isolated_kernel(kernel_path("write_past_end.cc"), "write_past_end"), bare)->run(args);
+  EXPECT_TRUE(unguarded.ok()) << "without red zones the write lands in the region's padding: " << unguarded.reason;
+}
+
+std::array<int64_t, 4> count_processes(RunnerNamespaces namespaces) {
+  IsolationOptions options = test_options();
+  options.namespaces = namespaces;
+  std::vector<tensor::HostTensor> args = {tensor::HostTensor(ir::DataType::f32(), {4}),
+                                          tensor::HostTensor(ir::DataType::i64(), {4})};
+  RunOutcome outcome =
+      make_isolated_candidate(read_isolated_kernel(kernel_path("count_processes.cc"), "count_processes"), options)
+          ->run(args);
+  EXPECT_TRUE(outcome.ok()) << outcome.reason;
+  return {args[1].get_int(0), args[1].get_int(1), args[1].get_int(2), args[1].get_int(3)};
+}
+
+// In namespaces of its own the runner is the second of two processes its /proc lists:
+// the namespace's first process (its parent, PID 1, whose command line is wiped) and
+// itself. No other process's command line, environment or files are in sight.
+TEST(IsolatedCandidate, InItsNamespacesTheKernelSeesNoOtherProcess) {
+  if (!uses_runner_namespaces(test_options(), KernelLanguage::kCpu)) {
+    GTEST_SKIP() << describe_runner_isolation(test_options(), KernelLanguage::kCpu);
+  }
+  std::array<int64_t, 4> seen = count_processes(RunnerNamespaces::kWhereAvailable);
+  EXPECT_EQ(seen[0], 2) << "processes in /proc";
+  EXPECT_EQ(seen[1], 1) << "the parent is the namespace's first process";
+  EXPECT_EQ(seen[2], 2) << "its own pid";
+  EXPECT_EQ(seen[3], 0) << "the first process's command line (a copy of this test's) is wiped";
+  EXPECT_NE(describe_runner_isolation(test_options(), KernelLanguage::kCpu).find("own user, PID and mount namespaces"),
+            std::string::npos);
+  // Without them it sees this test's process, and every other.
+  std::array<int64_t, 4> outside = count_processes(RunnerNamespaces::kOff);
+  EXPECT_GT(outside[0], 2);
+  EXPECT_EQ(outside[1], ::getpid());
+  EXPECT_GT(outside[3], 0) << "the parent's command line is readable there: hence hide_option_value_in_command_line";
+}
+
+// The value of an option on this process's command line is overwritten where /proc shows
+// it (ctest gives each case its --gtest_filter=NAME, the option used here).
+TEST(CommandLineSecret, OptionValueIsHiddenFromProc) {
+  auto cmdline = [] {
+    std::FILE* f = std::fopen("/proc/self/cmdline", "r");
+    std::string text;
+    for (int c; f != nullptr && (c = std::fgetc(f)) != EOF;) text += c == 0 ? ' ' : static_cast<char>(c);
+    if (f != nullptr) std::fclose(f);
+    return text;
+  };
+  const std::string before = cmdline();
+  if (before.find("--gtest_filter=") == std::string::npos) GTEST_SKIP() << "no --gtest_filter=... here: " << before;
+  EXPECT_EQ(hide_option_value_in_command_line("--gtest_filter"), 1);
+  const std::string after = cmdline();
+  EXPECT_EQ(after.find("OptionValueIsHiddenFromProc"), std::string::npos) << after;
+  EXPECT_NE(after.find("--gtest_filter=***"), std::string::npos) << after;
+  EXPECT_EQ(after.size(), before.size());
+  EXPECT_EQ(hide_option_value_in_command_line("--no-such-option"), 0);
+}
+
+// In namespaces of its own, the runner's parent is the namespace's first process, which
+// holds every capability of the namespace: a runner without any cannot read it even when
+// it is dumpable (hide_parent_memory off), on top of its being non-dumpable by default.
+TEST(IsolatedCandidate, InNamespacesEvenADumpableParentIsOutOfReach) {
+  if (!uses_runner_namespaces(test_options(), KernelLanguage::kCpu)) {
+    GTEST_SKIP() << describe_runner_isolation(test_options(), KernelLanguage::kCpu);
+  }
+  std::array<int64_t, 4> seen = peek_parent(/*hide_parent_memory=*/false, RunnerNamespaces::kWhereAvailable);
+  EXPECT_NE(seen[0], -100) << "the run failed";
+  EXPECT_EQ(seen[0], 0) << "/proc/PARENT/mem opened";
+  EXPECT_EQ(seen[2], 0) << "the kernel read the parent's secret";
+  EXPECT_LT(seen[3], 0) << "process_vm_readv read the parent";
 }
 
 TEST(IsolatedCandidate, MissingRunnerIsReportedWithItsPath) {

@@ -2,10 +2,14 @@
 // (a CPU kernel, one input set, too few calls, a budget too small for min_calls), and a
 // well-formed request goes all the way to the runner child, which accepts the timing job
 // and fails at the CUDA driver (a run failure, not a malformed job). The timing kernels of
-// the GPU tests compile with NVRTC here. The GPU half is test_isolated_timing_gpu.cc.
+// the GPU tests compile with NVRTC here, and the rotation's variants (sets, then siblings)
+// are what they say. The GPU half is test_isolated_timing_gpu.cc.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "dragon/harness/isolated_timing.h"
+#include "dragon/harness/output_comparison.h"
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/support/error.h"
@@ -91,6 +95,8 @@ TEST(IsolatedTiming, WithoutAGpuTheRunnerAcceptsTheJobAndTheRunFails) {
       << timing.reason;
   EXPECT_EQ(timing.seed, 11u);
   EXPECT_EQ(timing.input_sets, (std::vector<std::string>{"normal", "uniform", "offset"}));
+  ASSERT_EQ(timing.variants.size(), 9u) << "three sets and two siblings of each";
+  EXPECT_EQ(timing.variants[3], "normal, sibling 1 (1 element of X changed)");
   EXPECT_EQ(timing.call_limit, request.timer.max_calls);
   EXPECT_TRUE(timing.calls.empty());
   EXPECT_TRUE(timing.timing.samples_ms.empty());
@@ -104,6 +110,35 @@ TEST(IsolatedTiming, OutcomesHaveNamesAndIds) {
   EXPECT_EQ(timing_outcome_id(TimingOutcome::kWrongOutput), "wrong_output");
   EXPECT_EQ(timing_outcome_id(TimingOutcome::kRunFailed), "run_failed");
   EXPECT_EQ(timing_outcome_id(TimingOutcome::kOk), "ok");
+  EXPECT_EQ(timing_outcome_id(TimingOutcome::kOutOfBoundsWrite), "out_of_bounds_write");
+}
+
+// The rotation's variants: the sets first, then siblings of each in turn; a sibling is its
+// base set with the few elements its patches name changed, outputs still the sentinel; the
+// references, computed on request, are each variant's own.
+TEST(IsolatedTiming, VariantsAreTheSetsThenTheirSiblings) {
+  ir::PrimFunc func = op_function("softmax:shape=4x16,axis=1");
+  TimingRequest request = quick_request();
+  request.seed = 5;
+  TimingInputs inputs = draw_timing_inputs(func, request);
+  ASSERT_EQ(inputs.sets.size(), 3u);
+  EXPECT_EQ(inputs.variant_bases, (std::vector<size_t>{0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  ASSERT_EQ(inputs.siblings.size(), 6u);
+  EXPECT_TRUE(inputs.references.empty()) << "references wait until they are needed";
+  Reference reference(func);
+  compute_timing_references(inputs, reference);
+  ASSERT_EQ(inputs.references.size(), 9u);
+  for (size_t v = 3; v < 9; ++v) {
+    std::vector<tensor::HostTensor> args = inputs.sets[inputs.variant_bases[v]];
+    EXPECT_TRUE(std::isnan(args[1].get(0))) << "outputs hold the sentinel";
+    apply_sibling(inputs.siblings[v - 3], args);
+    std::vector<ReferenceOutput> expected = reference.compute(args);
+    EXPECT_EQ(normalized_difference(inputs.references[v][0].exact, expected[0].exact), 0.0) << v;
+    EXPECT_GT(normalized_difference(inputs.references[v][0].exact, inputs.references[inputs.variant_bases[v]][0].exact),
+              0.0)
+        << "a sibling's softmax differs from its base's where the change is";
+  }
+  EXPECT_EQ(draw_timing_inputs(func, request).siblings[4].changes[0].index, inputs.siblings[4].changes[0].index);
 }
 
 // Every kernel the GPU timing tests run compiles (so a typo shows here, not on the H200).
@@ -116,6 +151,12 @@ TEST(IsolatedTiming, TimingTestKernelsCompile) {
   }
   for (const char* file : {"row_sum.cu", "row_sum_content_cache.cu"}) {
     IsolatedKernel kernel = read_isolated_kernel(kernel_path(file), "row_sum");
+    Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
+    EXPECT_TRUE(compiled.ok()) << file << ": " << (compiled.ok() ? "" : compiled.error().describe());
+  }
+  for (const char* file : {"sparse_key_cache.cu", "write_past_end.cu", "discarded_read_past_end.cu"}) {
+    IsolatedKernel kernel =
+        read_isolated_kernel(std::string(DRAGON_SOURCE_DIR) + "/tests/harness_exploits/cuda/" + file);
     Expected<CompiledKernel> compiled = compile_isolated_kernel(kernel, test_options());
     EXPECT_TRUE(compiled.ok()) << file << ": " << (compiled.ok() ? "" : compiled.error().describe());
   }

@@ -21,6 +21,16 @@ TEST(VerifyTimeCli, TimingACpuKernelIsAUserError) {
   EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
+// The entry is looked up in the CUBIN's symbol table when the kernel compiles, so a wrong
+// name fails here, without a GPU, instead of "compiles, but no device".
+TEST(VerifyTimeCli, CudaEntryTheCubinLacksFailsWithoutAGpu) {
+  CliResult r = run_dragon("verify relu:shape=4x256 --kernel " + isolation_kernel("relu.cu") +
+                           " --entry nope --grid 4 --block 256");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("has no kernel named 'nope' (its kernels: relu)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("compiles, but"), std::string::npos) << r.output;
+}
+
 TEST(VerifyTimeCli, TimeIsListedInTheHelp) {
   CliResult r = run_dragon("verify --help");
   EXPECT_EQ(r.status, 0) << r.output;

@@ -66,7 +66,9 @@ TEST(GpuState, UnknownFieldsSayUnknown) {
   GpuState state = read_gpu_state();
   EXPECT_FALSE(state.name.empty());
   EXPECT_NE(state.describe().find(state.name), std::string::npos);
-  if (!runtime::cuda_device_available()) EXPECT_EQ(state.name, "unknown");
+  if (!runtime::cuda_device_available()) {
+    EXPECT_EQ(state.name, "unknown");
+  }
 }
 
 }  // namespace

@@ -80,8 +80,23 @@ class KernelSerializer {
     if (drop_ || !contains_sync(s)) return per_thread(s);
     if (is_sync(s)) return s;  // a no-op for the interpreter: the phases are the point
     if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-      std::vector<ir::Stmt> out;
-      for (const ir::Stmt& child : seq->seq) out.push_back(rewrite(child));
+      // Statements between two barriers form one phase: each thread runs all of them
+      // before the next thread starts (not statement by statement, which would hide a
+      // missing barrier between two of them).
+      std::vector<ir::Stmt> out, phase;
+      auto flush = [&] {
+        if (!phase.empty()) out.push_back(per_thread(ir::SeqStmtNode::make(std::move(phase))));
+        phase.clear();
+      };
+      for (const ir::Stmt& child : seq->seq) {
+        if (contains_sync(child)) {
+          flush();
+          out.push_back(rewrite(child));
+        } else {
+          phase.push_back(child);
+        }
+      }
+      flush();
       return ir::SeqStmtNode::make(std::move(out));
     }
     if (const auto* loop = s.as<ir::ForNode>()) {

@@ -11,8 +11,8 @@
 #include <random>
 #include <set>
 
+#include "dragon/decode/constrained_decoder.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/script/constrained.h"
 #include "dragon/script/script.h"
 #include "dragon/script/tokenizer.h"
 #include "script_judge.h"
@@ -20,6 +20,9 @@
 
 namespace dragon::script {
 namespace {
+
+using decode::ConstrainedDecoder;
+using decode::ConstrainedDecoderSettings;
 
 using testing::candidate_lines;
 using testing::script_valid;

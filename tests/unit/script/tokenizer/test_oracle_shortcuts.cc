@@ -16,10 +16,10 @@
 #include <tuple>
 #include <vector>
 
+#include "dragon/decode/constrained_decoder.h"
 #include "dragon/ir/op.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/schedule/schedule.h"
-#include "dragon/script/constrained.h"
 #include "dragon/script/script.h"
 #include "dragon/script/tokenizer.h"
 #include "line_oracle.h"
@@ -28,11 +28,14 @@
 namespace dragon::script {
 namespace {
 
-using decoding::LineOracle;
-using decoding::OracleCounters;
-using decoding::Options;
-using decoding::Position;
-using decoding::ReplayState;
+using decode::ConstrainedDecoder;
+using decode::ConstrainedDecoderSettings;
+
+using decode::LineOracle;
+using decode::OracleCounters;
+using decode::Options;
+using decode::Position;
+using decode::ReplayState;
 using schedule::Arg;
 using schedule::Instruction;
 using schedule::InstructionKind;

@@ -4,7 +4,7 @@
 
 #include "script_words.h"
 
-namespace dragon::script::decoding {
+namespace dragon::decode {
 namespace {
 
 TEST(ScriptWords, CanonicalIntegers) {
@@ -57,4 +57,4 @@ TEST(ScriptWords, StringsHaveOneSpelling) {
 }
 
 }  // namespace
-}  // namespace dragon::script::decoding
+}  // namespace dragon::decode

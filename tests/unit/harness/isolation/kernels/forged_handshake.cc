@@ -8,8 +8,9 @@
 extern "C" void forged_handshake(void* const*) {
   // magic, nonce, status, five empty strings (failure api, message, log, where; module
   // path), no timing samples, then the GPU state: an empty name, four integers (clocks and
-  // temperature) and an empty driver version. Zero bytes are empty strings and zeros.
-  unsigned char reply[4 + 8 + 4 + 5 * 8 + 8 + 8 + 4 * 8 + 8] = {};
+  // temperature) and an empty driver version; last, no red-zone violations. Zero bytes are
+  // empty strings and zeros.
+  unsigned char reply[4 + 8 + 4 + 5 * 8 + 8 + 8 + 4 * 8 + 8 + 8] = {};
   uint32_t magic = 0x4b524744, success = 1;
   uint64_t nonce = 12345;
   std::memcpy(reply, &magic, 4);

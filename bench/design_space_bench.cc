@@ -1,0 +1,76 @@
+// CPU cost of one candidate of the design space: a sketch replayed with fresh decisions
+// plus the postprocessors (sample_candidate), what search pays thousands of times per
+// task; and, for scale, generating the design space once. GEMM 1024^3 f32 (SSSRRSRS
+// tiling, shared and local caches), f16 on tensor cores, a softmax (cross-thread
+// reduction) and the CPU GEMM. Failed candidates (rejected by verify_gpu_code) are
+// counted, not excluded: they cost the same to find.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "dragon/ops/op_registry.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+
+namespace dragon::search {
+namespace {
+
+struct Space {
+  ir::PrimFunc func;
+  lower::Target target;
+  std::vector<Sketch> sketches;
+};
+
+Space make_space(const std::string& spec, const lower::Target& target) {
+  Space s{ops::OpRegistry::global().make_workload(spec).func, target, {}};
+  s.sketches = generate_design_space(s.func, target, RuleSet::for_target(target));
+  return s;
+}
+
+// Samples candidates from sketch `index` (the last sketch when the space has fewer).
+void sample(benchmark::State& state, const std::string& spec, const lower::Target& target, size_t index) {
+  Space space = make_space(spec, target);
+  const Sketch& sketch = space.sketches.at(std::min(index, space.sketches.size() - 1));
+  const RuleSet& rules = RuleSet::for_target(target);
+  int64_t seed = 1, ok = 0;
+  for (auto _ : state) {
+    CandidateResult r = sample_candidate(sketch, space.func, target, rules, seed++);
+    ok += r.ok() ? 1 : 0;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["ok_fraction"] = static_cast<double>(ok) / static_cast<double>(state.iterations());
+  state.counters["trace"] = static_cast<double>(sketch.trace.size());
+  state.SetLabel(spec + " sketch: " + (sketch.applied.empty() ? std::string("-") : sketch.applied.front()));
+}
+
+void BM_SampleCandidate_Gemm1024_F32_Cuda(benchmark::State& state) {
+  sample(state, "matmul:m=1024,n=1024,k=1024", lower::Target::cuda_h200(), 0);
+}
+void BM_SampleCandidate_Gemm1024_F16_TensorCore(benchmark::State& state) {
+  sample(state, "matmul:m=1024,n=1024,k=1024,dtype=f16", lower::Target::cuda_h200(), 0);
+}
+void BM_SampleCandidate_Softmax_Cuda(benchmark::State& state) {
+  sample(state, "softmax:shape=4096x4096,axis=1", lower::Target::cuda_h200(), 0);
+}
+void BM_SampleCandidate_Gemm1024_F32_Cpu(benchmark::State& state) {
+  sample(state, "matmul:m=1024,n=1024,k=1024", lower::Target::cpu(), 1);
+}
+
+void BM_GenerateDesignSpace_Gemm1024_F16_Cuda(benchmark::State& state) {
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload("matmul:m=1024,n=1024,k=1024,dtype=f16").func;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(generate_design_space(func, lower::Target::cuda_h200(), RuleSet::cuda()));
+  }
+}
+
+BENCHMARK(BM_SampleCandidate_Gemm1024_F32_Cuda)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SampleCandidate_Gemm1024_F16_TensorCore)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SampleCandidate_Softmax_Cuda)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SampleCandidate_Gemm1024_F32_Cpu)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_GenerateDesignSpace_Gemm1024_F16_Cuda)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace dragon::search
+
+BENCHMARK_MAIN();

@@ -1,0 +1,35 @@
+// Building GPU tuning candidates on every core: NVRTC compiles one program at a time in a
+// process (bench/results/2026-12-03-nvrtc-and-lowering.md), so batches of lowered functions
+// are compiled by runtime::compile_cuda_batch in forked children, several functions per
+// NVRTC program; and a compiled candidate's wire form (its launches, workspaces and CUBIN,
+// not its source) for the GPU worker. No GPU is needed. Used by gpu_tuning.h.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/runtime/build.h"
+#include "dragon/support/expected.h"
+#include "dragon/search/byte_codec.h"
+
+namespace dragon::bench {
+
+struct CandidateBuildOptions {
+  int functions_per_program = 16;
+  int processes = 0;  // children at once (0: the cores less one)
+  std::chrono::milliseconds timeout{600000};  // one child's batch
+};
+
+// Compiles each flat (lowered) function for the H200; results in input order, a failure
+// with NVRTC's log (or why the child ended). Must be called while this process has no other
+// thread running (the children are forked).
+std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir::PrimFunc>& flats,
+                                                                     const CandidateBuildOptions& options = {});
+
+void encode_build(search::ByteWriter& out, const runtime::CudaBuild& build);
+// The build as encoded; its source text is empty (the GPU worker needs none).
+runtime::CudaBuild decode_build(search::ByteReader& in);
+
+}  // namespace dragon::bench

@@ -1,0 +1,72 @@
+// Tuning on the GPU (`dragon tune --target cuda`): the task environments whose measurer
+// judges candidates exactly as `dragon bench` judges our kernels: at the problem's full
+// shape, on the device, against the f64 reference (libtorch eager in f64, else our f64
+// twin) with the eager-calibrated tolerance, then timed by the harness's GPU timer.
+//
+// Processes: this one lowers and prints candidates (on threads) and never touches the GPU;
+// NVRTC compiles batches of candidates (several per program) in forked children, one per
+// core; a forked GPU worker holds the CUDA context and the current problem's buffers and
+// reference, and runs one candidate per request, so a crash or a hang costs that candidate
+// only (the worker is started again, and sets the problem up again, for the next one).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dragon/harness/gpu_timer.h"
+#include "dragon/search/rule_set.h"
+#include "dragon/search/tuner.h"
+
+namespace dragon::bench {
+
+struct GpuTuningOptions {
+  // How each verified candidate is timed: fewer calls than a benchmark (search ranks, the
+  // final `dragon bench --db` measures), the L2 flushed as always.
+  harness::GpuTimerOptions timer = {.warmup_calls = 1, .min_calls = 5, .max_calls = 50, .max_seconds = 0.2,
+                                    .target_relative_ci = 0.02, .flush_l2 = true};
+  // A verified candidate whose checked call took more than this times the task's best
+  // median so far is not timed further: that call is its one sample.
+  double cutoff_factor = 5;
+  int functions_per_program = 16;  // candidates per NVRTC program
+  int compile_processes = 0;       // NVRTC children at once (0: the cores less one)
+  int lowering_threads = 0;        // (0: hardware concurrency)
+  // One candidate in the worker: load, two checked runs, timing. A problem's setup
+  // (buffers, inputs, the reference) has its own, longer limit.
+  std::chrono::milliseconds candidate_timeout{30000};
+  std::chrono::milliseconds setup_timeout{600000};
+  // The inputs' seed; different from `dragon bench`'s, so the bench checks a tuned kernel
+  // on inputs search never saw.
+  uint64_t seed = 0x74756e65;
+};
+
+class GpuTuning {
+ public:
+  // Forks the GPU worker and asks it for the device; throws UserError when there is no
+  // CUDA GPU. Call before this process has other threads.
+  explicit GpuTuning(const search::RuleSet& rules, GpuTuningOptions options = {});
+  ~GpuTuning();
+  GpuTuning(const GpuTuning&) = delete;
+  GpuTuning& operator=(const GpuTuning&) = delete;
+
+  // Throws UserError when the task has no op spec (the worker builds the problem from it)
+  // or no design space.
+  search::TaskEnvironment environment(const search::TuningTask& task);
+  // MetaSchedule's population of 512 is more CPU work per batch than the GPU needs to
+  // measure a batch; 256 with 3 generations keeps both busy.
+  static search::EvolutionarySearchOptions search_options();
+  std::string costs_summary() const;
+  const std::string& device() const;
+  const std::string& driver() const;
+
+  struct Worker;
+
+ private:
+  const search::RuleSet& rules_;
+  GpuTuningOptions options_;
+  std::shared_ptr<Worker> worker_;
+  std::vector<std::shared_ptr<const search::Measurer>> measurers_;
+};
+
+}  // namespace dragon::bench

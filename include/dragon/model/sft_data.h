@@ -1,0 +1,52 @@
+// The supervised fine-tuning data: one JSON object per line (docs/model.md, "SFT data"),
+// each a workload spec, how its prompt is rendered, an optional existing script
+// (refinement) and the target script; and their token sequences under the tokenizer with
+// where the target starts. Not the batching (src/model/training.h) and not the data set
+// builder (the data component).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dragon/script/tokenizer.h"
+
+namespace dragon::model {
+
+enum class TaskKind : uint8_t { kConstruction, kRefinement };
+// How the workload becomes the prompt: its canonical IR text, or the op spec string.
+enum class PromptForm : uint8_t { kIr, kSpec };
+
+struct SftRecord {
+  TaskKind task = TaskKind::kConstruction;
+  PromptForm prompt = PromptForm::kIr;
+  std::string workload;                        // op spec, "softmax:shape=16x1024"
+  std::optional<std::string> existing_script;  // refinement only: the script to improve
+  std::string script;                          // the target, canonical
+  friend bool operator==(const SftRecord&, const SftRecord&) = default;
+};
+
+// One record as its JSON line (without the newline).
+std::string to_json_line(const SftRecord& record);
+// Parses one line; throws UserError "ORIGIN:LINE: why" for malformed JSON, a missing or
+// unknown field value, a refinement without its existing script (or a construction with
+// one) and a script that is not canonical (script::is_canonical).
+SftRecord parse_sft_record(std::string_view line, std::string_view origin, int line_number);
+// Every non-blank line of a JSONL file.
+std::vector<SftRecord> read_sft_records(const std::string& path);
+
+// The tokenizer's example of a record: the prompt built from the workload (the ops
+// registry's function printed, or the spec), the existing script, the target.
+script::Example to_example(const SftRecord& record);
+
+// An example's tokens ([BOS, PROMPT, ..., SCRIPT, script..., EOS]) and the index of its
+// first script token: the loss is taken on tokens[script_start..] only.
+struct TokenizedExample {
+  std::vector<script::TokenId> tokens;
+  size_t script_start = 0;
+};
+TokenizedExample tokenize(const script::Tokenizer& tokenizer, const script::Example& example);
+
+}  // namespace dragon::model

@@ -1,0 +1,48 @@
+// The untuned default schedule: what `dragon bench`, `dragon run --target cuda` and the
+// suites run when no tuned record exists. On the GPU every block nest is bound to
+// blockIdx/threadIdx (AutoBind), and a reduction over a long axis is spread over the
+// threads of a block (a cross-thread reduction: per-thread partial sums combined by a
+// tree), so no long sum runs serially in one thread. Deterministic (no sampling). Not the
+// design space (design_space.h) and not a tuned schedule.
+#pragma once
+
+#include <cstdint>
+
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+#include "dragon/schedule/schedule.h"
+
+namespace dragon::search {
+
+struct DefaultScheduleOptions {
+  // Thread blocks before each thread loops over the rest of a nest: 8 per SM of the
+  // H200's 132, enough to fill it several times over.
+  int64_t max_threadblocks = 1056;
+  // Threads per block for a nest without a reduction across threads.
+  int64_t threads_per_block = 256;
+  // A reduction whose reduce extent (the product of its reduce loops) is above this is
+  // spread over threads; at or below it, each thread sums its own outputs serially. f32
+  // sums of a few thousand terms stay well within the harness's 1e-5 (normalised) of an
+  // f64 reference; KernelBench's failures were over 32 000 to 16 M terms.
+  int64_t serial_reduction_limit = 2048;
+  // The most terms one thread folds serially before the tree, when the thread count
+  // allows (the thread count is the least power of two keeping each share at or below
+  // it, at most max_reduction_threads).
+  int64_t terms_per_thread = 256;
+  int64_t max_reduction_threads = 1024;
+};
+
+// The default schedule of `func` for `target`, through the Schedule API (its trace
+// replays it). For the CPU the function is left as it is (the CPU backend runs any
+// schedule). Blocks already under blockIdx loops are left alone, so it also completes a
+// partial schedule. Throws only for a function the schedule primitives reject as
+// malformed (a bug).
+schedule::Schedule default_schedule(const ir::PrimFunc& func, const lower::Target& target,
+                                    const DefaultScheduleOptions& options = {});
+
+// Applies the default schedule to the nests `sch` left unbound (the same rules as
+// default_schedule, on a schedule in progress); returns how many nests it bound.
+int apply_default_schedule(schedule::Schedule& sch, const lower::Target& target,
+                           const DefaultScheduleOptions& options = {});
+
+}  // namespace dragon::search

@@ -1,0 +1,48 @@
+// Measuring the candidates of one tuning task: each scheduled function is lowered and
+// printed (its kernel hash is the hash of that code), built in batches, verified, and only
+// then timed. A candidate whose code was measured before is not measured again (a cache by
+// kernel hash, plus an optional lookup in a database). A failure at any stage is that
+// candidate's result, with its reason; the batch goes on. Implementations: the CPU one
+// (cpu_measurer.h) and the GPU one (bench/tuning_measurer.h, on the suites' device buffers).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/search/measure_result.h"
+
+namespace dragon::search {
+
+// Where CPU time per candidate goes, summed over a measurer's life (seconds).
+struct MeasureCosts {
+  double lower_and_codegen = 0;  // CPU time (thread clock) in this process: part of what issue 17 bounds at 2 ms
+  double compile = 0;            // wall time of the compiler batches
+  double run = 0;                // wall time verifying and timing in the worker
+  int64_t candidates = 0;        // functions given to measure()
+  int64_t built = 0;             // compiled (not from a cache, not failed before)
+  int64_t cached = 0;            // answered from the kernel-hash cache
+};
+
+// A result known from elsewhere for a kernel hash; nullopt: measure it.
+using KnownResult = std::function<std::optional<MeasureResult>(const std::string& kernel_hash)>;
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // One result per function of `scheduled` (the task's function after a schedule), in order.
+  virtual std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) = 0;
+  // What records are filed under: "cpu" / "cuda" and the architecture, the device and its driver.
+  virtual std::string target_name() const = 0;
+  virtual std::string target_arch() const = 0;
+  virtual std::string device() const = 0;
+  virtual std::string driver() const = 0;
+  virtual const MeasureCosts& costs() const = 0;
+  // Consulted before building a kernel not in the measurer's own cache (the tuning
+  // database: a kernel measured in an earlier run is not measured again).
+  virtual void set_known(KnownResult known) = 0;
+};
+
+}  // namespace dragon::search

@@ -1,0 +1,93 @@
+// Tuning a set of tasks (one op spec, or the problems of a suite) within a trial budget:
+// the task scheduler (task_scheduler.h) picks the task of each round, evolutionary search
+// (evolutionary_search.h) proposes a batch, the task's measurer (measurer.h) builds,
+// verifies and times it, and every result, failures included, is committed to the tuning
+// database before the next round. A rerun resumes: each task's records are read back, its
+// measured programs seed the population and the cost model, and the trials they used count
+// against the budget. The default schedule is measured once per task (script "" in the
+// database) so the best is always compared with it. Not a CLI: tools/dragon/cmd_tune.cc.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dragon/db/database.h"
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+#include "dragon/search/cost_model.h"
+#include "dragon/search/evolutionary_search.h"
+#include "dragon/search/measurer.h"
+#include "dragon/search/mutator.h"
+#include "dragon/search/sketch_space.h"
+#include "dragon/search/task_scheduler.h"
+
+namespace dragon::search {
+
+struct TuningTask {
+  std::string name;  // "23_Softmax", or the spec
+  std::string spec;  // the canonical op spec, when the task has one
+  ir::PrimFunc func;
+  double weight = 1;
+};
+
+// What tuning one task needs on its target, made when the task is first visited.
+struct TaskEnvironment {
+  lower::Target target;
+  std::unique_ptr<SketchSpace> space;
+  std::shared_ptr<Measurer> measurer;
+  ir::PrimFunc default_schedule;  // what the database's script "" stands for on this target
+  std::vector<WeightedMutator> mutators;
+};
+// Throws UserError when the task cannot be tuned on the target (it is then reported as
+// such and the others go on).
+using TaskEnvironmentFactory = std::function<TaskEnvironment(const TuningTask&)>;
+
+struct TuneProgress {
+  size_t task = 0;
+  std::string task_name;
+  int64_t task_trials = 0, task_budget = 0;  // the task's trials so far (earlier runs included)
+  std::optional<double> task_best_ms, task_default_ms;
+  int64_t trials = 0, budget = 0;            // over every task
+  int64_t measured_this_run = 0;             // candidates measured (not from a cache) in this run
+  double elapsed_s = 0;
+  double candidates_per_second = 0;          // measured_this_run / elapsed_s
+};
+
+struct TuneOptions {
+  int64_t trials_per_task = 64;  // measured candidates per task, those of earlier runs included
+  int batch_size = 64;           // candidates per round
+  std::optional<double> time_budget_s;  // no round starts after it
+  TaskSchedulerOptions scheduler;
+  EvolutionarySearchOptions search;
+  std::string commit;                   // recorded with every record
+  std::string origin = "search";
+  std::function<void(const TuneProgress&)> on_round;  // after every round
+  std::function<void(const std::string&)> log;        // one line per notable event
+};
+
+struct TaskOutcome {
+  std::string name;
+  int64_t trials = 0;      // records of the task in the database (this run's and earlier ones)
+  int64_t new_trials = 0;  // proposed and measured in this run
+  int64_t ok = 0;          // of the new trials, verified and timed
+  int64_t cached = 0;      // of the new trials, programs whose kernel was measured before
+  std::optional<double> best_ms;
+  std::optional<double> default_ms;
+  std::string best_script;  // "" when the best is the default schedule
+  std::string note;         // why it stopped: "trial budget", "time budget", "space exhausted: ...", an error
+  // The best latency after each round of this run: (task trials so far, best ms).
+  std::vector<std::pair<int64_t, double>> curve;
+  SearchStatistics search;  // what the task's evolutionary search did in this run
+};
+
+// Tunes `tasks`; returns one outcome per task, in order. Throws UserError only when every
+// task visited failed to start (every factory call failed); a task's failure is its
+// outcome's note.
+std::vector<TaskOutcome> tune(const std::vector<TuningTask>& tasks, db::Database& database,
+                              const TaskEnvironmentFactory& factory, CostModel& model, const TuneOptions& options);
+
+}  // namespace dragon::search

@@ -1,0 +1,329 @@
+#!/usr/bin/env bash
+# On the GPU machine (Ubuntu 24.04, 16 cores, CUDA 13, PyTorch's libtorch; no sqlite3 header
+# and no XGBoost: their Debian .deb files, carried in .deb/ by scripts/fetch-device-debs.sh,
+# are unpacked into a prefix as scripts/device-build.sh does): builds what tuning needs, then
+# runs the stages asked for, in order, each cut at the call's DEADLINE. Without stages it runs
+# the one-call plan: build tune:kernelbench-l1:$KB_PROBLEMS tune:dlrm
+# bench:kernelbench-l1:$KB_PROBLEMS bench:dlrm check-default, with the tuning stages ending
+# BENCH_RESERVE seconds before the deadline so that the benches run, and the default
+# schedule's reduced-shape check on what is left (scripts/device-test.sh runs it in full).
+#   build                 configure and build dragon, the eager plugin and test_gpu_design_space
+#                         (kept in BUILD_DIR between calls on a warm machine)
+#   check-default         the untuned default schedule of every problem of every suite (reduced
+#                         shapes) and a 2^22-term f32 mean against the interpreter on the device
+#   tests                 tests/gpu/test_gpu_tune (built on demand): the GPU measurer and a short run
+#   throughput            dragon tune on small kernels: verified candidates per second and the CPU
+#                         work per candidate, the issue's >= 300/s and <= 2 ms
+#   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
+#                         --db DB; resumable: the database holds every earlier call's records
+#   bench:SUITE[:IDS]     dragon bench SUITE --db DB: per problem the default schedule, the best
+#                         tuned kernel and the baselines (eager, cuBLAS, cuDNN), verified and
+#                         timed side by side in one process; the summary's table comes from it
+#   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
+#                         own; per problem the best after 64 trials over the best at the end
+# The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
+# (bench/tuning/h200.jsonl, imported; or bench/tuning/h200.db, copied), so a cold machine
+# resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
+# exported to $OUT/tune/h200.jsonl (commit that file as bench/tuning/h200.jsonl).
+# Writes under $OUT/tune: summary.md (machine, GPU name and clocks, commit, each stage, the
+# per-problem table of speedups over eager), the logs, bench JSON and HTML, tuning curves.
+# Without a usable GPU the GPU stages are skipped, saying so, and the exit status is 1.
+# Usage: DRAGON_COMMIT=<sha> bash scripts/device-tune.sh [STAGE...]
+# Environment: BUILD_DIR (build-tune), JOBS (nproc), DEADLINE (seconds from the start, 530),
+# TRIALS (per problem, earlier calls included: 64), BATCH (candidates per round: 32),
+# BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
+# window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
+# bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
+# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), DRY_RUN (1: run the GPU stages even
+# without a visible GPU, to see them fail clearly on a machine without one).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+out=${OUT:-out}
+mkdir -p "$out/tune"
+out=$(cd "$out" && pwd)
+work="$out/tune"
+build=${BUILD_DIR:-build-tune}
+mkdir -p "$build"
+build_abs=$(cd "$build" && pwd)
+jobs=${JOBS:-$(nproc)}
+deadline=${DEADLINE:-530}
+trials=${TRIALS:-64}
+batch=${BATCH:-32}
+bench_reserve=${BENCH_RESERVE:-150}
+kb_share=${KB_SHARE:-65}
+# KernelBench level 1: the 14 problems the default schedule got wrong at 992b90b (long f32
+# sums in one thread) and, beside them, GEMMs, elementwise, softmax, norms, pooling,
+# reductions, convolutions, scans and losses.
+kb_problems=${KB_PROBLEMS:-1,4,6,9,19,23,24,26,33-41,47,48,51,54,88,89,94-96,98-100}
+db=${DB:-$build/tune.db}
+peaks=${PEAKS:-bench/results/2026-12-03-h200-peaks.json}
+prefix=/tmp/dragon-prefix
+export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$build_abs/kernel-cache}
+export DRAGON_COMMIT=${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+summary="$work/summary.md"
+status=0
+if [ $# -eq 0 ]; then
+  set -- build "tune:kernelbench-l1:$kb_problems" tune:dlrm "bench:kernelbench-l1:$kb_problems" bench:dlrm check-default
+  planned=1
+else
+  planned=0
+fi
+echo "# dragon tune on the GPU machine" >"$summary"
+echo >>"$summary"
+echo "- commit: $DRAGON_COMMIT (plus the working tree's changes); stages: $*" >>"$summary"
+
+# Packages the image lacks (libsqlite3-dev, libxgboost-dev and what they need).
+if compgen -G ".deb/*.deb" >/dev/null; then
+  mkdir -p "$prefix"
+  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
+fi
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuDNN comes with PyTorch's wheels, outside the loader's path (src/bench/cudnn_api.cc).
+if [ -z "${DRAGON_CUDNN_LIBRARY:-}" ]; then
+  for dir in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    found=$(find "$dir/nvidia" -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
+    [ -n "$found" ] && { export DRAGON_CUDNN_LIBRARY=$found; break; }
+  done
+fi
+gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv,noheader 2>/dev/null | head -n 1)
+{
+  uname -a
+  echo "cores: $(nproc)"
+  echo "gpu (name, driver, SM clock, max SM clock, memory clock, temperature, power): ${gpu:-none}"
+} >"$work/machine.txt" 2>&1
+echo "- machine: $(head -n 1 "$work/machine.txt" | cut -d' ' -f1-3), $(nproc) cores" >>"$summary"
+echo "- GPU at the start: ${gpu:-none visible (nvidia-smi found no device)}" >>"$summary"
+
+left() { echo $((deadline - ($(date +%s) - start))); }
+elapsed() { echo $(($(date +%s) - start)); }
+note() { echo "- $*" | tee -a "$summary"; }
+dragon() { "$build/dragon" "$@"; }
+# DRY_RUN=1 runs the GPU stages without a visible GPU (to see how they fail here).
+have_gpu() { [ -n "$gpu" ] || [ "${DRY_RUN:-0}" = 1 ]; }
+have_dragon() { [ -x "$build/dragon" ]; }
+# The database: seeded from the committed one when this machine has none.
+seed_db() {
+  [ -f "$db" ] && return
+  mkdir -p "$(dirname "$db")"
+  if [ -f bench/tuning/h200.jsonl ]; then
+    dragon db import "$db" bench/tuning/h200.jsonl >"$work/db-import.log" 2>&1
+    note "database: imported bench/tuning/h200.jsonl (exit $?): $(tail -n 1 "$work/db-import.log")"
+  elif [ -f bench/tuning/h200.db ]; then
+    cp bench/tuning/h200.db "$db"
+    note "database: copied bench/tuning/h200.db"
+  else
+    note "database: none committed, starting empty"
+  fi
+}
+save_db() {
+  [ -f "$db" ] && have_dragon || return 0
+  # SQLite's backup through the CLI: an export, then a fresh file imported from it, so the
+  # copy holds every committed record whatever state the WAL is in.
+  dragon db export "$db" -o "$work/h200.jsonl" >"$work/db-export.log" 2>&1 || return 0
+  rm -f "$work/h200.db" "$work/h200.db-wal" "$work/h200.db-shm"
+  dragon db import "$work/h200.db" "$work/h200.jsonl" >>"$work/db-export.log" 2>&1
+  dragon db stats "$work/h200.db" >"$work/db-stats.txt" 2>&1
+}
+# The tuning window: what is left before BENCH_RESERVE, when the plan's benches follow.
+tune_window() {
+  if [ "$planned" -eq 1 ]; then echo $(($(left) - bench_reserve)); else echo $(($(left) - 30)); fi
+}
+
+# The per-problem table: default schedule, tuned and baselines from one bench run.
+table() {
+  python3 - "$@" <<'PY'
+import json, math, sys
+for path in sys.argv[1:]:
+    try:
+        run = json.load(open(path))
+    except Exception as e:
+        print(f"\n{path}: unreadable ({e})")
+        continue
+    g = run.get("gpu", {})
+    print(f"\n### {run.get('suite')} ({path.split('/')[-1]}; `{run.get('command', '')}`)\n")
+    print(f"{g.get('name')}, driver {g.get('driver_version')}, SM clock {g.get('sm_clock_mhz')} of "
+          f"{g.get('max_sm_clock_mhz')} MHz, memory clock {g.get('memory_clock_mhz')} MHz, "
+          f"{g.get('temperature_c')} C; commit {run.get('commit')}; eager: {run.get('eager_library')}\n")
+    print("| problem | default ms | tuned ms | eager ms | default: speedup over eager | tuned: speedup over eager | cuBLAS/cuDNN ms | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    def ms(c):
+        return c.get("time", {}).get("median_ms") if c and c.get("status") == "ok" else None
+    def fmt(v):
+        return f"{v:.4g}" if v else "-"
+    ratios = {"default": [], "tuned": [], "best": []}
+    correct = {"default": 0, "tuned": 0}
+    for p in run.get("problems", []):
+        ours, tuned = p.get("ours"), p.get("tuned")
+        eager = next((b for b in p.get("baselines", []) if b.get("name", "").startswith("torch eager")), None)
+        vendor = [b for b in p.get("baselines", []) if b.get("name", "").lower().startswith(("cublas", "cudnn"))]
+        d, t, e = ms(ours), ms(tuned), ms(eager)
+        v = min((ms(b) for b in vendor if ms(b)), default=None)
+        correct["default"] += 1 if d else 0
+        correct["tuned"] += 1 if t else 0
+        note = []
+        if ours and ours.get("status") != "ok":
+            note.append(f"default {ours.get('status')}: {(ours.get('error') or '')[:80]}")
+        if tuned and tuned.get("status") != "ok":
+            note.append(f"tuned {tuned.get('status')}: {(tuned.get('error') or '')[:80]}")
+        if not tuned:
+            note.append("no tuned record")
+        sd = e / d if d and e else None
+        st = e / t if t and e else None
+        best = max([x for x in (sd, st) if x], default=None)
+        for k, x in (("default", sd), ("tuned", st), ("best", best)):
+            if x:
+                ratios[k].append(x)
+        print(f"| {p.get('id')} {p.get('name', '')[:28]} | {fmt(d)} | {fmt(t)} | {fmt(e)} | "
+              f"{fmt(sd)}{'x' if sd else ''} | {fmt(st)}{'x' if st else ''} | {fmt(v)} | {'; '.join(note)} |")
+    n = len(run.get("problems", []))
+    def geo(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    print(f"\n{n} problems; correct: default {correct['default']}, tuned {correct['tuned']}. Speedup over eager, "
+          f"geometric mean: default {geo(ratios['default']):.3f}x over {len(ratios['default'])}, tuned "
+          f"{geo(ratios['tuned']):.3f}x over {len(ratios['tuned'])}, the better of the two "
+          f"{geo(ratios['best']):.3f}x over {len(ratios['best'])} (faster than eager: "
+          f"{sum(1 for x in ratios['best'] if x > 1)})")
+PY
+}
+
+finish() {
+  save_db
+  if [ -f "$work/db-stats.txt" ]; then
+    { echo; echo "Database after the call (\`dragon db stats\`):"; echo; sed 's/^/    /' "$work/db-stats.txt"; } >>"$summary"
+  fi
+  benches=$(ls "$work"/bench-*.json 2>/dev/null)
+  [ -n "$benches" ] && table $benches >>"$summary"
+  gpu_end=$(nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>/dev/null | head -n 1)
+  note "GPU at the end (SM clock, max SM clock, memory clock, temperature, power): ${gpu_end:-none}"
+  note "done after $(elapsed) s, exit $status"
+  cat "$summary"
+}
+trap finish EXIT
+
+have_dragon && seed_db
+for stage in "$@"; do
+  if [ "$(left)" -lt 25 ]; then note "$stage: not started, the call's time is up"; status=1; continue; fi
+  case "$stage" in
+    build)
+      torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+      cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON -DDRAGON_BUILD_BENCHMARKS=OFF \
+        -DCMAKE_PREFIX_PATH="${torch_prefix};$prefix/usr" -DCMAKE_INCLUDE_PATH="$prefix/usr/include" \
+        -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" >"$work/build.log" 2>&1
+      targets=(dragon test_gpu_design_space)
+      # The eager baselines need libtorch; without it the benches use our f64 twin.
+      grep -q "libtorch: ON" "$work/build.log" && targets+=(dragon_eager_torch)
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target "${targets[@]}" >>"$work/build.log" 2>&1
+      s=$?
+      note "build (${targets[*]}): exit $s after $(elapsed) s; $(grep -E 'Little Dragon: (libtorch|CUDA)' "$work/build.log" | tr '\n' ' ')"
+      if [ $s -ne 0 ]; then
+        grep -E "error|FAILED|CMake Error" "$work/build.log" | head -n 30 | tee -a "$summary"
+        status=1
+        exit 1
+      fi
+      seed_db
+      ;;
+    check-default)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      if [ ! -x "$build/tests/gpu/test_gpu_design_space" ]; then note "$stage: test_gpu_design_space is not built"; status=1; continue; fi
+      timeout "$(( $(left) < 150 ? $(left) : 150 ))" "$build/tests/gpu/test_gpu_design_space" \
+        --gtest_filter='*TheDefaultSchedule*:*LongF32Sum*' >"$work/check-default.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "default schedule on the device against the interpreter (test_gpu_design_space): exit $s; $(grep -E 'ran on the device|normalized error|^\[  (PASSED|FAILED|SKIPPED)' "$work/check-default.log" | tr '\n' ' ')"
+      grep -E '^\[  FAILED|Failure' -A4 "$work/check-default.log" | head -n 40 | sed 's/^/    /' >>"$summary"
+      ;;
+    tests)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target test_gpu_tune >"$work/gpu-tune-tests-build.log" 2>&1
+      DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout "$(left)" "$build/tests/gpu/test_gpu_tune" \
+        >"$work/gpu-tune-tests.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "gpu tune tests: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-tune-tests.log" | tr '\n' ' ')"
+      grep -E '^\[  FAILED|Failure' -A3 "$work/gpu-tune-tests.log" | head -n 30 >>"$summary"
+      ;;
+    throughput)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      # Small kernels, many candidates: the rate the measurement pipeline sustains. A fresh
+      # database each time, so every candidate is built and measured.
+      for spec in "softmax:shape=256x1024" "matmul:m=256,n=256,k=256"; do
+        name=throughput-${spec%%:*}
+        rm -f "$work/$name.db"*
+        timeout "$(left)" "$build/dragon" tune "$spec" --target cuda --trials "${THROUGHPUT_TRIALS:-256}" --batch 128 \
+          --db "$work/$name.db" --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
+        note "$name: exit $?; $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1)"
+        note "$name: $(grep -E '^measurement:' "$work/$name.log")"
+      done
+      ;;
+    tune:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      IFS=: read -r _ suite ids <<<"$stage"
+      name="tune-$suite"
+      args=()
+      [ -n "$ids" ] && args+=(--problems "$ids")
+      window=$(tune_window)
+      # KernelBench first takes its share of the window; the last tuning stage takes the rest.
+      budget=$window
+      [ "$planned" -eq 1 ] && [ "$suite" = kernelbench-l1 ] && budget=$((window * kb_share / 100))
+      if [ "$budget" -lt 20 ]; then note "$stage: not started, $budget s of tuning left"; continue; fi
+      # No round starts after the budget; a round under way is cut 30 s after it.
+      DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout --kill-after=10 "$((budget + 30))" \
+        "$build/dragon" tune --suite "$suite" "${args[@]}" --target cuda --trials "$trials" --batch "$batch" \
+        --db "$db" --time-budget "$budget" --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "$stage: exit $s after $(elapsed) s (budget $budget s); $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
+      { sed -n '/^task /,$p' "$work/$name.log" | sed 's/^/    /'; grep -E "error|Error" "$work/$name.log" | head -n 5 | sed 's/^/    /'; } >>"$summary"
+      save_db
+      ;;
+    bench:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      IFS=: read -r _ suite ids <<<"$stage"
+      name="bench-$suite"
+      args=()
+      [ -n "$ids" ] && args+=(--problems "$ids")
+      [ -f "$db" ] && args+=(--db "$db")
+      # The H200's measured peaks (for achieved fractions only), not measured again each call.
+      [ -f "$peaks" ] && args+=(--peaks "$peaks")
+      # The first bench of the plan leaves the second a third of what is left.
+      limit=$(left)
+      [ "$planned" -eq 1 ] && [ "$suite" = kernelbench-l1 ] && limit=$(($(left) * 2 / 3))
+      DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout --kill-after=10 "$limit" \
+        "$build/dragon" bench "$suite" "${args[@]}" --max-seconds "${MAX_SECONDS:-0.2}" \
+        --out "$work/$name.json" --report "$work/$name.html" >"$work/$name.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "$stage: exit $s after $(elapsed) s; $(tail -n 2 "$work/$name.log" | tr '\n' ' ' | tail -c 300)"
+      ;;
+    efficiency:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      IFS=: read -r _ suite ids <<<"$stage"
+      name="efficiency-$suite-$ids"
+      timeout "$(( $(left) - 20 ))" "$build/dragon" tune --suite "$suite" --problems "$ids" --target cuda \
+        --trials "${EFFICIENCY_TRIALS:-1000}" --db "$work/$name.db" --time-budget "$(( $(left) - 40 ))" \
+        --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
+      note "$stage: exit $? after $(elapsed) s"
+      python3 - "$work/$name-curve.json" <<'PY' | tee -a "$summary"
+import json, statistics, sys
+tasks = json.load(open(sys.argv[1]))["tasks"]
+ratios = []
+for t in tasks:
+    curve = t["curve"]
+    if not curve:
+        print(f"    {t['task']}: no verified candidate")
+        continue
+    at64 = [b for n, b in curve if n <= 64]
+    final = curve[-1][1]
+    if at64:
+        ratios.append(at64[-1] / final)
+        print(f"    {t['task']}: best after {curve[-1][0]} trials {final:.4g} ms; after 64: {at64[-1]:.4g} ms ({at64[-1] / final:.3f}x)")
+if ratios:
+    print(f"    median over {len(ratios)} problems: the best after 64 trials is {statistics.median(ratios):.3f}x the final best")
+PY
+      ;;
+    *) note "unknown stage $stage"; status=1 ;;
+  esac
+done
+exit "$status"

@@ -1,0 +1,132 @@
+// NVRTC in forked children and the wire form of a build (candidate_builds.h).
+#include "dragon/bench/candidate_builds.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "dragon/lower/target.h"
+#include "dragon/search/worker_process.h"
+
+namespace dragon::bench {
+
+using search::ByteReader;
+using search::ByteWriter;
+
+void encode_build(ByteWriter& out, const runtime::CudaBuild& build) {
+  out.u64(build.source.kernels.size());
+  for (const codegen::KernelLaunch& k : build.source.kernels) {
+    out.bytes(k.name);
+    for (int64_t v : k.grid) out.u64(static_cast<uint64_t>(v));
+    for (int64_t v : k.block) out.u64(static_cast<uint64_t>(v));
+    out.u64(static_cast<uint64_t>(k.dynamic_shared_bytes));
+    out.u64(k.args.size());
+    for (const codegen::KernelArg& a : k.args) {
+      out.u64(static_cast<uint64_t>(a.kind));
+      out.u64(static_cast<uint64_t>(a.index));
+    }
+  }
+  out.u64(build.source.workspaces.size());
+  for (const codegen::Workspace& w : build.source.workspaces) {
+    out.bytes(w.name);
+    out.u64(static_cast<uint64_t>(w.bytes));
+  }
+  out.bytes(build.cubin.bytes);
+}
+
+runtime::CudaBuild decode_build(ByteReader& in) {
+  runtime::CudaBuild build;
+  uint64_t kernels = in.u64();
+  for (uint64_t i = 0; i < kernels; ++i) {
+    codegen::KernelLaunch k;
+    k.name = std::string(in.bytes());
+    for (int64_t& v : k.grid) v = static_cast<int64_t>(in.u64());
+    for (int64_t& v : k.block) v = static_cast<int64_t>(in.u64());
+    k.dynamic_shared_bytes = static_cast<int64_t>(in.u64());
+    uint64_t args = in.u64();
+    for (uint64_t a = 0; a < args; ++a) {
+      codegen::KernelArg arg;
+      arg.kind = static_cast<codegen::KernelArg::Kind>(in.u64());
+      arg.index = static_cast<int>(in.u64());
+      k.args.push_back(arg);
+    }
+    build.source.kernels.push_back(std::move(k));
+  }
+  uint64_t workspaces = in.u64();
+  for (uint64_t i = 0; i < workspaces; ++i) {
+    codegen::Workspace w;
+    w.name = std::string(in.bytes());
+    w.bytes = static_cast<int64_t>(in.u64());
+    build.source.workspaces.push_back(std::move(w));
+  }
+  build.cubin.bytes = std::string(in.bytes());
+  return build;
+}
+
+std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir::PrimFunc>& flats,
+                                                                     const CandidateBuildOptions& options) {
+  const lower::Target target = lower::Target::cuda_h200();
+  const size_t per_program = static_cast<size_t>(std::max(1, options.functions_per_program));
+  const size_t processes = options.processes > 0 ? static_cast<size_t>(options.processes)
+                                                 : std::max(1u, std::thread::hardware_concurrency() - 1);
+  struct Chunk {
+    size_t begin, end;  // flats[begin, end)
+  };
+  std::vector<Chunk> chunks;
+  for (size_t i = 0; i < flats.size(); i += per_program) chunks.push_back({i, std::min(flats.size(), i + per_program)});
+
+  std::vector<std::optional<Expected<runtime::CudaBuild>>> results(flats.size());
+  for (size_t first = 0; first < chunks.size(); first += processes) {
+    const size_t last = std::min(chunks.size(), first + processes);
+    // Forked from this thread, before any waiting thread starts; each child compiles its
+    // chunk (inherited with the rest of this process's memory) and sends the builds back.
+    std::vector<std::unique_ptr<search::WorkerProcess>> children;
+    for (size_t c = first; c < last; ++c) {
+      const Chunk chunk = chunks[c];
+      children.push_back(std::make_unique<search::WorkerProcess>([&flats, chunk, per_program, target](const std::string&) {
+        std::vector<ir::PrimFunc> mine(flats.begin() + static_cast<std::ptrdiff_t>(chunk.begin),
+                                       flats.begin() + static_cast<std::ptrdiff_t>(chunk.end));
+        ByteWriter out;
+        for (auto& b : runtime::compile_cuda_batch(mine, target, {}, static_cast<int>(per_program))) {
+          out.u64(b.ok() ? 1 : 0);
+          if (b.ok()) {
+            encode_build(out, b.value());
+          } else {
+            out.bytes(b.error().describe());
+          }
+        }
+        return out.take();
+      }));
+    }
+    std::vector<search::WorkerReply> replies(children.size());
+    std::vector<std::thread> waiting;
+    for (size_t k = 0; k < children.size(); ++k) {
+      waiting.emplace_back([&, k] { replies[k] = children[k]->call("compile", options.timeout); });
+    }
+    for (std::thread& t : waiting) t.join();
+    for (size_t k = 0; k < children.size(); ++k) {
+      const Chunk& chunk = chunks[first + k];
+      if (!replies[k].ok()) {
+        for (size_t i = chunk.begin; i < chunk.end; ++i) {
+          results[i].emplace(DRAGON_RUNTIME_FAILURE("NVRTC child", replies[k].error, ""));
+        }
+        continue;
+      }
+      ByteReader in(replies[k].bytes);
+      for (size_t i = chunk.begin; i < chunk.end; ++i) {
+        if (in.u64() == 1) {
+          results[i].emplace(decode_build(in));
+        } else {
+          results[i].emplace(DRAGON_RUNTIME_FAILURE("nvrtcCompileProgram", "NVRTC rejected the candidate",
+                                                    std::string(in.bytes())));
+        }
+      }
+    }
+  }
+  std::vector<Expected<runtime::CudaBuild>> out;
+  out.reserve(flats.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+}  // namespace dragon::bench

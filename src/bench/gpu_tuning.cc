@@ -1,0 +1,474 @@
+// GPU tuning (gpu_tuning.h): the measurer of this process, the NVRTC children and the GPU
+// worker. Requests to the worker: 'I' (the device and its driver) and 'M' (measure one
+// candidate: the problem's spec, the timer's settings, the compiled candidate). A compiled
+// candidate travels as its launches, workspaces and CUBIN (not its source).
+#include "dragon/bench/gpu_tuning.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <list>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "dragon/bench/candidate_builds.h"
+#include "dragon/bench/eager_plugin.h"
+#include "dragon/harness/physics_floor.h"
+#include "dragon/runtime/compile.h"
+#include "dragon/runtime/compile_cache.h"
+#include "dragon/runtime/cuda_function.h"
+#include "dragon/search/byte_codec.h"
+#include "dragon/search/cpu_tuning.h"
+#include "dragon/search/mutator.h"
+#include "dragon/search/thread_cpu_time.h"
+#include "dragon/search/worker_process.h"
+#include "dragon/support/error.h"
+#include "problem_on_device.h"
+
+namespace dragon::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using search::ByteReader;
+using search::ByteWriter;
+using search::MeasureResult;
+using search::MeasureStatus;
+using search::WorkerProcess;
+using search::WorkerReply;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// ---- The GPU worker (the child) ------------------------------------------------------------
+
+struct Verdict {
+  MeasureStatus status = MeasureStatus::kOk;
+  std::string error;
+  bool poisoned = false;  // a CUDA error that may have broken the context: start a new worker
+  std::vector<double> samples_ms;
+};
+
+class GpuWorkerHost {
+ public:
+  std::string serve(const std::string& request) {
+    ByteReader in(request);
+    char op = in.byte();
+    if (op == 'I') return info();
+    if (op == 'M') return encode(measure(in));
+    throw InternalError(fmt::format("GPU worker: unknown request '{}'", op));
+  }
+
+ private:
+  void start_services() {
+    if (services_.driver) return;
+    Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();
+    if (!driver) throw UserError("no CUDA GPU: " + driver.error().describe());
+    services_.driver = driver.value();
+    filler_ = std::make_unique<DeviceFiller>(services_.driver);
+    comparer_ = std::make_unique<DeviceComparer>(services_.driver);
+    services_.filler = filler_.get();
+    services_.comparer = comparer_.get();
+    const EagerPlugin& plugin = eager_plugin();
+    if (plugin.baselines && plugin.baselines->cuda_available()) services_.eager = plugin.baselines;
+  }
+
+  std::string info() {
+    start_services();
+    ByteWriter out;
+    out.bytes(services_.driver->device_name());
+    out.bytes(harness::read_gpu_state().driver_version);
+    out.bytes(services_.eager ? "libtorch eager in f64" : "our f64 twin (no eager plugin with CUDA)");
+    return out.take();
+  }
+
+  // The problem of `spec`, set up once and kept while few problems are held: the task
+  // scheduler moves between tasks, and setting one up (inputs, the f64 reference, eager's
+  // run) costs more than many candidates. The least recently used goes first; a problem
+  // that does not fit beside the others gets the device to itself.
+  struct Held {
+    std::string spec;
+    uint64_t seed = 0;
+    ops::Workload workload;
+    std::unique_ptr<ProblemOnDevice> problem;
+    harness::PhysicsFloor floor;
+    int64_t bytes = 0;
+  };
+  static constexpr size_t kMaxHeld = 6;
+  static constexpr int64_t kMaxHeldBytes = int64_t{48} << 30;
+
+  static int64_t device_bytes(const ir::PrimFunc& func) {
+    int64_t bytes = 0;
+    for (const ir::Param& p : func->params) {
+      int64_t elements = 1;
+      for (int64_t e : p.buffer->shape) elements *= e;
+      bytes += elements * element_bytes(p.buffer->dtype);
+      // An output also has its f64 reference and eager's scratch copy.
+      if (p.role != ir::ParamRole::kInput) bytes += elements * (8 + element_bytes(p.buffer->dtype));
+    }
+    return bytes;
+  }
+
+  Held& problem(const std::string& spec, uint64_t seed) {
+    for (auto it = held_.begin(); it != held_.end(); ++it) {
+      if (it->spec == spec && it->seed == seed) {
+        held_.splice(held_.begin(), held_, it);
+        return held_.front();
+      }
+    }
+    Held h;
+    h.spec = spec;
+    h.seed = seed;
+    h.workload = ops::OpRegistry::global().make_workload(spec);
+    h.bytes = device_bytes(h.workload.func);
+    int64_t total = h.bytes;
+    for (const Held& other : held_) total += other.bytes;
+    while (!held_.empty() && (held_.size() >= kMaxHeld || total > kMaxHeldBytes)) {
+      total -= held_.back().bytes;
+      held_.pop_back();  // frees its device memory
+    }
+    held_.push_front(std::move(h));
+    Held& fresh = held_.front();
+    try {
+      set_up(fresh);
+    } catch (const StepFailure&) {
+      // Perhaps out of memory beside the others: alone, once more.
+      Held alone = std::move(fresh);
+      held_.clear();
+      alone.problem.reset();
+      held_.push_front(std::move(alone));
+      set_up(held_.front());
+    }
+    return held_.front();
+  }
+
+  void set_up(Held& h) {
+    h.problem = std::make_unique<ProblemOnDevice>(services_, h.workload, h.seed);
+    h.problem->compute_reference();
+    // Eager's own error calibrates the tolerance, as in `dragon bench`.
+    if (h.problem->has_eager()) h.problem->run_eager();
+    h.floor = harness::physics_floor(h.workload.func, harness::DevicePeaks::h200_spec_sheet());
+  }
+
+  static Verdict failed(MeasureStatus status, std::string error, bool poisoned = false) {
+    Verdict v;
+    v.status = status;
+    v.error = std::move(error);
+    v.poisoned = poisoned;
+    return v;
+  }
+
+  Verdict measure(ByteReader& in) {
+    std::string spec(in.bytes());
+    uint64_t seed = in.u64();
+    harness::GpuTimerOptions timer;
+    timer.warmup_calls = static_cast<int>(in.u64());
+    timer.min_calls = static_cast<int>(in.u64());
+    timer.max_calls = static_cast<int>(in.u64());
+    timer.max_seconds = in.f64();
+    timer.target_relative_ci = in.f64();
+    timer.flush_l2 = in.u64() != 0;
+    const double cutoff_ms = in.f64();  // 0: none
+    runtime::CudaBuild build = decode_build(in);
+    start_services();
+    Held& held = problem(spec, seed);
+    ProblemOnDevice& p = *held.problem;
+    const harness::PhysicsFloor& floor = held.floor;
+
+    Expected<std::unique_ptr<runtime::LoadedCudaFunction>> loaded = runtime::LoadedCudaFunction::load(std::move(build));
+    if (!loaded) return failed(MeasureStatus::kRunFailed, "loading: " + loaded.error().describe(), true);
+    const runtime::LoadedCudaFunction& kernels = *loaded.value();
+    std::vector<runtime::DevicePtr> results;
+    for (const OutputSlot& slot : p.outputs()) results.push_back(p.params()[slot.param]);
+    // Two checked runs: outputs pre-filled with NaN (0xff), then with zeros, so an element
+    // the kernel leaves alone fails one of them.
+    double first_call_ms = 0;
+    for (unsigned char prefill : {static_cast<unsigned char>(0xff), static_cast<unsigned char>(0)}) {
+      p.prefill_outputs(prefill);
+      Clock::time_point launched = Clock::now();
+      if (Status s = kernels.launch(p.params()); !s.ok()) {
+        return failed(MeasureStatus::kRunFailed, "launch: " + s.error().describe(), true);
+      }
+      if (Status s = services_.driver->synchronize(); !s.ok()) {
+        return failed(MeasureStatus::kRunFailed, "run: " + s.error().describe(), true);
+      }
+      if (prefill == 0) first_call_ms = 1000 * seconds_since(launched);  // the warm call (module loaded)
+      std::vector<OutputCheck> checks = p.check_outputs(results);
+      if (!ProblemOnDevice::all_ok(checks)) {
+        return failed(MeasureStatus::kWrongResult,
+                      fmt::format("outputs pre-filled with {:#04x}: {}", prefill, ProblemOnDevice::describe_failures(checks)));
+      }
+    }
+    // A verified kernel far slower than the best so far needs no precise time: its checked
+    // call is its one sample (wall time around launch and synchronize, slightly above the
+    // timer's). A slow kernel gets few calls, as in `dragon bench`.
+    if (cutoff_ms > 0 && first_call_ms > cutoff_ms) {
+      Verdict v;
+      v.samples_ms = {first_call_ms};
+      return v;
+    }
+    if (first_call_ms > 250) {
+      timer.warmup_calls = 0;
+      timer.min_calls = std::min(timer.min_calls, 3);
+    }
+    Expected<harness::GpuTiming> timing =
+        harness::time_gpu([&](int) { return kernels.launch(p.params()); }, timer);
+    if (!timing) return failed(MeasureStatus::kRunFailed, "timing: " + timing.error().describe(), true);
+    // The last timed call's outputs must still be right.
+    std::vector<OutputCheck> checks = p.check_outputs(results);
+    if (!ProblemOnDevice::all_ok(checks)) {
+      return failed(MeasureStatus::kWrongResult, "after timing: " + ProblemOnDevice::describe_failures(checks));
+    }
+    if (harness::faster_than_physics(timing.value().median_ms, floor)) {
+      return failed(MeasureStatus::kWrongResult, fmt::format("{:.4g} ms is below the physics floor: {}",
+                                                             timing.value().median_ms, floor.describe()));
+    }
+    Verdict v;
+    v.samples_ms = timing.value().samples_ms;
+    return v;
+  }
+
+  static std::string encode(const Verdict& v) {
+    ByteWriter out;
+    out.u64(static_cast<uint64_t>(v.status));
+    out.bytes(v.error);
+    out.u64(v.poisoned ? 1 : 0);
+    out.u64(v.samples_ms.size());
+    for (double s : v.samples_ms) out.f64(s);
+    return out.take();
+  }
+
+  DeviceServices services_;
+  std::unique_ptr<DeviceFiller> filler_;
+  std::unique_ptr<DeviceComparer> comparer_;
+  std::list<Held> held_;  // most recently used first
+};
+
+}  // namespace
+
+// ---- The GPU worker as this process sees it --------------------------------------------------
+
+struct GpuTuning::Worker {
+  std::unique_ptr<WorkerProcess> process;
+  std::string device, driver, reference;
+  std::string last_spec;  // the problem the worker holds, when it is alive
+  int restarts = 0;
+
+  void start() {
+    auto host = std::make_shared<GpuWorkerHost>();
+    process = std::make_unique<WorkerProcess>([host](const std::string& r) { return host->serve(r); });
+  }
+  // A reply, restarting the worker when the request ended it.
+  WorkerReply call(const std::string& request, std::chrono::milliseconds timeout) {
+    if (!process || !process->alive()) {
+      start();
+      ++restarts;
+    }
+    WorkerReply reply = process->call(request, timeout);
+    if (!process->alive()) process.reset();
+    return reply;
+  }
+};
+
+namespace {
+
+MeasureStatus status_of(const WorkerReply& reply) {
+  return reply.status == WorkerReply::Status::kTimedOut ? MeasureStatus::kTimedOut
+         : reply.status == WorkerReply::Status::kCrashed ? MeasureStatus::kCrashed
+                                                          : MeasureStatus::kRunFailed;
+}
+
+struct Pending {
+  size_t index = 0;
+  ir::PrimFunc flat;
+  std::string hash;
+};
+
+class CudaMeasurer final : public search::Measurer {
+ public:
+  CudaMeasurer(std::shared_ptr<GpuTuning::Worker> worker, std::string spec, const GpuTuningOptions& options)
+      : worker_(std::move(worker)), spec_(std::move(spec)), options_(options) {}
+
+  std::string target_name() const override { return "cuda"; }
+  std::string target_arch() const override { return lower::Target::cuda_h200().arch; }
+  std::string device() const override { return worker_->device; }
+  std::string driver() const override { return worker_->driver; }
+  const search::MeasureCosts& costs() const override { return costs_; }
+  void set_known(search::KnownResult known) override { known_ = std::move(known); }
+
+  std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) override {
+    const lower::Target target = lower::Target::cuda_h200();
+    std::vector<MeasureResult> results(scheduled.size());
+    std::vector<Pending> lowered(scheduled.size());
+    std::vector<double> cpu_seconds(scheduled.size(), 0);
+    costs_.candidates += static_cast<int64_t>(scheduled.size());
+    // Lowering and code generation on threads: the CPU work per candidate.
+    const size_t threads = options_.lowering_threads > 0 ? static_cast<size_t>(options_.lowering_threads)
+                                                         : std::max(1u, std::thread::hardware_concurrency());
+    {
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        for (size_t i = next++; i < scheduled.size(); i = next++) {
+          const double start = search::thread_cpu_seconds();
+          lowered[i].index = i;
+          try {
+            runtime::Generated generated = runtime::generate(scheduled[i], target);
+            lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, generated.code()});
+            lowered[i].flat = std::move(generated.lowered);
+          } catch (const UserError& e) {  // a schedule the GPU cannot run
+            results[i] = MeasureResult::failure(MeasureStatus::kRejected, std::string("lowering: ") + e.what());
+          } catch (const Error& e) {
+            results[i] = MeasureResult::failure(MeasureStatus::kBuildFailed, std::string("lowering: ") + e.what());
+          }
+          cpu_seconds[i] = search::thread_cpu_seconds() - start;
+        }
+      };
+      std::vector<std::thread> pool;
+      for (size_t t = 1; t < std::min(threads, scheduled.size()); ++t) pool.emplace_back(work);
+      work();
+      for (std::thread& t : pool) t.join();
+    }
+    for (double s : cpu_seconds) costs_.lower_and_codegen += s;
+
+    std::vector<Pending*> pending;
+    std::unordered_map<std::string, size_t> first_of_hash;
+    std::vector<std::pair<size_t, size_t>> duplicates;
+    for (Pending& p : lowered) {
+      if (!p.flat.defined()) continue;
+      if (std::optional<MeasureResult> known = lookup(p.hash)) {
+        results[p.index] = std::move(*known);
+        results[p.index].from_cache = true;
+        ++costs_.cached;
+        continue;
+      }
+      if (auto it = first_of_hash.find(p.hash); it != first_of_hash.end()) {
+        duplicates.emplace_back(p.index, it->second);
+        continue;
+      }
+      first_of_hash.emplace(p.hash, p.index);
+      pending.push_back(&p);
+    }
+
+    Clock::time_point start = Clock::now();
+    std::vector<ir::PrimFunc> flats;
+    for (const Pending* p : pending) flats.push_back(p->flat);
+    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(
+        flats, {.functions_per_program = options_.functions_per_program, .processes = options_.compile_processes,
+                .timeout = options_.setup_timeout});
+    costs_.compile += seconds_since(start);
+
+    start = Clock::now();
+    for (size_t k = 0; k < pending.size(); ++k) {
+      MeasureResult& r = results[pending[k]->index];
+      if (!builds[k]) {
+        r = MeasureResult::failure(MeasureStatus::kBuildFailed, builds[k].error().describe());
+      } else {
+        ++costs_.built;
+        r = run(builds[k].value());
+      }
+      r.kernel_hash = pending[k]->hash;
+      cache_[pending[k]->hash] = r;
+    }
+    costs_.run += seconds_since(start);
+    for (auto [index, same] : duplicates) {
+      results[index] = results[same];
+      results[index].from_cache = true;
+      ++costs_.cached;
+    }
+    return results;
+  }
+
+ private:
+  std::optional<MeasureResult> lookup(const std::string& hash) const {
+    if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
+    if (known_) return known_(hash);
+    return std::nullopt;
+  }
+
+  MeasureResult run(const runtime::CudaBuild& build) {
+    ByteWriter out;
+    out.byte('M');
+    out.bytes(spec_);
+    out.u64(options_.seed);
+    out.u64(static_cast<uint64_t>(options_.timer.warmup_calls));
+    out.u64(static_cast<uint64_t>(options_.timer.min_calls));
+    out.u64(static_cast<uint64_t>(options_.timer.max_calls));
+    out.f64(options_.timer.max_seconds);
+    out.f64(options_.timer.target_relative_ci);
+    out.u64(options_.timer.flush_l2 ? 1 : 0);
+    out.f64(best_ms_ ? options_.cutoff_factor * *best_ms_ : 0.0);
+    encode_build(out, build);
+    // The first request of a problem sets it up in the worker: the longer limit.
+    const bool setting_up = !worker_->process || worker_->process->alive() == false || worker_->last_spec != spec_;
+    WorkerReply reply = worker_->call(out.take(), setting_up ? options_.setup_timeout : options_.candidate_timeout);
+    if (reply.ok()) worker_->last_spec = spec_;
+    if (!reply.ok()) {
+      worker_->last_spec.clear();
+      return MeasureResult::failure(status_of(reply), reply.error);
+    }
+    ByteReader in(reply.bytes);
+    MeasureResult r;
+    r.status = static_cast<MeasureStatus>(in.u64());
+    r.error = std::string(in.bytes());
+    if (in.u64() != 0) {
+      worker_->process.reset();  // a broken context: the next candidate gets a new worker
+      worker_->last_spec.clear();
+    }
+    uint64_t count = in.u64();
+    for (uint64_t i = 0; i < count; ++i) r.samples_ms.push_back(in.f64());
+    if (std::optional<double> ms = r.median_ms(); ms && (!best_ms_ || *ms < *best_ms_)) best_ms_ = ms;
+    return r;
+  }
+
+  std::shared_ptr<GpuTuning::Worker> worker_;
+  std::string spec_;
+  GpuTuningOptions options_;
+  search::KnownResult known_;
+  std::unordered_map<std::string, MeasureResult> cache_;
+  search::MeasureCosts costs_;
+  std::optional<double> best_ms_;  // of this task's candidates so far: the cutoff's base
+};
+
+}  // namespace
+
+GpuTuning::GpuTuning(const search::RuleSet& rules, GpuTuningOptions options)
+    : rules_(rules), options_(options), worker_(std::make_shared<Worker>()) {
+  worker_->start();
+  WorkerReply reply = worker_->call("I", options_.setup_timeout);
+  if (!reply.ok()) throw UserError("dragon tune --target cuda needs a CUDA GPU: " + reply.error);
+  ByteReader in(reply.bytes);
+  worker_->device = std::string(in.bytes());
+  worker_->driver = std::string(in.bytes());
+  worker_->reference = std::string(in.bytes());
+}
+
+GpuTuning::~GpuTuning() = default;
+
+const std::string& GpuTuning::device() const { return worker_->device; }
+const std::string& GpuTuning::driver() const { return worker_->driver; }
+
+search::TaskEnvironment GpuTuning::environment(const search::TuningTask& task) {
+  if (task.spec.empty()) throw UserError(task.name + ": GPU tuning builds its problem from an op spec, and it has none");
+  search::TaskEnvironment env;
+  env.target = lower::Target::cuda_h200();
+  env.space = search::make_rule_space(task.func, env.target, rules_);
+  env.measurer = std::make_shared<CudaMeasurer>(worker_, task.spec, options_);
+  env.default_schedule = default_gpu_schedule(task.func);
+  env.mutators = search::default_mutators(env.target);
+  measurers_.push_back(env.measurer);
+  return env;
+}
+
+search::EvolutionarySearchOptions GpuTuning::search_options() {
+  search::EvolutionarySearchOptions o;
+  o.population = 256;
+  o.genetic_num_iters = 3;
+  return o;
+}
+
+std::string GpuTuning::costs_summary() const {
+  return search::describe_costs(measurers_) +
+         fmt::format("; GPU worker restarts {}; reference {}", worker_->restarts, worker_->reference);
+}
+
+}  // namespace dragon::bench

@@ -1,0 +1,56 @@
+// StateVariables (replay_state.h): memoized lookups of the script's variables on a state.
+#include "replay_state.h"
+
+namespace dragon::decode {
+
+using schedule::Arg;
+using schedule::RandomVar;
+using schedule::RVType;
+
+std::optional<size_t> StateVariables::index_of(const RandomVar& rv) const {
+  if (!index_built_) {
+    // Variable ids are the schedule's symbol indices (small, dense): a table, not a map.
+    // The first variable of an id keeps it.
+    for (size_t t = 0; t < 3; ++t) {
+      for (size_t i = 0; i < state_.vars[t].size(); ++i) {
+        const int64_t id = state_.vars[t][i].id;
+        if (id < 0) continue;
+        if (static_cast<size_t>(id) >= index_of_.size()) index_of_.resize(static_cast<size_t>(id) + 1, -1);
+        if (index_of_[static_cast<size_t>(id)] < 0) index_of_[static_cast<size_t>(id)] = static_cast<int64_t>(i);
+      }
+    }
+    index_built_ = true;
+  }
+  if (rv.id < 0 || static_cast<size_t>(rv.id) >= index_of_.size() || index_of_[static_cast<size_t>(rv.id)] < 0) {
+    return std::nullopt;
+  }
+  const size_t index = static_cast<size_t>(index_of_[static_cast<size_t>(rv.id)]);
+  const auto& vars = state_.vars[static_cast<size_t>(rv.type)];
+  if (index >= vars.size() || vars[index].id != rv.id) return std::nullopt;  // another type
+  return index;
+}
+
+bool StateVariables::is_valid(RVType type, size_t index) const {
+  std::vector<int8_t>& known = valid_[static_cast<size_t>(type)];
+  const auto& vars = state_.vars[static_cast<size_t>(type)];
+  if (known.size() < vars.size()) known.resize(vars.size(), -1);
+  if (known[index] < 0) known[index] = state_.sch.is_valid(vars[index]) ? 1 : 0;
+  return known[index] == 1;
+}
+
+bool StateVariables::is_location_mark(const Arg& loop) const {
+  const auto* rv = loop.as<RandomVar>();
+  if (rv == nullptr || rv->type != RVType::kLoop) return false;
+  auto i = index_of(*rv);
+  return i && state_.loop_is_location[*i];
+}
+
+const ir::ForNode* StateVariables::loop(const Arg& loop) const {
+  const auto* rv = loop.as<RandomVar>();
+  if (rv == nullptr || rv->type != RVType::kLoop) return nullptr;
+  auto i = index_of(*rv);
+  if (!i || !is_valid(RVType::kLoop, *i)) return nullptr;
+  return state_.sch.get(schedule::LoopRV{rv->id});
+}
+
+}  // namespace dragon::decode

@@ -1,0 +1,118 @@
+// Greedy, temperature and nucleus sampling, and the generation loop (sampling.h). The
+// random draw is ours (std::mt19937_64) so that a seed gives the same script under any
+// libtorch version.
+#include "sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "dragon/support/error.h"
+
+namespace dragon::model {
+
+std::vector<script::TokenId> nucleus(std::span<const float> probs, double top_p) {
+  std::vector<script::TokenId> order(probs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](script::TokenId a, script::TokenId b) { return probs[a] > probs[b]; });
+  double mass = 0;
+  size_t keep = 0;
+  while (keep < order.size() && (keep == 0 || mass < top_p)) mass += probs[order[keep++]];
+  order.resize(keep);
+  return order;
+}
+
+script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings& settings, std::mt19937_64& rng,
+                             std::span<const script::TokenId> allowed) {
+  torch::Tensor host = logits.detach().to(torch::kCPU, torch::kFloat32).contiguous();  // (V)
+  const int64_t V = host.size(0);
+  const float* l = host.data_ptr<float>();
+  // Candidates: the allowed ids, or all.
+  std::vector<script::TokenId> ids;
+  if (allowed.empty()) {
+    ids.resize(V);
+    std::iota(ids.begin(), ids.end(), 0);
+  } else {
+    for (script::TokenId id : allowed) {
+      DRAGON_CHECK(id >= 0 && id < V, "allowed token {} outside the vocabulary of {}", id, V);
+      ids.push_back(id);
+    }
+  }
+  if (settings.temperature <= 0) {
+    script::TokenId best = ids[0];
+    for (script::TokenId id : ids) {
+      if (l[id] > l[best]) best = id;  // ids ascend: ties keep the lowest
+    }
+    return best;
+  }
+  // Softmax of logits / temperature over the candidates, in double.
+  double top = -std::numeric_limits<double>::infinity();
+  for (script::TokenId id : ids) top = std::max(top, static_cast<double>(l[id]));
+  std::vector<float> probs(ids.size());
+  double total = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const double p = std::exp((static_cast<double>(l[ids[i]]) - top) / settings.temperature);
+    probs[i] = static_cast<float>(p);
+    total += p;
+  }
+  for (float& p : probs) p = static_cast<float>(p / total);
+  std::vector<script::TokenId> kept = nucleus(probs, settings.top_p);  // indexes into ids
+  double kept_mass = 0;
+  for (script::TokenId k : kept) kept_mass += probs[k];
+  const double u = std::uniform_real_distribution<double>(0.0, kept_mass)(rng);
+  double cumulative = 0;
+  for (script::TokenId k : kept) {
+    cumulative += probs[k];
+    if (u < cumulative) return ids[k];
+  }
+  return ids[kept.back()];  // u at the very top of the range (rounding)
+}
+
+std::string_view stop_name(Generation::Stop stop) {
+  switch (stop) {
+    case Generation::Stop::kEos: return "eos";
+    case Generation::Stop::kMaxTokens: return "max_new_tokens";
+    case Generation::Stop::kContextFull: return "context full";
+    case Generation::Stop::kNothingAllowed: return "no token allowed";
+  }
+  return "?";
+}
+
+Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
+                    const SamplingSettings& settings, TokenConstraint* constraint) {
+  torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
+  model->eval();
+  const torch::Device device = model->embedding->weight.device();
+  std::mt19937_64 rng(settings.seed);
+  std::vector<int64_t> sequence(prompt.begin(), prompt.end());
+  Generation out;
+  out.stop = Generation::Stop::kMaxTokens;
+  while (static_cast<int64_t>(out.tokens.size()) < settings.max_new_tokens) {
+    if (static_cast<int64_t>(sequence.size()) >= model->config.context) {
+      out.stop = Generation::Stop::kContextFull;
+      break;
+    }
+    std::vector<script::TokenId> allowed;
+    if (constraint != nullptr) {
+      allowed = constraint->allowed(out.tokens);
+      if (allowed.empty()) {
+        out.stop = Generation::Stop::kNothingAllowed;
+        break;
+      }
+    }
+    torch::Tensor ids = torch::tensor(sequence, torch::kInt64).view({1, -1}).to(device);  // (1, T)
+    torch::Tensor logits = model->forward(ids).select(0, 0).select(0, -1);               // (V)
+    const script::TokenId next = sample_token(logits, settings, rng, allowed);
+    if (next == eos) {
+      out.stop = Generation::Stop::kEos;
+      break;
+    }
+    out.tokens.push_back(next);
+    sequence.push_back(next);
+  }
+  model->train(was_training);
+  return out;
+}
+
+}  // namespace dragon::model

@@ -1,0 +1,46 @@
+// Writing a script with the model: one token at a time from the logits of the last
+// position, greedy at temperature 0, otherwise temperature and nucleus (top-p) sampling,
+// restricted to what a TokenConstraint allows. Not the constraint (token_constraint.h).
+// A libtorch header: src/model and its tests only.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dragon/model/token_constraint.h"
+#include "transformer.h"
+
+namespace dragon::model {
+
+struct SamplingSettings {
+  double temperature = 1.0;  // 0: greedy (argmax, ties to the lowest id)
+  double top_p = 1.0;        // keep the most likely tokens whose mass first reaches top_p
+  int64_t max_new_tokens = 512;
+  uint64_t seed = 0;
+};
+
+// The nucleus of `probs` (a distribution over ids 0..n-1): the ids, most likely first (ties
+// by id), of the shortest prefix whose mass reaches `top_p` (at least one id).
+std::vector<script::TokenId> nucleus(std::span<const float> probs, double top_p);
+
+// One token from `logits` (V, float32 on any device): only ids in `allowed` (sorted; empty
+// means all), scaled by 1/temperature, cut to the nucleus, drawn with `rng`.
+script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings& settings, std::mt19937_64& rng,
+                             std::span<const script::TokenId> allowed);
+
+struct Generation {
+  std::vector<script::TokenId> tokens;  // generated, without the EOS
+  enum class Stop : uint8_t { kEos, kMaxTokens, kContextFull, kNothingAllowed } stop = Stop::kEos;
+};
+std::string_view stop_name(Generation::Stop stop);
+
+// Continues `prompt` (ending with <|script|>) until EOS or a limit. With a constraint,
+// each token is drawn among the ones it allows. Every forward pass reads the whole
+// sequence (no key/value cache yet).
+Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
+                    const SamplingSettings& settings, TokenConstraint* constraint);
+
+}  // namespace dragon::model

@@ -1,0 +1,234 @@
+// The SFT loop (sft.h): examples read and tokenized once, a seeded order per epoch, a
+// training step per batch, progress lines, validation and resumable checkpoints.
+#include "dragon/model/sft.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "checkpoint.h"
+#include "dragon/model/lr_schedule.h"
+#include "dragon/support/error.h"
+#include "training.h"
+
+namespace dragon::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Examples {
+  std::vector<TokenizedExample> examples;
+  int64_t skipped_too_long = 0;
+};
+
+// A sequence of n tokens is read as n - 1 inputs: it fits when n - 1 <= context.
+Examples load_examples(const std::string& path, const script::Tokenizer& tokenizer, int64_t context) {
+  Examples out;
+  for (const SftRecord& record : read_sft_records(path)) {
+    TokenizedExample e = tokenize(tokenizer, to_example(record));
+    if (static_cast<int64_t>(e.tokens.size()) - 1 > context) {
+      ++out.skipped_too_long;
+      continue;
+    }
+    out.examples.push_back(std::move(e));
+  }
+  return out;
+}
+
+// The order of epoch `epoch`: Fisher-Yates driven by mt19937_64, whose output the
+// standard fixes (std::shuffle's use of it is not), so every machine trains alike.
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
+  for (int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
+  return order;
+}
+
+// The settings a resumed run keeps from its checkpoint (everything that shapes the
+// model, the curve or the data order).
+std::string settings_json(const SftSettings& s) {
+  nlohmann::ordered_json j;
+  j["preset"] = s.preset;
+  j["context"] = s.context;
+  j["steps"] = s.steps;
+  j["batch_size"] = s.batch_size;
+  j["lr"] = s.lr;
+  j["floor_ratio"] = s.floor_ratio;
+  j["warmup"] = s.warmup;
+  j["weight_decay"] = s.weight_decay;
+  j["grad_clip"] = s.grad_clip;
+  j["seed"] = s.seed;
+  return j.dump();
+}
+
+SftSettings settings_from_checkpoint(const std::string& json, SftSettings base, const std::string& origin) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(json);
+    base.preset = j.at("preset").get<std::string>();
+    base.context = j.at("context").get<int64_t>();
+    base.steps = j.at("steps").get<int64_t>();
+    base.batch_size = j.at("batch_size").get<int64_t>();
+    base.lr = j.at("lr").get<double>();
+    base.floor_ratio = j.at("floor_ratio").get<double>();
+    base.warmup = j.at("warmup").get<int64_t>();
+    base.weight_decay = j.at("weight_decay").get<double>();
+    base.grad_clip = j.at("grad_clip").get<double>();
+    base.seed = j.at("seed").get<uint64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    throw TensorFileError(fmt::format("{}: metadata 'sft.settings' is malformed ({})", origin, e.what()));
+  }
+  return base;
+}
+
+// 12345.6 -> "12,346".
+std::string thousands(double value) {
+  const std::string digits = fmt::format("{:.0f}", value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+SftSummary train_sft(const SftSettings& requested, const std::function<void(const std::string&)>& log) {
+  const std::string train_path = (fs::path(requested.data_dir) / "train.jsonl").string();
+  const std::string valid_path = (fs::path(requested.data_dir) / "valid.jsonl").string();
+  const std::string checkpoint_path = (fs::path(requested.out_dir) / "checkpoint.safetensors").string();
+  const std::string weights_path = (fs::path(requested.out_dir) / "model.safetensors").string();
+  if (!fs::is_regular_file(train_path)) throw UserError(fmt::format("train sft: no training data at {}", train_path));
+
+  SftSettings s = requested;
+  std::optional<TensorFile> resumed;
+  if (s.resume) {
+    if (!fs::is_regular_file(checkpoint_path))
+      throw UserError(fmt::format("train sft --resume: no checkpoint at {}", checkpoint_path));
+    resumed = read_tensor_file(checkpoint_path);
+    s = settings_from_checkpoint(resumed->meta("sft.settings", checkpoint_path), s, checkpoint_path);
+  }
+  if (s.batch_size <= 0 || s.steps <= 0 || s.log_every <= 0 || s.checkpoint_every <= 0)
+    throw UserError("train sft: steps, batch size, log and checkpoint intervals must be positive");
+  if (s.threads > 0) torch::set_num_threads(s.threads);
+  const bool cuda = s.device == "cuda" || (s.device == "auto" && torch::cuda::is_available());
+  if (s.device != "cpu" && s.device != "cuda" && s.device != "auto")
+    throw UserError(fmt::format("train sft: device '{}' is not cpu, cuda or auto", s.device));
+  if (s.device == "cuda" && !torch::cuda::is_available()) throw UserError("train sft: --device cuda, but no CUDA device");
+  const torch::Device device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  // Subnormal floats (tiny gradients once the loss is low) take a slow path on x86 CPUs.
+  if (!cuda) at::globalContext().setFlushDenormal(true);
+
+  const script::Tokenizer& tokenizer = script::Tokenizer::standard();
+  const script::TokenId pad = tokenizer.special(script::SpecialToken::kPad);
+  ModelConfig config = ModelConfig::preset(s.preset, static_cast<int64_t>(tokenizer.size()));
+  if (s.context > 0) config.context = s.context;
+
+  Transformer model = resumed ? load_model(*resumed, checkpoint_path) : Transformer(config, s.seed);
+  config = model->config;
+  model->to(device);
+  std::vector<std::pair<std::string, torch::Tensor>> named;
+  for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
+  AdamW optimizer(named, AdamW::Settings{.weight_decay = s.weight_decay});
+  TrainProgress progress;
+  if (resumed) {
+    load_optimizer(*resumed, optimizer, checkpoint_path);
+    progress = load_progress(*resumed, checkpoint_path).value_or(TrainProgress{});
+    resumed.reset();
+  }
+
+  Examples train = load_examples(train_path, tokenizer, config.context);
+  if (train.examples.empty())
+    throw UserError(fmt::format("train sft: {} has no example that fits the context of {} tokens ({} longer)",
+                                train_path, config.context, train.skipped_too_long));
+  Examples valid;
+  if (fs::is_regular_file(valid_path)) valid = load_examples(valid_path, tokenizer, config.context);
+  const int64_t n = static_cast<int64_t>(train.examples.size());
+  log(fmt::format("train sft: {} parameters (d_model {}, {} layers, {} heads, ffn {}, context {}) on {}; {} training "
+                  "examples ({} longer than the context skipped), {} validation; {} steps of {} from step {}",
+                  thousands(static_cast<double>(config.parameter_count())), config.d_model, config.layers,
+                  config.heads, config.ffn, config.context, cuda ? "cuda" : "cpu", n, train.skipped_too_long,
+                  valid.examples.size(), s.steps, s.batch_size, progress.step));
+
+  const LrSchedule schedule{.peak = s.lr, .floor_ratio = s.floor_ratio, .warmup = s.warmup, .total = s.steps};
+  std::vector<int64_t> order = epoch_order(n, s.seed, progress.epoch);
+  auto next_batch = [&]() {
+    std::vector<const TokenizedExample*> batch;
+    while (static_cast<int64_t>(batch.size()) < s.batch_size) {
+      if (progress.cursor >= n) {
+        ++progress.epoch;
+        progress.cursor = 0;
+        order = epoch_order(n, s.seed, progress.epoch);
+      }
+      batch.push_back(&train.examples[order[progress.cursor++]]);
+    }
+    return batch;
+  };
+  auto save = [&]() {
+    fs::create_directories(s.out_dir);
+    write_tensor_file(checkpoint_path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress,
+                                                          {{"sft.settings", settings_json(s)}}));
+  };
+  auto validate = [&]() {
+    if (valid.examples.empty()) return;
+    Evaluation e = evaluate(model, valid.examples, s.batch_size, pad);
+    log(fmt::format("valid step {}: loss {:.4f}, token accuracy {:.4f}, greedy exact match {:.4f} ({} examples)",
+                    progress.step, e.loss, e.token_accuracy, e.exact_match, e.examples));
+  };
+
+  SftSummary summary;
+  summary.examples = n;
+  summary.skipped_too_long = train.skipped_too_long;
+  summary.parameters = config.parameter_count();
+  double train_seconds = 0, window_seconds = 0, window_loss = 0;
+  int64_t run_tokens = 0, window_tokens = 0, window_steps = 0;
+  const int64_t first_step = progress.step;
+  const int64_t last_step = s.run_steps > 0 ? std::min(s.steps, first_step + s.run_steps) : s.steps;
+  while (progress.step < last_step) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<const TokenizedExample*> examples = next_batch();
+    Batch batch = make_batch(examples, pad, device);
+    const double lr = schedule.at(progress.step);
+    StepResult r = train_step(model, optimizer, batch, lr, s.grad_clip);
+    ++progress.step;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    train_seconds += seconds;
+    window_seconds += seconds;
+    run_tokens += batch.tokens;
+    window_tokens += batch.tokens;
+    window_loss += r.loss;
+    ++window_steps;
+    summary.last_loss = r.loss;
+    summary.losses.push_back(r.loss);
+    if (progress.step % s.log_every == 0 || progress.step == last_step) {
+      const double tokens_per_second = window_tokens / window_seconds;
+      // 6 flops per parameter per token (forward and backward), attention not counted.
+      const double gflops = 6.0 * static_cast<double>(config.parameter_count()) * tokens_per_second / 1e9;
+      log(fmt::format("step {}/{}  loss {:.4f}  lr {:.2e}  grad {:.3f}  {} tok/s  {:.1f} GFLOP/s  {:.3f} s/step  "
+                      "epoch {} ({}/{})",
+                      progress.step, s.steps, window_loss / window_steps, lr, r.grad_norm,
+                      thousands(tokens_per_second), gflops, window_seconds / window_steps, progress.epoch,
+                      progress.cursor, n));
+      window_seconds = window_loss = 0;
+      window_tokens = window_steps = 0;
+    }
+    if (progress.step % s.checkpoint_every == 0 || progress.step == last_step) {
+      save();
+      validate();
+    }
+  }
+  fs::create_directories(s.out_dir);
+  write_tensor_file(weights_path, checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt));
+  summary.steps_done = progress.step - first_step;
+  summary.tokens_per_second = train_seconds > 0 ? run_tokens / train_seconds : 0;
+  summary.checkpoint = checkpoint_path;
+  log(fmt::format("train sft: done at step {}; {} and {} (bf16 weights)", progress.step, checkpoint_path, weights_path));
+  return summary;
+}
+
+}  // namespace dragon::model

@@ -1,0 +1,118 @@
+// The transformer's forward pass and initialisation (transformer.h).
+#include "transformer.h"
+
+#include <cmath>
+
+#include "dragon/support/error.h"
+
+namespace dragon::model {
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
+  gain = register_parameter("gain", torch::ones({dim}));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) {
+  // (..., C) -> (..., 1): the root mean square of each vector.
+  torch::Tensor rms = torch::rsqrt(x.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return x * rms * gain;
+}
+
+std::pair<torch::Tensor, torch::Tensor> rotary_tables(int64_t context, int64_t head_dim, double base) {
+  const int64_t pairs = head_dim / 2;
+  // (D/2): base^(-2i/D), in double so long contexts keep their angles exact to float.
+  torch::Tensor inv_freq =
+      torch::pow(base, -torch::arange(0, pairs, torch::kFloat64) * 2.0 / static_cast<double>(head_dim));
+  torch::Tensor positions = torch::arange(0, context, torch::kFloat64);  // (T)
+  torch::Tensor angles = torch::outer(positions, inv_freq);              // (T, D/2)
+  return {torch::cos(angles).to(torch::kFloat32), torch::sin(angles).to(torch::kFloat32)};
+}
+
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  torch::Tensor x1 = x.narrow(-1, 0, half);     // (B, H, T, D/2)
+  torch::Tensor x2 = x.narrow(-1, half, half);  // (B, H, T, D/2)
+  // cos, sin: (T, D/2) broadcast over B and H.
+  return torch::cat({x1 * cos - x2 * sin, x1 * sin + x2 * cos}, -1);
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
+    : heads(config.heads), head_dim(config.head_dim()) {
+  qkv = register_module("qkv", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, 3 * config.d_model).bias(false)));
+  out = register_module("out", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.d_model).bias(false)));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
+                                               const torch::Tensor& sin) {
+  const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
+  std::vector<torch::Tensor> parts = qkv->forward(x).split(C, -1);  // 3 x (B, T, C)
+  auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, heads, head_dim}).transpose(1, 2); };
+  torch::Tensor q = apply_rotary(heads_first(parts[0]), cos, sin);  // (B, H, T, D)
+  torch::Tensor k = apply_rotary(heads_first(parts[1]), cos, sin);  // (B, H, T, D)
+  torch::Tensor v = heads_first(parts[2]);                          // (B, H, T, D)
+  // Written out rather than scaled_dot_product_attention, which Debian's libtorch 1.13
+  // lacks: (B, H, T, T) scores, the future masked out.
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim));
+  torch::Tensor future = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  torch::Tensor y = torch::matmul(torch::softmax(scores, -1), v);  // (B, H, T, D)
+  y = y.transpose(1, 2).contiguous().view({B, T, C});               // (B, T, C)
+  return out->forward(y);
+}
+
+SwiGLUImpl::SwiGLUImpl(const ModelConfig& config) {
+  gate = register_module("gate", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.ffn).bias(false)));
+  up = register_module("up", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.ffn).bias(false)));
+  down = register_module("down", torch::nn::Linear(torch::nn::LinearOptions(config.ffn, config.d_model).bias(false)));
+}
+
+torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) {
+  return down->forward(torch::silu(gate->forward(x)) * up->forward(x));  // (B, T, F) inside
+}
+
+BlockImpl::BlockImpl(const ModelConfig& config) {
+  attn_norm = register_module("attn_norm", RMSNorm(config.d_model, config.norm_eps));
+  attn = register_module("attn", CausalSelfAttention(config));
+  ffn_norm = register_module("ffn_norm", RMSNorm(config.d_model, config.norm_eps));
+  ffn = register_module("ffn", SwiGLU(config));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  torch::Tensor h = x + attn->forward(attn_norm->forward(x), cos, sin);  // (B, T, C)
+  return h + ffn->forward(ffn_norm->forward(h));                         // (B, T, C)
+}
+
+TransformerImpl::TransformerImpl(const ModelConfig& config_, uint64_t seed) : config(config_) {
+  config.validate();
+  embedding = register_module("embedding", torch::nn::Embedding(config.vocab, config.d_model));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.layers; ++i) blocks->push_back(Block(config));
+  final_norm = register_module("final_norm", RMSNorm(config.d_model, config.norm_eps));
+  auto [cos, sin] = rotary_tables(config.context, config.head_dim(), config.rope_base);
+  rotary_cos = register_buffer("rotary_cos", cos);
+  rotary_sin = register_buffer("rotary_sin", sin);
+
+  // A generator of our own: initialisation does not depend on (or disturb) torch's global
+  // random state. Names are visited in a fixed order, so the draw is reproducible.
+  torch::NoGradGuard no_grad;
+  auto generator = at::detail::createCPUGenerator(seed);
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.layers));
+  for (auto& named : named_parameters()) {
+    const std::string& name = named.key();
+    torch::Tensor& p = named.value();
+    if (p.dim() < 2) continue;  // norm gains stay at 1
+    const bool residual_output = name.ends_with("attn.out.weight") || name.ends_with("ffn.down.weight");
+    p.normal_(0.0, residual_output ? residual_std : 0.02, generator);
+  }
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& ids) {
+  const int64_t T = ids.size(1);
+  DRAGON_CHECK(T <= config.context, "sequence of {} tokens exceeds the context {}", T, config.context);
+  torch::Tensor cos = rotary_cos.narrow(0, 0, T), sin = rotary_sin.narrow(0, 0, T);  // (T, D/2)
+  torch::Tensor x = embedding->forward(ids);                                          // (B, T, C)
+  for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x, cos, sin);
+  x = final_norm->forward(x);                    // (B, T, C)
+  return torch::matmul(x, embedding->weight.t());  // (B, T, V): the tied output head
+}
+
+}  // namespace dragon::model

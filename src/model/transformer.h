@@ -1,0 +1,75 @@
+// The little dragon: a decoder-only transformer over the script tokenizer's vocabulary,
+// llm.c-style (CONVENTIONS.md habit 14): pre-RMSNorm blocks of causal self-attention with
+// rotary positions and a SwiGLU feed-forward, the token embedding tied with the output
+// head. Shapes: B batch, T positions, C d_model, H heads, D head_dim, F ffn, V vocab.
+// A libtorch header: only src/model and its tests include it.
+#pragma once
+
+#include "torch_api.h"
+
+#include "dragon/model/model_config.h"
+
+namespace dragon::model {
+
+// x / sqrt(mean(x^2) + eps) * gain over the last dimension (no mean subtraction, no bias).
+struct RMSNormImpl : torch::nn::Module {
+  RMSNormImpl(int64_t dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);  // (..., C) -> (..., C)
+  torch::Tensor gain;                             // (C), starts at 1
+  double eps;
+};
+TORCH_MODULE(RMSNorm);
+
+// Rotary positions (RoFormer): the two halves of each head vector, (x1, x2), are turned by
+// an angle pos * base^(-2i/D) per pair i: (x1 cos - x2 sin, x1 sin + x2 cos). Attention
+// scores then depend on the positions of query and key only through their difference.
+// x: (B, H, T, D); cos, sin: (T, D/2). Returns (B, H, T, D).
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+// The tables for positions 0..context-1: {cos, sin}, each (context, D/2), float32.
+std::pair<torch::Tensor, torch::Tensor> rotary_tables(int64_t context, int64_t head_dim, double base);
+
+struct CausalSelfAttentionImpl : torch::nn::Module {
+  explicit CausalSelfAttentionImpl(const ModelConfig& config);
+  // x: (B, T, C); cos, sin: (T, D/2) -> (B, T, C). Position t attends to 0..t only.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  torch::nn::Linear qkv{nullptr};  // C -> 3C: queries, keys, values of every head
+  torch::nn::Linear out{nullptr};  // C -> C
+  int64_t heads, head_dim;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+// down(silu(gate(x)) * up(x)).
+struct SwiGLUImpl : torch::nn::Module {
+  explicit SwiGLUImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
+  torch::nn::Linear gate{nullptr}, up{nullptr};   // C -> F
+  torch::nn::Linear down{nullptr};                // F -> C
+};
+TORCH_MODULE(SwiGLU);
+
+struct BlockImpl : torch::nn::Module {
+  explicit BlockImpl(const ModelConfig& config);
+  // x + attn(norm(x)), then + ffn(norm(.)): (B, T, C) -> (B, T, C).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};
+  CausalSelfAttention attn{nullptr};
+  SwiGLU ffn{nullptr};
+};
+TORCH_MODULE(Block);
+
+struct TransformerImpl : torch::nn::Module {
+  // Weights drawn from N(0, 0.02) (output projections of each residual branch scaled by
+  // 1/sqrt(2L), as GPT-2 does) from a generator seeded with `seed`: same seed, same model.
+  TransformerImpl(const ModelConfig& config, uint64_t seed);
+  // ids: (B, T) int64 with T <= context -> logits (B, T, V), float32.
+  torch::Tensor forward(const torch::Tensor& ids);
+
+  ModelConfig config;
+  torch::nn::Embedding embedding{nullptr};  // (V, C), also the output head
+  torch::nn::ModuleList blocks{nullptr};    // L x Block
+  RMSNorm final_norm{nullptr};
+  torch::Tensor rotary_cos, rotary_sin;     // (context, D/2) buffers, not parameters
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace dragon::model

@@ -1,0 +1,150 @@
+// The untuned default GPU schedule (default_schedule.h). Each top-level nest in program
+// order: a reduction over more terms than a thread should sum serially is spread over
+// threads, with the coalesced side on threadIdx.x (the reduce loop when the inputs run
+// contiguously along it, as in a row softmax; an output loop otherwise, as in a GEMM or a
+// reduction over a middle axis); every other nest gets AutoBind's binding. The decisions
+// are fixed numbers, so the trace replays without sampling.
+#include "dragon/search/default_schedule.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "dragon/ir/op.h"
+#include "dragon/schedule/schedule_error.h"
+#include "dragon/search/auto_bind.h"
+#include "space/block_analysis.h"
+#include "space/cross_thread_reduction.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::LoopRV;
+using schedule::Schedule;
+
+int64_t power_of_two_at_least(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+int64_t power_of_two_at_most(int64_t n) {
+  int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+// How badly the reads of `block` coalesce when consecutive threads step `var`: the
+// elements read with a stride other than 0 (a broadcast) or 1, summed over the reads
+// (each weighted by its buffer's size); a read not affine in `var` counts as strided.
+int64_t strided_elements(const ir::BlockNode* block, const ir::Var& var) {
+  int64_t total = 0;
+  for (const ir::BufferRegion& read : inputs_of(block)) {
+    std::optional<int64_t> stride = access_stride(read, var);
+    if (stride && (*stride == 0 || *stride == 1 || *stride == -1)) continue;
+    total += read.buffer->num_elements();
+  }
+  return total;
+}
+
+// The innermost iteration variable of `kind` with an extent above 1 (the one a fused
+// loop's consecutive values step), or nullopt.
+std::optional<ir::Var> innermost_var(const ir::BlockNode* block, ir::IterKind kind) {
+  for (auto it = block->iter_vars.rbegin(); it != block->iter_vars.rend(); ++it) {
+    if (it->kind == kind && ir::as_const_int(it->dom.extent).value_or(1) > 1) return it->var;
+  }
+  return std::nullopt;
+}
+
+class DefaultScheduler {
+ public:
+  DefaultScheduler(const lower::Target& target, const DefaultScheduleOptions& options)
+      : target_(target), options_(options) {}
+
+  // Binds the nest of `name`; false when it was bound already.
+  bool bind(Schedule& sch, const std::string& name) const {
+    std::optional<BlockSite> site = find_block(sch.func(), name);
+    if (!site || has_block_binding(*site)) return false;
+    if (is_reduction(site->block) && !has_ordered_vars(site->block) &&
+        reduce_extent(site->block) > options_.serial_reduction_limit) {
+      if (std::optional<Schedule> across = across_threads(sch, name, *site)) {
+        sch = std::move(*across);
+        return true;
+      }
+    }
+    AutoBindOptions bind_options;
+    bind_options.max_threadblocks = options_.max_threadblocks;
+    bind_options.max_threads_per_block = options_.threads_per_block;
+    return auto_bind_block(sch, sch.get_block(name), bind_options);
+  }
+
+ private:
+  std::optional<Schedule> across_threads(const Schedule& sch, const std::string& name, const BlockSite& site) const {
+    const ir::BlockNode* block = site.block;
+    int64_t reduce = reduce_extent(block), spatial = spatial_extent(block);
+    int64_t max_threads = std::min(options_.max_reduction_threads, target_.max_threads_per_block);
+    int64_t wanted = power_of_two_at_least((reduce + options_.terms_per_thread - 1) / options_.terms_per_thread);
+    // Spatial outputs on threadIdx.x when that is what reads contiguously.
+    std::optional<ir::Var> spatial_var = innermost_var(block, ir::IterKind::kSpatial);
+    std::optional<ir::Var> reduce_var = innermost_var(block, ir::IterKind::kReduce);
+    bool spatial_on_x = spatial >= 32 && spatial_var && reduce_var &&
+                        strided_elements(block, *spatial_var) < strided_elements(block, *reduce_var);
+    Schedule s = sch.copy();
+    try {
+      BlockRV b = s.get_block(name);
+      std::optional<ReductionLoops> loops = gather_reduction_loops(s, b);
+      if (!loops) return std::nullopt;
+      LoopRV outputs = loops->spatial.empty() ? s.add_unit_loop(loops->reduce)
+                       : loops->spatial.size() == 1 ? loops->spatial[0]
+                                                    : s.fuse(loops->spatial);
+      if (spatial_on_x) {
+        int64_t lanes = std::min<int64_t>(32, max_threads);
+        int64_t threads = std::clamp<int64_t>(wanted, 2, std::max<int64_t>(2, max_threads / lanes));
+        std::vector<LoopRV> parts = s.split(outputs, {schedule::None{}, lanes});
+        s.bind(parts[0], "blockIdx.x");
+        s.bind(parts[1], "threadIdx.x");
+        bind_reduction_to_threads(s, loops->reduce, threads, "threadIdx.y");
+      } else {
+        int64_t threads = std::min(std::clamp<int64_t>(wanted, 32, max_threads), power_of_two_at_least(reduce));
+        int64_t rows = std::min(power_of_two_at_most(spatial), std::max<int64_t>(1, options_.threads_per_block / threads));
+        if (rows > 1) {
+          std::vector<LoopRV> parts = s.split(outputs, {schedule::None{}, rows});
+          s.bind(parts[0], "blockIdx.x");
+          s.bind(parts[1], "threadIdx.y");
+        } else {
+          s.bind(outputs, "blockIdx.x");
+        }
+        bind_reduction_to_threads(s, loops->reduce, threads, "threadIdx.x");
+      }
+    } catch (const schedule::ScheduleError&) {
+      return std::nullopt;
+    }
+    // Lowering decides what it can reduce across threads (argmax's pair of values cannot).
+    if (!lowers_across_threads(s.func(), target_)) return std::nullopt;
+    return s;
+  }
+
+  const lower::Target& target_;
+  const DefaultScheduleOptions& options_;
+};
+
+}  // namespace
+
+int apply_default_schedule(Schedule& sch, const lower::Target& target, const DefaultScheduleOptions& options) {
+  if (!target.is_gpu()) return 0;
+  std::vector<std::string> names;
+  for (BlockRV b : sch.get_child_blocks(sch.get_block("root"))) names.push_back(sch.get(b)->name);
+  DefaultScheduler scheduler(target, options);
+  int bound = 0;
+  for (const std::string& name : names) bound += scheduler.bind(sch, name) ? 1 : 0;
+  return bound;
+}
+
+Schedule default_schedule(const ir::PrimFunc& func, const lower::Target& target, const DefaultScheduleOptions& options) {
+  Schedule sch(func);
+  apply_default_schedule(sch, target, options);
+  return sch;
+}
+
+}  // namespace dragon::search

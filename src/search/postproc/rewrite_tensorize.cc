@@ -1,0 +1,84 @@
+// RewriteTensorize (MetaSchedule's postprocessor): every block the tensor-core rule
+// annotated "meta_schedule.auto_tensorize" = <intrinsic> is tensorized and the annotation
+// removed. A block whose innermost loops already have the intrinsic's tile extents is
+// tensorized at them (the mma update); a reduction's init, made by rewrite_reduction_block
+// with the update's annotations, takes the accumulator fill; a copy (fragment load or
+// store) is first cut into tiles of the intrinsic's two extents. Run it after
+// rewrite_reduction_block.
+#include <variant>
+
+#include "dragon/ir/op.h"
+#include "dragon/schedule/tensor_intrin.h"
+#include "postproc/postproc.h"
+#include "space/block_analysis.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::LoopRV;
+using schedule::Schedule;
+
+constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
+constexpr const char* kFill = "mma_fill_m16n8_f32";
+
+std::vector<int64_t> tile_extents(const schedule::TensorIntrin& intrin) {
+  std::vector<int64_t> extents;
+  for (const ir::IterVar& iv : intrin.desc_realize()->block->iter_vars) {
+    extents.push_back(ir::as_const_int(iv.dom.extent).value_or(1));
+  }
+  return extents;
+}
+
+void tensorize_block(Schedule& sch, const std::string& name, std::string intrin_name) {
+  BlockRV block = sch.get_block(name);
+  const ir::BlockNode* b = sch.get(block);
+  // The init of an mma update carries the update's annotation: it gets the fill.
+  if (intrin_name.rfind("mma_m16n8k16_", 0) == 0 && !is_reduction(b) && is_spatial(b)) intrin_name = kFill;
+  const schedule::TensorIntrin* intrin = schedule::find_tensor_intrin(intrin_name);
+  std::vector<LoopRV> loops = sch.get_loops(block);
+  std::vector<int64_t> extents = intrin != nullptr ? tile_extents(*intrin) : std::vector<int64_t>{};
+  size_t n = extents.size();
+  bool at_tile = intrin != nullptr && loops.size() >= n;
+  for (size_t d = 0; at_tile && d < n; ++d) {
+    at_tile = ir::as_const_int(sch.get(loops[loops.size() - n + d])->extent) == extents[d];
+  }
+  sch.unannotate(block, kAutoTensorize);
+  if (at_tile) {
+    sch.tensorize(loops[loops.size() - n], intrin_name);
+    return;
+  }
+  if (intrin == nullptr || n != 2 || loops.size() < 2) {
+    // tensorize names the problem (unknown intrinsic, a tile that does not match).
+    sch.tensorize(loops.empty() ? schedule::BlockOrLoop(block) : schedule::BlockOrLoop(loops.back()), intrin_name);
+    return;
+  }
+  std::vector<LoopRV> rows = sch.split(loops[loops.size() - 2], {schedule::None{}, extents[0]});
+  std::vector<LoopRV> cols = sch.split(loops[loops.size() - 1], {schedule::None{}, extents[1]});
+  sch.reorder({rows[0], cols[0], rows[1], cols[1]});
+  sch.tensorize(rows[1], intrin_name);
+}
+
+class RewriteTensorize : public Postproc {
+ public:
+  std::optional<std::string> apply(Schedule& sch) const override {
+    for (const std::string& name : block_names(sch.func())) {
+      std::optional<BlockSite> site = find_block(sch.func(), name);
+      if (!site) continue;
+      auto it = site->block->annotations.find(kAutoTensorize);
+      if (it == site->block->annotations.end()) continue;
+      const auto* intrin = std::get_if<std::string>(&it->second);
+      if (intrin == nullptr) continue;
+      tensorize_block(sch, name, *intrin);
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Postproc> make_rewrite_tensorize_postproc(ParamReader&, const lower::Target&) {
+  return std::make_unique<RewriteTensorize>();
+}
+
+}  // namespace dragon::search

@@ -1,0 +1,266 @@
+// VerifyGPUCode (MetaSchedule's postprocessor): rejects a candidate the GPU cannot run or
+// the sketch did not mean: per kernel (each top-level nest), threads per block, virtual
+// threads, the bytes of a vectorized access and shared memory against the target's
+// limits, each tiled block's thread-extent bounds (the multi-level tiling rule's
+// "thread_extent_low/high_inclusive" annotations), and a thread loop nested in one of the
+// same tag that reads the outer one's variable (one hardware index, two values). Read from the block IR, without
+// lowering (a few microseconds); with "lower": true it runs the lowering pipeline, whose
+// own verify_gpu_code is exact, instead.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/lower/lower.h"
+#include "dragon/schedule/tensor_intrin.h"
+#include "dragon/support/error.h"
+#include "postproc/postproc.h"
+#include "space/block_analysis.h"
+
+namespace dragon::search {
+namespace {
+
+constexpr const char* kLow = "meta_schedule.thread_extent_low_inclusive";
+constexpr const char* kHigh = "meta_schedule.thread_extent_high_inclusive";
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::optional<int64_t> int_annotation(const ir::BlockNode* block, const char* key) {
+  auto it = block->annotations.find(key);
+  if (it == block->annotations.end()) return std::nullopt;
+  const auto* v = std::get_if<int64_t>(&it->second);
+  return v != nullptr ? std::optional<int64_t>(*v) : std::nullopt;
+}
+
+// What one kernel (a top-level nest) uses.
+struct KernelUse {
+  std::map<std::string, int64_t> extents;  // thread tag -> largest extent bound to it
+  bool warp_blocks = false;                // tensorized blocks: threadIdx.x is the 32 lanes
+  int64_t widest_vector_bytes = 0;
+  std::string widest_vector_loop;
+  std::vector<const ir::BlockNode*> blocks;
+  // Shared buffers written in the kernel: the loops from the kernel's top down to the
+  // writer, outermost first (through enclosing blocks: a tensorized tile's inner block).
+  std::map<const ir::BufferNode*, std::vector<const ir::ForNode*>> shared_writers;
+  // Every block's loops from the kernel's top, to find where readers meet writers.
+  std::map<const ir::BlockNode*, std::vector<const ir::ForNode*>> loops_of;
+  int64_t cross_thread_bytes = 0;  // the trees' shared buffers lowering will add
+  // A loop bound to a tag inside another loop bound to it whose variable it uses: one
+  // hardware index cannot be two loop values (unify_thread_bindings refuses it).
+  std::string nested_tag_conflict;
+};
+
+bool uses_var(const ir::Stmt& body, const ir::VarNode* var) {
+  struct Finder : ir::StmtExprVisitor {
+    const ir::VarNode* var = nullptr;
+    bool found = false;
+    using ir::StmtExprVisitor::visit_;
+    void visit_(const ir::VarNode* op) override { found = found || op == var; }
+  } finder;
+  finder.var = var;
+  finder.visit(body);
+  return finder.found;
+}
+
+int widest_access_bytes(const ir::Stmt& body) {
+  struct Widest : ir::StmtExprVisitor {
+    int bytes = 0;
+    using ir::StmtExprVisitor::visit_;
+    void visit_(const ir::BufferLoadNode* op) override {
+      bytes = std::max(bytes, op->buffer->dtype.bytes());
+      ir::StmtExprVisitor::visit_(op);
+    }
+    void visit_(const ir::BufferStoreNode* op) override {
+      bytes = std::max(bytes, op->buffer->dtype.bytes());
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } w;
+  w.visit(body);
+  return w.bytes;
+}
+
+class KernelScan : public ir::StmtVisitor {
+ public:
+  explicit KernelScan(KernelUse& use) : use_(use) {}
+  using ir::StmtVisitor::visit_;
+
+  void visit_(const ir::ForNode* op) override {
+    if (op->for_kind == ir::ForKind::kThreadBinding) {
+      int64_t extent = ir::as_const_int(op->extent).value_or(1);
+      int64_t& e = use_.extents[op->thread_tag];
+      e = std::max(e, extent);
+      for (const ir::ForNode* outer : path_) {
+        if (outer->for_kind == ir::ForKind::kThreadBinding && outer->thread_tag == op->thread_tag &&
+            use_.nested_tag_conflict.empty() && uses_var(op->body, outer->loop_var.get())) {
+          use_.nested_tag_conflict = fmt::format("loop {} bound to {} inside loop {} bound to it uses its variable",
+                                                 op->loop_var.name(), op->thread_tag, outer->loop_var.name());
+        }
+      }
+    }
+    if (op->for_kind == ir::ForKind::kVectorized) {
+      int64_t bytes = ir::as_const_int(op->extent).value_or(1) * widest_access_bytes(op->body);
+      if (bytes > use_.widest_vector_bytes) {
+        use_.widest_vector_bytes = bytes;
+        use_.widest_vector_loop = op->loop_var.name();
+      }
+    }
+    loops_.push_back(op);
+    path_.push_back(op);
+    ir::StmtVisitor::visit_(op);
+    path_.pop_back();
+    loops_.pop_back();
+  }
+
+  void visit_(const ir::BlockRealizeNode* op) override {
+    const ir::BlockNode* block = op->block.get();
+    use_.blocks.push_back(block);
+    use_.loops_of[block] = path_;
+    if (block->annotations.count(std::string(schedule::kTensorIntrinAnnotation)) != 0) use_.warp_blocks = true;
+    for (const ir::BufferRegion& w : block->writes) {
+      const std::string& scope = w.buffer->scope;
+      if (starts_with(scope, "shared") && use_.shared_writers.count(w.buffer.get()) == 0) {
+        use_.shared_writers[w.buffer.get()] = path_;
+      }
+    }
+    // A reduction whose reduce loop is bound to threads: lowering adds a shared tree of
+    // one slot per thread of the block.
+    if (block->init.defined()) {
+      int64_t slots = 1;
+      bool across = false;
+      BlockSite site{op, block, loops_, nullptr};
+      for (const ir::ForNode* l : loops_) {
+        if (l->for_kind != ir::ForKind::kThreadBinding || starts_with(l->thread_tag, "blockIdx.")) continue;
+        slots *= ir::as_const_int(l->extent).value_or(1);
+        across = across || loop_feeds_block(l, site).reduce;
+      }
+      if (across && !block->writes.empty()) use_.cross_thread_bytes += slots * block->writes[0].buffer->dtype.bytes();
+    }
+    // Nested blocks see their own loops only from here on.
+    std::vector<const ir::ForNode*> saved = std::move(loops_);
+    loops_.clear();
+    ir::StmtVisitor::visit_(op);
+    loops_ = std::move(saved);
+  }
+
+ private:
+  KernelUse& use_;
+  std::vector<const ir::ForNode*> loops_;  // up to the enclosing block
+  std::vector<const ir::ForNode*> path_;   // from the kernel's top
+};
+
+// Bytes of shared memory one thread block of the kernel holds: each shared buffer's
+// footprint is what its writer writes while the loops it shares with the buffer's readers
+// stay fixed (what compact_buffers keeps), counted over the writer's loops that feed
+// spatial variables.
+int64_t shared_bytes(const KernelUse& use) {
+  int64_t total = use.cross_thread_bytes;
+  for (const auto& [buffer, writer_loops] : use.shared_writers) {
+    size_t common = writer_loops.size();
+    for (const ir::BlockNode* block : use.blocks) {
+      bool reads = false;
+      for (const ir::BufferRegion& r : block->reads) reads = reads || r.buffer.get() == buffer;
+      if (!reads) continue;
+      const std::vector<const ir::ForNode*>& reader_loops = use.loops_of.at(block);
+      size_t prefix = 0;
+      while (prefix < writer_loops.size() && prefix < reader_loops.size() && writer_loops[prefix] == reader_loops[prefix]) {
+        ++prefix;
+      }
+      common = std::min(common, prefix);
+    }
+    int64_t elements = 1;
+    for (size_t i = common; i < writer_loops.size(); ++i) {
+      if (loop_feeds(writer_loops[i]).spatial) elements *= ir::as_const_int(writer_loops[i]->extent).value_or(1);
+    }
+    elements = std::min(elements, buffer->num_elements());
+    total += elements * buffer->dtype.bytes();
+  }
+  return total;
+}
+
+class VerifyGpuCode : public Postproc {
+ public:
+  VerifyGpuCode(lower::Target target, bool lower) : target_(std::move(target)), lower_(lower) {}
+
+  std::optional<std::string> apply(schedule::Schedule& sch) const override {
+    if (!target_.is_gpu()) return std::nullopt;
+    if (lower_) {
+      try {
+        lower::lower(sch.func(), target_);
+      } catch (const UserError& e) {
+        return std::string(e.what());
+      }
+      return std::nullopt;
+    }
+    const ir::BlockNode* root = sch.func().root_block();
+    if (root == nullptr) return std::nullopt;
+    std::vector<ir::Stmt> nests;
+    if (const auto* seq = root->body.as<ir::SeqStmtNode>()) {
+      nests = seq->seq;
+    } else {
+      nests.push_back(root->body);
+    }
+    for (size_t k = 0; k < nests.size(); ++k) {
+      KernelUse use;
+      KernelScan(use).visit(nests[k]);
+      if (std::optional<std::string> why = check(use, k)) return why;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<std::string> check(const KernelUse& use, size_t kernel) const {
+    int64_t threads = 1, vthreads = 1;
+    bool has_x = false;
+    for (const auto& [tag, extent] : use.extents) {
+      if (starts_with(tag, "threadIdx.")) threads *= extent;
+      if (starts_with(tag, "vthread.")) vthreads *= extent;
+      has_x = has_x || tag == "threadIdx.x";
+    }
+    if (use.warp_blocks && !has_x) threads *= target_.warp_size;
+    if (threads > target_.max_threads_per_block) {
+      return fmt::format("kernel {}: {} threads per block, above the limit {}", kernel, threads,
+                         target_.max_threads_per_block);
+    }
+    if (vthreads > target_.max_vthreads) {
+      return fmt::format("kernel {}: {} virtual threads, above the limit {}", kernel, vthreads, target_.max_vthreads);
+    }
+    if (!use.nested_tag_conflict.empty()) return fmt::format("kernel {}: {}", kernel, use.nested_tag_conflict);
+    if (use.widest_vector_bytes > target_.max_vector_bytes) {
+      return fmt::format("kernel {}: vectorized loop {} accesses {} bytes at once, above the limit {}", kernel,
+                         use.widest_vector_loop, use.widest_vector_bytes, target_.max_vector_bytes);
+    }
+    int64_t shared = shared_bytes(use);
+    if (shared > target_.max_shared_memory_per_block) {
+      return fmt::format("kernel {}: {} bytes of shared memory, above the limit {}", kernel, shared,
+                         target_.max_shared_memory_per_block);
+    }
+    for (const ir::BlockNode* block : use.blocks) {
+      std::optional<int64_t> low = int_annotation(block, kLow), high = int_annotation(block, kHigh);
+      if (low && threads < *low) {
+        return fmt::format("kernel {}: block {} runs {} threads, below its tiling's bound {}", kernel, block->name,
+                           threads, *low);
+      }
+      if (high && threads > *high) {
+        return fmt::format("kernel {}: block {} runs {} threads, above its tiling's bound {}", kernel, block->name,
+                           threads, *high);
+      }
+    }
+    return std::nullopt;
+  }
+
+  lower::Target target_;
+  bool lower_;
+};
+
+}  // namespace
+
+std::unique_ptr<Postproc> make_verify_gpu_code_postproc(ParamReader& params, const lower::Target& target) {
+  bool lower = params.get_bool("lower", false);
+  return std::make_unique<VerifyGpuCode>(target, lower);
+}
+
+}  // namespace dragon::search

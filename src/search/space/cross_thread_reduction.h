@@ -1,0 +1,38 @@
+// Steps shared by the cross-thread reduction rule and the default GPU schedule: gather a
+// reduction block's reduce loops innermost into one loop, split it by a thread count and
+// bind the inner part to a thread axis, which lowering turns into per-thread partial
+// results combined by a tree in shared memory (lower_cross_thread_reduction).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+#include "dragon/schedule/schedule.h"
+
+namespace dragon::search {
+
+struct ReductionLoops {
+  std::vector<schedule::LoopRV> spatial;  // the loops above, feeding spatial variables, outermost first
+  schedule::LoopRV reduce;                // every reduce loop, fused
+};
+
+// Reorders the block's own loops (the innermost chain of single loops down to it) so the
+// reduce ones are innermost (keeping each group's order) and fuses them. nullopt, with
+// `sch` unchanged, when a loop feeds both kinds or an ordered variable, or a loop shared
+// with other blocks feeds the reduction. `spatial` lists the shared loops too.
+std::optional<ReductionLoops> gather_reduction_loops(schedule::Schedule& sch, schedule::BlockRV block);
+
+// Splits `reduce` into [rest, threads] and binds the inner loop to `thread_axis`; returns
+// the outer (serial) loop.
+schedule::LoopRV bind_reduction_to_threads(schedule::Schedule& sch, schedule::LoopRV reduce,
+                                           const schedule::SplitFactor& threads, const std::string& thread_axis);
+
+// Whether GPU lowering accepts every cross-thread reduction of `func` (the update is
+// C = C op x with op +, *, max or min and an init that loads nothing, and the loops have
+// the shape it handles); the lowering pass itself decides, so the two never disagree.
+bool lowers_across_threads(const ir::PrimFunc& func, const lower::Target& target);
+
+}  // namespace dragon::search

@@ -1,0 +1,406 @@
+// DecisionSampler (decision_sampler.h): the trace is read once for the tiles, the
+// categoricals and the product constraints of the loops bound to threads; draws are
+// checked against them before any replay.
+#include "space/decision_sampler.h"
+
+#include "dragon/ir/op.h"
+#include "space/block_analysis.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace dragon::search {
+
+using schedule::Arg;
+using schedule::Instruction;
+using schedule::InstructionKind;
+using schedule::RandomVar;
+using schedule::RVType;
+
+namespace {
+
+const RandomVar* rv_of(const Arg& arg) { return arg.as<RandomVar>(); }
+
+int64_t int_of(const Arg& arg, int64_t fallback) {
+  if (const auto* v = arg.as<int64_t>()) return *v;
+  return fallback;
+}
+
+}  // namespace
+
+DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFunc& func, const lower::Target& target) {
+  const std::vector<Instruction>& insts = sketch.instructions();
+  size_t end = sketch.postproc_start().value_or(insts.size());
+  std::map<int64_t, Factor> factor_of_value;              // ExprRV id -> where it comes from
+  std::map<int64_t, std::optional<std::vector<Factor>>> factors_of_loop;  // nullopt: unknown
+  struct Group {
+    std::string tag;
+    std::vector<Factor> factors;
+    int64_t block = -1;  // the tiled block whose tiling made the binding, if any
+  };
+  std::vector<Group> groups;
+  int64_t tiling_block = -1;
+  std::map<int64_t, int64_t> low, high;
+  std::set<int64_t> tensorized;
+
+  for (size_t i = 0; i < end; ++i) {
+    const Instruction& inst = insts[i];
+    switch (inst.kind) {
+      case InstructionKind::SamplePerfectTile: {
+        Tile t;
+        t.instruction = i;
+        t.n = static_cast<int>(inst.attrs.size() > 0 ? int_of(inst.attrs[0], 1) : 1);
+        t.max_innermost = inst.attrs.size() > 1 ? int_of(inst.attrs[1], -1) : -1;
+        std::optional<Arg> recorded = sketch.decision(i);
+        const auto* list = recorded ? recorded->as<Arg::List>() : nullptr;
+        if (list == nullptr) break;  // no extent known: the replay samples it
+        for (const Arg& f : *list) t.extent *= int_of(f, 1);
+        for (size_t k = 0; k < inst.outputs.size(); ++k) {
+          factor_of_value[inst.outputs[k].id] = Factor{static_cast<int>(tiles_.size()), static_cast<int>(k), -1, 1};
+        }
+        tiles_.push_back(t);
+        break;
+      }
+      case InstructionKind::SampleCategorical: {
+        Categorical c;
+        c.instruction = i;
+        if (inst.attrs.size() < 2) break;
+        const auto* candidates = inst.attrs[0].as<Arg::List>();
+        const auto* probs = inst.attrs[1].as<Arg::List>();
+        if (candidates == nullptr || probs == nullptr) break;
+        for (const Arg& a : *candidates) c.candidates.push_back(int_of(a, 0));
+        for (const Arg& a : *probs) {
+          if (const auto* d = a.as<double>()) c.probs.push_back(*d);
+          else c.probs.push_back(static_cast<double>(int_of(a, 0)));
+        }
+        if (!inst.outputs.empty()) {
+          factor_of_value[inst.outputs[0].id] = Factor{-1, -1, static_cast<int>(categoricals_.size()), 1};
+        }
+        categoricals_.push_back(std::move(c));
+        break;
+      }
+      case InstructionKind::Split: {
+        for (size_t k = 0; k < inst.outputs.size() && k + 1 < inst.inputs.size(); ++k) {
+          const Arg& f = inst.inputs[k + 1];
+          std::optional<std::vector<Factor>> known;
+          if (const RandomVar* rv = rv_of(f); rv != nullptr && rv->type == RVType::kExpr) {
+            auto it = factor_of_value.find(rv->id);
+            if (it != factor_of_value.end()) known = std::vector<Factor>{it->second};
+          } else if (const auto* c = f.as<int64_t>()) {
+            known = std::vector<Factor>{Factor{-1, -1, -1, *c}};
+          }
+          factors_of_loop[inst.outputs[k].id] = known;
+        }
+        break;
+      }
+      case InstructionKind::Fuse: {
+        std::optional<std::vector<Factor>> fused = std::vector<Factor>{};
+        for (const Arg& in : inst.inputs) {
+          const RandomVar* rv = rv_of(in);
+          auto it = rv != nullptr ? factors_of_loop.find(rv->id) : factors_of_loop.end();
+          if (it == factors_of_loop.end() || !it->second) {
+            fused.reset();
+            break;
+          }
+          fused->insert(fused->end(), it->second->begin(), it->second->end());
+        }
+        if (!inst.outputs.empty()) factors_of_loop[inst.outputs[0].id] = fused;
+        break;
+      }
+      case InstructionKind::Bind: {
+        if (inst.inputs.empty() || inst.attrs.empty()) break;
+        const RandomVar* loop = rv_of(inst.inputs[0]);
+        const auto* tag = inst.attrs[0].as<std::string>();
+        if (loop == nullptr || tag == nullptr) break;
+        auto it = factors_of_loop.find(loop->id);
+        if (it == factors_of_loop.end() || !it->second) break;
+        if (tag->rfind("threadIdx.", 0) == 0 || tag->rfind("vthread.", 0) == 0) {
+          groups.push_back({*tag, *it->second, tiling_block});
+        }
+        break;
+      }
+      case InstructionKind::Annotate: {
+        if (inst.inputs.size() < 2 || inst.attrs.empty()) break;
+        const RandomVar* target_rv = rv_of(inst.inputs[0]);
+        const auto* key = inst.attrs[0].as<std::string>();
+        if (target_rv == nullptr || target_rv->type != RVType::kBlock || key == nullptr) break;
+        if (*key == "meta_schedule.tiling_structure") tiling_block = target_rv->id;
+        if (*key == "meta_schedule.thread_extent_low_inclusive") low[target_rv->id] = int_of(inst.inputs[1], 1);
+        if (*key == "meta_schedule.thread_extent_high_inclusive") {
+          high[target_rv->id] = int_of(inst.inputs[1], 0);
+          tiling_block = -1;  // the tiling's bindings end with its bounds
+        }
+        if (*key == "meta_schedule.auto_tensorize") tensorized.insert(target_rv->id);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  const int64_t max_threads = target.max_threads_per_block > 0 ? target.max_threads_per_block : 1024;
+  const int64_t max_vthreads = target.max_vthreads > 0 ? target.max_vthreads : 8;
+  const int64_t warp = target.warp_size > 0 ? target.warp_size : 32;
+  std::map<int64_t, Constraint> per_block;  // a tiled block's threadIdx bindings together
+  for (const Group& g : groups) {
+    bool thread = g.tag.rfind("threadIdx.", 0) == 0;
+    int64_t lanes = thread && g.block >= 0 && tensorized.count(g.block) != 0 ? warp : 1;
+    constraints_.push_back({g.factors, lanes, 1, thread ? max_threads : max_vthreads});
+    if (thread && g.block >= 0) {
+      Constraint& c = per_block[g.block];
+      c.factors.insert(c.factors.end(), g.factors.begin(), g.factors.end());
+      c.lanes = lanes;
+    }
+  }
+  for (auto& [block, c] : per_block) {
+    c.low = low.count(block) != 0 ? low[block] : 1;
+    c.high = high.count(block) != 0 && high[block] > 0 ? high[block] : max_threads;
+    constraints_.push_back(c);
+  }
+  if (target.is_gpu() && target.max_shared_memory_per_block > 0) {
+    add_shared_budgets(sketch, end, func, factor_of_value, target);
+  }
+}
+
+void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
+                                         const std::map<int64_t, Factor>& factor_of_value,
+                                         const lower::Target& target) {
+  const std::vector<Instruction>& insts = sketch.instructions();
+  // A loop of a tiled nest: a piece of an original loop (the block's iteration variable
+  // `var`), `extent` and `stride` (the product of the pieces inside it) in draws.
+  struct Piece {
+    int64_t block = -1;
+    int var = -1;
+    Product extent, stride;
+  };
+  std::map<int64_t, std::string> block_names;      // block RV id -> name
+  std::map<int64_t, std::vector<int64_t>> fused;   // loop RV id -> piece ids it fuses (itself if a piece)
+  std::map<int64_t, Piece> pieces;                 // loop RV id -> piece
+  std::map<int64_t, std::vector<int64_t>> order;   // block RV id -> pieces, outermost first
+  std::map<int64_t, std::string> bound;            // piece id -> thread tag
+  struct Pending {
+    int64_t block = -1;
+    size_t read = 0;
+    int64_t scope_shared = 0;
+  };
+  std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
+  std::map<int64_t, SharedBudget> budgets;          // tiled block RV id -> its copies
+  auto product_of = [&](const Product& p) {
+    int64_t v = 1;
+    for (const Factor& f : p) {
+      if (f.tile >= 0 || f.categorical >= 0) return std::optional<int64_t>();
+      v *= f.constant;
+    }
+    return std::optional<int64_t>(v);
+  };
+  for (size_t i = 0; i < end; ++i) {
+    const Instruction& inst = insts[i];
+    switch (inst.kind) {
+      case InstructionKind::GetBlock:
+        if (!inst.attrs.empty() && !inst.outputs.empty()) {
+          if (const auto* name = inst.attrs[0].as<std::string>()) block_names[inst.outputs[0].id] = *name;
+        }
+        break;
+      case InstructionKind::GetLoops: {
+        const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        if (b == nullptr || block_names.count(b->id) == 0 || order.count(b->id) != 0) break;
+        // The block's first lookup: its loops are still the unscheduled nest, one per
+        // iteration variable it binds directly.
+        std::optional<BlockSite> site = find_block(func, block_names[b->id]);
+        if (!site || site->loops.size() != inst.outputs.size()) break;
+        for (size_t k = 0; k < inst.outputs.size(); ++k) {
+          int var = -1;
+          for (size_t v = 0; v < site->realize->iter_values.size(); ++v) {
+            if (site->realize->iter_values[v].get() == site->loops[k]->loop_var.get()) var = static_cast<int>(v);
+          }
+          std::optional<int64_t> extent = ir::as_const_int(site->loops[k]->extent);
+          if (var < 0 || !extent) continue;
+          pieces[inst.outputs[k].id] = Piece{b->id, var, {Factor{-1, -1, -1, *extent}}, {}};
+          fused[inst.outputs[k].id] = {inst.outputs[k].id};
+        }
+        break;
+      }
+      case InstructionKind::Split: {
+        const RandomVar* loop = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        auto parent = loop != nullptr ? pieces.find(loop->id) : pieces.end();
+        if (parent == pieces.end()) break;
+        std::vector<std::optional<Factor>> factors;
+        int inferred = -1;
+        for (size_t k = 1; k < inst.inputs.size(); ++k) {
+          const Arg& f = inst.inputs[k];
+          if (f.is_none()) {
+            inferred = static_cast<int>(k - 1);
+            factors.emplace_back();
+          } else if (const auto* c = f.as<int64_t>()) {
+            factors.emplace_back(Factor{-1, -1, -1, *c});
+          } else if (const RandomVar* rv = rv_of(f); rv != nullptr && factor_of_value.count(rv->id) != 0) {
+            factors.emplace_back(factor_of_value.at(rv->id));
+          } else {
+            factors.emplace_back();
+            inferred = -2;  // unknown
+          }
+        }
+        if (inferred == -2) break;
+        if (inferred >= 0) {
+          // The inferred factor: the parent's (constant) extent over the others.
+          std::optional<int64_t> whole = product_of(parent->second.extent);
+          int64_t others = 1;
+          for (const auto& f : factors) {
+            if (f && (f->tile >= 0 || f->categorical >= 0)) whole.reset();
+            if (f) others *= f->constant;
+          }
+          if (!whole || others == 0) break;
+          factors[inferred] = Factor{-1, -1, -1, (*whole + others - 1) / others};
+        }
+        Piece p = parent->second;
+        for (size_t k = 0; k < factors.size() && k < inst.outputs.size(); ++k) {
+          Piece piece{p.block, p.var, {*factors[k]}, p.stride};
+          for (size_t j = k + 1; j < factors.size(); ++j) piece.stride.push_back(*factors[j]);
+          pieces[inst.outputs[k].id] = piece;
+          fused[inst.outputs[k].id] = {inst.outputs[k].id};
+        }
+        break;
+      }
+      case InstructionKind::Reorder: {
+        std::vector<int64_t> ids;
+        int64_t block = -1;
+        for (const Arg& a : inst.inputs) {
+          const RandomVar* rv = rv_of(a);
+          if (rv == nullptr || pieces.count(rv->id) == 0) {
+            ids.clear();
+            break;
+          }
+          ids.push_back(rv->id);
+          block = pieces[rv->id].block;
+        }
+        if (!ids.empty()) order[block] = ids;
+        break;
+      }
+      case InstructionKind::Fuse: {
+        std::vector<int64_t> members;
+        for (const Arg& a : inst.inputs) {
+          const RandomVar* rv = rv_of(a);
+          if (rv == nullptr || fused.count(rv->id) == 0) {
+            members.clear();
+            break;
+          }
+          members.insert(members.end(), fused[rv->id].begin(), fused[rv->id].end());
+        }
+        if (!members.empty() && !inst.outputs.empty()) fused[inst.outputs[0].id] = members;
+        break;
+      }
+      case InstructionKind::Bind: {
+        const RandomVar* loop = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        const auto* tag = inst.attrs.empty() ? nullptr : inst.attrs[0].as<std::string>();
+        if (loop == nullptr || tag == nullptr || fused.count(loop->id) == 0) break;
+        for (int64_t piece : fused[loop->id]) bound[piece] = *tag;
+        break;
+      }
+      case InstructionKind::CacheRead: {
+        const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
+        if (b == nullptr || scope == nullptr || inst.outputs.empty() || scope->rfind("shared", 0) != 0) break;
+        copies[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 1};
+        break;
+      }
+      case InstructionKind::ComputeAt: {
+        const RandomVar* copy = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
+        const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
+        if (copy == nullptr || at == nullptr || copies.count(copy->id) == 0 || fused.count(at->id) == 0) break;
+        const Pending& pending = copies[copy->id];
+        auto nest = order.find(pending.block);
+        if (nest == order.end() || block_names.count(pending.block) == 0) break;
+        std::optional<BlockSite> site = find_block(func, block_names[pending.block]);
+        if (!site || pending.read >= site->block->reads.size()) break;
+        const ir::BufferRegion& read = site->block->reads[pending.read];
+        // The pieces the copy covers: those after the loop it is computed at, and the
+        // thread pieces before it (other threads' reads).
+        const std::vector<int64_t>& at_pieces = fused[at->id];
+        size_t position = nest->second.size();
+        for (size_t k = 0; k < nest->second.size(); ++k) {
+          if (std::find(at_pieces.begin(), at_pieces.end(), nest->second[k]) != at_pieces.end()) position = k;
+        }
+        if (position == nest->second.size()) break;
+        Copy c;
+        c.bytes = read.buffer->dtype.bytes();
+        bool affine = true;
+        for (const ir::Range& range : read.region) {
+          std::vector<Term> dim;
+          for (size_t k = 0; k < nest->second.size(); ++k) {
+            auto tag = bound.find(nest->second[k]);
+            bool thread = tag != bound.end() && tag->second.rfind("blockIdx.", 0) != 0;
+            if (k <= position && !thread) continue;
+            const Piece& piece = pieces[nest->second[k]];
+            std::optional<int64_t> coef = linear_coefficient(range.min, site->block->iter_vars[piece.var].var);
+            if (!coef) affine = false;
+            if (coef && *coef != 0) dim.push_back(Term{*coef < 0 ? -*coef : *coef, piece.extent, piece.stride});
+          }
+          c.dims.push_back(std::move(dim));
+        }
+        if (!affine) break;
+        SharedBudget& budget = budgets[pending.block];
+        budget.limit = target.max_shared_memory_per_block;
+        budget.copies.push_back(std::move(c));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (auto& [block, budget] : budgets) shared_budgets_.push_back(std::move(budget));
+}
+
+int64_t DecisionSampler::value(const Factor& f, const Draw& draw) const {
+  if (f.tile >= 0) return draw.tiles[f.tile][f.slot];
+  if (f.categorical >= 0) return categoricals_[f.categorical].candidates[draw.categories[f.categorical]];
+  return f.constant;
+}
+
+int64_t DecisionSampler::value(const Product& p, const Draw& draw) const {
+  int64_t v = 1;
+  for (const Factor& f : p) v *= value(f, draw);
+  return v;
+}
+
+bool DecisionSampler::fits(const Draw& draw) const {
+  for (const Constraint& c : constraints_) {
+    int64_t product = c.lanes;
+    for (const Factor& f : c.factors) {
+      product *= value(f, draw);
+      if (product > c.high) return false;
+    }
+    if (product < c.low) return false;
+  }
+  for (const SharedBudget& budget : shared_budgets_) {
+    int64_t bytes = 0;
+    for (const Copy& copy : budget.copies) {
+      int64_t elements = copy.bytes;
+      for (const std::vector<Term>& dim : copy.dims) {
+        int64_t extent = 1;
+        for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
+        elements *= extent;
+      }
+      bytes += elements;
+    }
+    if (bytes > budget.limit) return false;
+  }
+  return true;
+}
+
+std::map<size_t, Arg> DecisionSampler::draw(schedule::RandomEngine& rng, int max_draws) const {
+  Draw d;
+  for (int attempt = 0; attempt < std::max(1, max_draws); ++attempt) {
+    d.tiles.clear();
+    d.categories.clear();
+    for (const Tile& t : tiles_) d.tiles.push_back(schedule::sample_perfect_tile(rng, t.extent, t.n, t.max_innermost));
+    for (const Categorical& c : categoricals_) d.categories.push_back(rng.categorical(c.probs));
+    if (constraint_count() == 0 || fits(d)) break;
+  }
+  std::map<size_t, Arg> decisions;
+  for (size_t t = 0; t < tiles_.size(); ++t) decisions[tiles_[t].instruction] = Arg::int_list(d.tiles[t]);
+  for (size_t c = 0; c < categoricals_.size(); ++c) decisions[categoricals_[c].instruction] = Arg(d.categories[c]);
+  return decisions;
+}
+
+}  // namespace dragon::search

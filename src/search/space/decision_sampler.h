@@ -1,0 +1,101 @@
+// DecisionSampler: fresh decisions for a sketch's perfect tiles and categoricals, drawn
+// the way the schedule's own samplers draw them (each prime's exponent spread uniformly
+// over the tile's slots, the innermost at most its bound; a categorical by its
+// probabilities), and redrawn, a bounded number of times, until the thread counts they
+// give fit what verify_gpu_code would accept: each loop bound to threadIdx at most the
+// target's threads per block (a tensorized kernel's 32 lanes counted), each loop bound to
+// vthread at most its virtual threads, a tiled block's threads within its thread_extent
+// bounds, and the shared-memory copies computed at one of a tiled block's loops within
+// the shared memory of a thread block. What these loops fuse is read from the trace
+// (which split slots and sampled values); a copy's footprint from the block's read
+// indices, affine in the split pieces below the copy's loop (and in the thread pieces
+// above it, which a shared copy covers too). Compute locations are left to the replay,
+// which knows the IR. MetaSchedule rejects such draws after replaying them; rejecting
+// before the replay saves the replay. Not a search strategy.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "dragon/ir/function.h"
+#include "dragon/lower/target.h"
+#include "dragon/schedule/random_engine.h"
+#include "dragon/schedule/trace.h"
+
+namespace dragon::search {
+
+class DecisionSampler {
+ public:
+  // `func` is the unscheduled function the sketch applies to.
+  DecisionSampler(const schedule::Trace& sketch, const ir::PrimFunc& func, const lower::Target& target);
+
+  // Decisions by instruction index for every SamplePerfectTile and SampleCategorical of
+  // the sketch (up to EnterPostproc). The last draw when none of `max_draws` fits.
+  std::map<size_t, schedule::Arg> draw(schedule::RandomEngine& rng, int max_draws = 256) const;
+
+  // How many constraints the sketch gives: products of bound loops, and shared-memory
+  // budgets of tiled blocks (0: one draw is taken).
+  size_t constraint_count() const { return constraints_.size() + shared_budgets_.size(); }
+
+ private:
+  // One factor of a bound loop's extent: slot `slot` of tile `tile`, or the value of
+  // categorical `categorical`, or a constant (both -1).
+  struct Factor {
+    int tile = -1;
+    int slot = -1;
+    int categorical = -1;
+    int64_t constant = 1;
+  };
+  struct Tile {
+    size_t instruction = 0;
+    int n = 1;
+    int64_t max_innermost = -1;
+    int64_t extent = 1;
+  };
+  struct Categorical {
+    size_t instruction = 0;
+    std::vector<int64_t> candidates;
+    std::vector<double> probs;
+  };
+  // low <= lanes * product(factors) <= high
+  struct Constraint {
+    std::vector<Factor> factors;
+    int64_t lanes = 1;
+    int64_t low = 1, high = 0;
+  };
+  using Product = std::vector<Factor>;
+  // One buffer dimension of a shared copy: 1 + sum of coef * (extent - 1) * stride over
+  // the split pieces the copy covers.
+  struct Term {
+    int64_t coef = 0;
+    Product extent, stride;
+  };
+  struct Copy {
+    int64_t bytes = 0;  // per element
+    std::vector<std::vector<Term>> dims;
+  };
+  // The copies of one tiled block: their bytes at most `limit`.
+  struct SharedBudget {
+    std::vector<Copy> copies;
+    int64_t limit = 0;
+  };
+  struct Draw {
+    std::vector<std::vector<int64_t>> tiles;
+    std::vector<int64_t> categories;  // chosen index per categorical
+  };
+
+  bool fits(const Draw& draw) const;
+  int64_t value(const Factor& f, const Draw& draw) const;
+  int64_t value(const Product& p, const Draw& draw) const;
+  void add_shared_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
+                          const std::map<int64_t, Factor>& factor_of_value, const lower::Target& target);
+
+  std::vector<Tile> tiles_;
+  std::vector<Categorical> categoricals_;
+  std::vector<Constraint> constraints_;
+  std::vector<SharedBudget> shared_budgets_;
+};
+
+}  // namespace dragon::search

@@ -1,0 +1,225 @@
+// MultiLevelTilingTensorCore (MetaSchedule's rule, with our mma.m16n8k16 intrinsics): a
+// GEMM-shaped block C[.., i, j] += f32(A[.., i, k]) * f32(B[.., k, j] or B[.., j, k]) with
+// f16 or bf16 inputs is cut into 16x8x16 tiles, the tile loops tiled SSSRRSRS (batch
+// loops join the outermost level), bound to blockIdx.y, blockIdx.x and threadIdx.y (one
+// warp per threadIdx.y; tensorized blocks use the 32 lanes), inputs staged in shared.dyn
+// (rows padded against bank conflicts, cooperative fetch) and register fragments
+// ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
+// "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
+// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space.
+// Not for convolutions yet: their tiles are not unit-stride in our layouts (no ReIndex).
+#include <algorithm>
+
+#include "dragon/ir/op.h"
+#include "dragon/schedule/schedule_error.h"
+#include "dragon/support/error.h"
+#include "postproc/postproc.h"
+#include "space/block_analysis.h"
+#include "space/multi_level_tiling.h"
+#include "space/rule.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::ExprRV;
+using schedule::LoopRV;
+using schedule::Schedule;
+using schedule::SplitFactor;
+
+constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
+
+// Which loops of the block are the GEMM's i, j and k, and the intrinsics for its types.
+struct GemmMatch {
+  std::vector<size_t> batch;  // loop positions of the other spatial loops
+  size_t i = 0, j = 0, k = 0;
+  std::string mma, load_a, load_b;
+};
+
+const ir::VarNode* as_var(const ir::Expr& e) { return e.as<ir::VarNode>(); }
+
+// The last two indices of `region` as block variables, or nullptrs.
+std::pair<const ir::VarNode*, const ir::VarNode*> last_two(const ir::BufferRegion& region) {
+  size_t n = region.region.size();
+  if (n < 2) return {nullptr, nullptr};
+  return {as_var(region.region[n - 2].min), as_var(region.region[n - 1].min)};
+}
+
+std::optional<GemmMatch> match_gemm(const BlockSite& site) {
+  const ir::BlockNode* b = site.block;
+  if (!is_matmul_like(b) || !has_trivial_bindings(site) || b->writes.size() != 1) return std::nullopt;
+  if (b->writes[0].buffer->dtype != ir::DataType::f32()) return std::nullopt;
+  std::vector<ir::BufferRegion> inputs = inputs_of(b);
+  if (inputs.size() != 2) return std::nullopt;
+  ir::DataType in = inputs[0].buffer->dtype;
+  if (inputs[1].buffer->dtype != in || (in != ir::DataType::f16() && in != ir::DataType::bf16())) return std::nullopt;
+  auto [ci, cj] = last_two(b->writes[0]);
+  auto [ai, ak] = last_two(inputs[0]);
+  auto [b0, b1] = last_two(inputs[1]);
+  if (!ci || !cj || ai != ci || !ak || !b0 || !b1) return std::nullopt;
+  bool trans_b = false;
+  if (b0 == ak && b1 == cj) {
+    trans_b = false;
+  } else if (b0 == cj && b1 == ak) {
+    trans_b = true;
+  } else {
+    return std::nullopt;
+  }
+  GemmMatch m;
+  int reduce_vars = 0;
+  for (size_t v = 0; v < b->iter_vars.size(); ++v) {
+    const ir::IterVar& iv = b->iter_vars[v];
+    int64_t extent = ir::as_const_int(iv.dom.extent).value_or(0);
+    // The loop binding this variable (trivial bindings: the value is a loop variable).
+    size_t loop = site.loops.size();
+    for (size_t l = 0; l < site.loops.size(); ++l) {
+      if (site.realize->iter_values[v].get() == site.loops[l]->loop_var.get()) loop = l;
+    }
+    if (loop == site.loops.size()) return std::nullopt;
+    if (iv.kind == ir::IterKind::kReduce) {
+      ++reduce_vars;
+      if (iv.var.get() != ak || extent % 16 != 0) return std::nullopt;
+      m.k = loop;
+    } else if (iv.var.get() == ci) {
+      if (extent % 16 != 0) return std::nullopt;
+      m.i = loop;
+    } else if (iv.var.get() == cj) {
+      if (extent % 8 != 0) return std::nullopt;
+      m.j = loop;
+    } else {
+      m.batch.push_back(loop);
+    }
+  }
+  if (reduce_vars != 1 || !(m.i < m.j && m.j < m.k)) return std::nullopt;
+  for (size_t l : m.batch) {
+    if (l > m.i) return std::nullopt;
+  }
+  std::string half = in == ir::DataType::f16() ? "f16" : "bf16";
+  m.mma = "mma_m16n8k16_" + half + half + "f32" + (trans_b ? "_trans_b" : "");
+  m.load_a = "mma_ldmatrix_a_m16k16_" + half;
+  m.load_b = trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half;
+  return m;
+}
+
+struct TensorCoreOptions {
+  MultiLevelTilingOptions tiling;  // vector lengths, warp size, limits
+  int64_t max_innermost_factor = 4;
+  int64_t row_padding = 8;
+  std::string shared_scope = "shared.dyn";
+};
+
+class MultiLevelTilingTensorCore : public ScheduleRule {
+ public:
+  MultiLevelTilingTensorCore(TensorCoreOptions options, lower::Target target)
+      : options_(std::move(options)), target_(std::move(target)) {}
+
+  std::vector<Schedule> apply(const Schedule& sch, const std::string& block) const override {
+    std::optional<BlockSite> site = find_block(sch.func(), block);
+    if (!site || site->block->annotations.count("meta_schedule.tiling_structure") != 0) return {};
+    for (const ir::ForNode* l : site->loops) {
+      if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
+    }
+    std::optional<GemmMatch> match = match_gemm(*site);
+    if (!match) return {};
+    Schedule s = sch.copy();
+    try {
+      sketch(s, block, *match);
+    } catch (const schedule::ScheduleError&) {
+      return {};
+    }
+    if (!tensorizes(s)) return {};
+    return {s, sch};
+  }
+
+ private:
+  void sketch(Schedule& s, const std::string& name, const GemmMatch& m) const {
+    BlockRV c = s.get_block(name);
+    s.annotate(c, "meta_schedule.tiling_structure", std::string("SSSRRSRS"));
+    BlockRV c_warp = s.cache_write(c, 0, "warp");
+    BlockRV a_shared = s.cache_read(c, 0, options_.shared_scope, {c});
+    BlockRV a_warp = s.cache_read(c, 0, "warp", {c});
+    BlockRV b_shared = s.cache_read(c, 1, options_.shared_scope, {c});
+    BlockRV b_warp = s.cache_read(c, 1, "warp", {c});
+    std::vector<LoopRV> loops = s.get_loops(c);
+    std::vector<LoopRV> it = s.split(loops[m.i], {schedule::None{}, int64_t{16}});
+    std::vector<LoopRV> jt = s.split(loops[m.j], {schedule::None{}, int64_t{8}});
+    std::vector<LoopRV> kt = s.split(loops[m.k], {schedule::None{}, int64_t{16}});
+    auto tile = [&](LoopRV loop, int n) {
+      std::vector<ExprRV> f = s.sample_perfect_tile(loop, n, static_cast<int>(options_.max_innermost_factor));
+      return s.split(loop, std::vector<SplitFactor>(f.begin(), f.end()));
+    };
+    std::vector<LoopRV> i = tile(it[0], 5);
+    std::vector<LoopRV> j = tile(jt[0], 5);
+    std::vector<LoopRV> k = tile(kt[0], 3);
+    std::vector<LoopRV> order;
+    for (size_t b : m.batch) order.push_back(loops[b]);
+    std::vector<LoopRV> tail = {i[0], j[0], i[1], j[1], i[2], j[2], k[0], k[1], i[3], j[3], k[2], i[4], j[4], it[1], jt[1], kt[1]};
+    order.insert(order.end(), tail.begin(), tail.end());
+    s.reorder(order);
+    std::vector<LoopRV> outer;
+    for (size_t b : m.batch) outer.push_back(loops[b]);
+    outer.push_back(i[0]);
+    outer.push_back(j[0]);
+    LoopRV by = s.fuse(outer);
+    s.bind(by, "blockIdx.y");
+    LoopRV bx = s.fuse({i[1], j[1]});
+    s.bind(bx, "blockIdx.x");
+    LoopRV ty = s.fuse({i[2], j[2]});
+    s.bind(ty, "threadIdx.y");
+    s.annotate(c, "meta_schedule.thread_extent_low_inclusive", options_.tiling.warp_size);
+    s.annotate(c, "meta_schedule.thread_extent_high_inclusive", options_.tiling.max_threads_per_block);
+    s.reverse_compute_at(c_warp, ty, true, -1);
+    // Fragments per R1 step, shared tiles per R0 step (consumers first: compute_at needs
+    // every reader of a cache under the loop).
+    s.compute_at(a_warp, k[1], true, -1);
+    s.compute_at(b_warp, k[1], true, -1);
+    for (BlockRV shared : {a_shared, b_shared}) {
+      int bytes = s.get(shared)->writes[0].buffer->dtype.bytes();
+      s.compute_at(shared, k[0], true, -1);
+      s.storage_align(shared, 0, -2, 32, options_.row_padding);
+      std::vector<LoopRV> cl = s.get_loops(shared);
+      s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
+      annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
+    }
+    s.annotate(c, kAutoTensorize, m.mma);
+    s.annotate(a_warp, kAutoTensorize, m.load_a);
+    s.annotate(b_warp, kAutoTensorize, m.load_b);
+    s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
+  }
+
+  // Whether the postprocessors would tensorize every annotated block of this sketch: a
+  // sketch that cannot is not offered.
+  bool tensorizes(const Schedule& s) const {
+    Schedule trial = s.copy();
+    try {
+      for (const char* kind : {"rewrite_reduction_block", "rewrite_tensorize"}) {
+        if (make_postproc(PostprocSpec{kind, {}}, target_)->apply(trial)) return false;
+      }
+    } catch (const schedule::ScheduleError&) {
+      return false;
+    }
+    return true;
+  }
+
+  TensorCoreOptions options_;
+  lower::Target target_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScheduleRule> make_multi_level_tiling_tensor_core_rule(ParamReader& params, const lower::Target& target) {
+  TensorCoreOptions options;
+  options.tiling.vector_load_lens = params.get_ints("vector_load_lens", {1, 2, 4, 8});
+  options.tiling.warp_size = target.warp_size > 0 ? target.warp_size : 32;
+  options.tiling.max_threads_per_block = target.max_threads_per_block > 0 ? target.max_threads_per_block : 1024;
+  options.tiling.max_vector_bytes = target.max_vector_bytes > 0 ? target.max_vector_bytes : 16;
+  options.max_innermost_factor = params.get_int("max_innermost_factor", 4);
+  options.row_padding = params.get_int("row_padding", 8);
+  options.shared_scope = params.get_string("shared_scope", "shared.dyn");
+  if (options.shared_scope != "shared" && options.shared_scope != "shared.dyn") {
+    throw UserError("rule multi_level_tiling_tensor_core: shared_scope must be shared or shared.dyn");
+  }
+  return std::make_unique<MultiLevelTilingTensorCore>(std::move(options), target);
+}
+
+}  // namespace dragon::search

@@ -1,0 +1,296 @@
+// The tuning loop (tuner.h): per task its environment, key, search and budget; rounds
+// chosen by the task scheduler; every measured candidate committed before the next round.
+#include "dragon/search/tuner.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dragon/script/script.h"
+#include "dragon/support/error.h"
+
+namespace dragon::search {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+db::RecordStatus record_status(MeasureStatus status) {
+  switch (status) {
+    case MeasureStatus::kOk: return db::RecordStatus::kOk;
+    case MeasureStatus::kApplyFailed: return db::RecordStatus::kApplyFailed;
+    case MeasureStatus::kRejected: return db::RecordStatus::kRejected;
+    case MeasureStatus::kBuildFailed: return db::RecordStatus::kBuildFailed;
+    case MeasureStatus::kRunFailed: return db::RecordStatus::kRunFailed;
+    case MeasureStatus::kCrashed: return db::RecordStatus::kCrashed;
+    case MeasureStatus::kTimedOut: return db::RecordStatus::kTimedOut;
+    case MeasureStatus::kWrongResult: return db::RecordStatus::kWrongResult;
+  }
+  return db::RecordStatus::kRunFailed;
+}
+
+MeasureStatus measure_status(db::RecordStatus status) {
+  switch (status) {
+    case db::RecordStatus::kOk: return MeasureStatus::kOk;
+    case db::RecordStatus::kApplyFailed: return MeasureStatus::kApplyFailed;
+    case db::RecordStatus::kRejected: return MeasureStatus::kRejected;
+    case db::RecordStatus::kBuildFailed: return MeasureStatus::kBuildFailed;
+    case db::RecordStatus::kRunFailed: return MeasureStatus::kRunFailed;
+    case db::RecordStatus::kCrashed: return MeasureStatus::kCrashed;
+    case db::RecordStatus::kTimedOut: return MeasureStatus::kTimedOut;
+    case db::RecordStatus::kWrongResult: return MeasureStatus::kWrongResult;
+  }
+  return MeasureStatus::kRunFailed;
+}
+
+// A stored record as the measurer's cache would have it.
+MeasureResult result_of(const db::Record& record) {
+  MeasureResult r;
+  r.status = measure_status(record.status);
+  r.error = record.error.value_or("");
+  r.kernel_hash = record.kernel_hash.value_or("");
+  for (float s : record.samples_ms) r.samples_ms.push_back(s);
+  return r;
+}
+
+struct TaskState {
+  const TuningTask* task = nullptr;
+  bool started = false;
+  std::optional<TaskEnvironment> env;
+  std::unique_ptr<EvolutionarySearch> search;
+  db::TuningKey key;
+  int64_t trials = 0;  // records (not counting the default's) plus this run's proposals
+  TaskOutcome outcome;
+};
+
+class Tuning {
+ public:
+  Tuning(const std::vector<TuningTask>& tasks, db::Database& database, const TaskEnvironmentFactory& factory,
+         CostModel& model, const TuneOptions& options)
+      : database_(database), factory_(factory), model_(model), options_(options) {
+    if (options.trials_per_task < 0) throw UserError("tune: the trial budget must not be negative");
+    if (options.batch_size < 1) throw UserError("tune: the batch size must be at least 1");
+    std::vector<double> weights;
+    for (const TuningTask& t : tasks) {
+      TaskState s;
+      s.task = &t;
+      s.outcome.name = t.name;
+      states_.push_back(std::move(s));
+      weights.push_back(t.weight);
+    }
+    scheduler_ = std::make_unique<GradientTaskScheduler>(weights, options.scheduler);
+  }
+
+  std::vector<TaskOutcome> run() {
+    start_ = Clock::now();
+    for (;;) {
+      std::optional<size_t> next = scheduler_->next();
+      if (!next) break;
+      TaskState& s = states_[*next];
+      if (options_.time_budget_s && elapsed() > *options_.time_budget_s) {
+        for (TaskState& t : states_) {
+          if (t.outcome.note.empty()) t.outcome.note = "time budget";
+        }
+        break;
+      }
+      if (!s.started && !start_task(s)) {
+        scheduler_->finish(*next);
+        continue;
+      }
+      round(*next, s);
+    }
+    int64_t started = 0, failed = 0;
+    std::vector<TaskOutcome> outcomes;
+    for (TaskState& s : states_) {
+      started += s.started ? 1 : 0;
+      failed += s.started && !s.env ? 1 : 0;
+      if (s.search) s.outcome.search = s.search->statistics();
+      outcomes.push_back(s.outcome);
+    }
+    if (started > 0 && failed == started) {
+      throw UserError("tune: no task could be tuned; the first: " + states_.front().outcome.note);
+    }
+    return outcomes;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  void log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+
+  db::Record record_of(const TaskState& s, std::string script, const MeasureResult& result) const {
+    db::Record r;
+    r.key = s.key;
+    r.script = std::move(script);
+    r.status = record_status(result.status);
+    if (!result.kernel_hash.empty()) r.kernel_hash = result.kernel_hash;
+    if (result.ok()) {
+      for (double ms : result.samples_ms) {
+        if (std::isfinite(ms) && ms > 0) r.samples_ms.push_back(static_cast<float>(ms));
+      }
+      if (r.samples_ms.empty()) {
+        r.status = db::RecordStatus::kRunFailed;
+        r.error = "timing gave no positive sample";
+      }
+    } else {
+      r.error = result.error.empty() ? std::string(measure_status_id(result.status)) : result.error;
+    }
+    if (!options_.commit.empty()) r.commit = options_.commit;
+    r.measured_at = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    r.origin = options_.origin;
+    return r;
+  }
+
+  // The environment, the key, the records of earlier runs and the default schedule's
+  // time; false (with the outcome's note) when the task cannot be tuned.
+  bool start_task(TaskState& s) {
+    s.started = true;
+    const TuningTask& task = *s.task;
+    try {
+      s.env.emplace(factory_(task));
+    } catch (const Error& e) {
+      s.outcome.note = std::string("cannot tune: ") + e.what();
+      log(task.name + ": " + s.outcome.note);
+      s.env.reset();
+      return false;
+    }
+    Measurer& measurer = *s.env->measurer;
+    db::Workload workload =
+        db::Workload::of(task.func, task.spec.empty() ? std::nullopt : std::optional<std::string>(task.spec));
+    database_.add_workload(workload);
+    s.key = db::TuningKey{workload.hash, {measurer.target_name(), measurer.target_arch()},
+                          {measurer.device(), measurer.driver()}};
+    const db::TuningKey key = s.key;
+    measurer.set_known([this, key](const std::string& hash) -> std::optional<MeasureResult> {
+      std::optional<db::StoredRecord> r = database_.find_kernel(key, hash);
+      if (!r) return std::nullopt;
+      return result_of(r->record);
+    });
+
+    EvolutionarySearchOptions search_options = options_.search;
+    search_options.seed = options_.search.seed ^ static_cast<int64_t>(workload.hash & 0x7fffffff);
+    s.search = std::make_unique<EvolutionarySearch>(*s.env->space, s.env->target, db::format_workload_hash(workload.hash),
+                                                    model_, s.env->mutators, search_options);
+    std::vector<EvolutionarySearch::MeasuredTrace> earlier;
+    bool has_default = false;
+    for (const db::StoredRecord& stored : database_.records(db::RecordFilter::of(key))) {
+      const db::Record& r = stored.record;
+      if (r.script.empty()) {
+        has_default = true;
+        if (r.status == db::RecordStatus::kOk) s.outcome.default_ms = r.median_ms();
+        continue;
+      }
+      ++s.trials;
+      try {
+        earlier.push_back({script::decode(r.script), r.status == db::RecordStatus::kOk ? r.median_ms() : std::nullopt});
+      } catch (const Error& e) {
+        log(fmt::format("{}: record {} does not decode, left out: {}", task.name, stored.id, e.what()));
+      }
+    }
+    int64_t added = s.search->add_measured(earlier);
+    if (!earlier.empty()) {
+      log(fmt::format("{}: resumed from {} records ({} replayed), best {}", task.name, s.trials, added,
+                      s.search->best_ms() ? fmt::format("{:.4g} ms", *s.search->best_ms()) : "none"));
+    }
+    s.outcome.trials = s.trials;
+    s.outcome.best_ms = s.search->best_ms();
+    if (!has_default) measure_default(s);
+    return true;
+  }
+
+  void measure_default(TaskState& s) {
+    std::vector<MeasureResult> results = s.env->measurer->measure({s.env->default_schedule});
+    database_.commit(record_of(s, "", results[0]));
+    if (results[0].ok()) {
+      s.outcome.default_ms = results[0].median_ms();
+    } else {
+      log(fmt::format("{}: the default schedule failed ({}): {}", s.task->name, measure_status_id(results[0].status),
+                      results[0].error));
+    }
+  }
+
+  void round(size_t index, TaskState& s) {
+    const int64_t left = options_.trials_per_task - s.trials;
+    if (left <= 0) {
+      if (s.outcome.note.empty()) s.outcome.note = "trial budget";
+      scheduler_->finish(index);
+      return;
+    }
+    std::vector<SearchCandidate> batch = s.search->propose(static_cast<int>(std::min<int64_t>(left, options_.batch_size)));
+    if (batch.empty()) {
+      const SearchStatistics& st = s.search->statistics();
+      s.outcome.note = fmt::format("space exhausted: no new valid candidate ({} samples failed, {} measured)",
+                                   st.sample_failures, s.search->measured_count());
+      log(s.task->name + ": " + s.outcome.note);
+      scheduler_->finish(index);
+      scheduler_->report(index, s.search->best_ms());
+      return;
+    }
+    std::vector<ir::PrimFunc> funcs;
+    for (const SearchCandidate& c : batch) funcs.push_back(c.scheduled);
+    std::vector<MeasureResult> results = s.env->measurer->measure(funcs);
+    std::vector<db::Record> records;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (results[i].ok()) ++s.outcome.ok;
+      // A program whose kernel was measured before (another program printed the same
+      // code) is recorded too, with that measurement: it is this script's kernel.
+      if (results[i].from_cache) {
+        ++s.outcome.cached;
+      } else {
+        ++measured_;
+      }
+      records.push_back(record_of(s, script::encode(batch[i].trace), results[i]));
+    }
+    if (!records.empty()) database_.commit(records);
+    s.search->report(batch, results);
+    s.trials += static_cast<int64_t>(batch.size());
+    s.outcome.trials = s.trials;
+    s.outcome.new_trials += static_cast<int64_t>(batch.size());
+    s.outcome.best_ms = s.search->best_ms();
+    if (s.outcome.best_ms) s.outcome.curve.emplace_back(s.trials, *s.outcome.best_ms);
+    scheduler_->report(index, best_overall(s));
+    if (options_.on_round) options_.on_round(progress(index, s));
+  }
+
+  // What the task scheduler tracks: the best of search and the default schedule.
+  static std::optional<double> best_overall(const TaskState& s) {
+    std::optional<double> best = s.outcome.best_ms;
+    if (s.outcome.default_ms && (!best || *s.outcome.default_ms < *best)) best = s.outcome.default_ms;
+    return best;
+  }
+
+  TuneProgress progress(size_t index, const TaskState& s) const {
+    TuneProgress p;
+    p.task = index;
+    p.task_name = s.task->name;
+    p.task_trials = s.trials;
+    p.task_budget = options_.trials_per_task;
+    p.task_best_ms = s.outcome.best_ms;
+    p.task_default_ms = s.outcome.default_ms;
+    for (const TaskState& t : states_) p.trials += std::min(t.trials, options_.trials_per_task);
+    p.budget = options_.trials_per_task * static_cast<int64_t>(states_.size());
+    p.measured_this_run = measured_;
+    p.elapsed_s = elapsed();
+    p.candidates_per_second = p.elapsed_s > 0 ? static_cast<double>(measured_) / p.elapsed_s : 0;
+    return p;
+  }
+
+  db::Database& database_;
+  const TaskEnvironmentFactory& factory_;
+  CostModel& model_;
+  const TuneOptions& options_;
+  std::vector<TaskState> states_;
+  std::unique_ptr<GradientTaskScheduler> scheduler_;
+  Clock::time_point start_;
+  int64_t measured_ = 0;
+};
+
+}  // namespace
+
+std::vector<TaskOutcome> tune(const std::vector<TuningTask>& tasks, db::Database& database,
+                              const TaskEnvironmentFactory& factory, CostModel& model, const TuneOptions& options) {
+  return Tuning(tasks, database, factory, model, options).run();
+}
+
+}  // namespace dragon::search

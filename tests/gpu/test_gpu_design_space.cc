@@ -1,0 +1,120 @@
+// On the GPU: what search makes runs and matches the interpreter on the device. The
+// untuned default schedule of every problem of every suite at reduced shapes (with its
+// thresholds, and with thresholds low enough that every reduction is spread over
+// threads), candidates sampled from the design space of every op kind, and a long f32
+// sum under the default schedule within the harness's 1e-5 of the f64 reference.
+// Without a device every test says [SKIP].
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "dragon/harness/f64_promotion.h"
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/build.h"
+#include "dragon/runtime/cuda_driver.h"
+#include "dragon/search/default_schedule.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "unit/codegen/codegen_test_util.h"
+#include "unit/lower/lower_test_util.h"
+#include "unit/search/suite_workloads.h"
+
+namespace dragon::search {
+namespace {
+
+// Reassociated sums (cross-thread trees, tiles) on top of the device's math library.
+constexpr double kToleranceScale = 8;
+
+#define DRAGON_REQUIRE_GPU()                                                                  \
+  do {                                                                                        \
+    Expected<runtime::CudaDriver*> driver = runtime::CudaDriver::get();                       \
+    if (!driver.ok()) GTEST_SKIP() << "[SKIP] no CUDA device: " << driver.error().describe(); \
+  } while (0)
+
+::testing::AssertionResult runs_like_interpreter(const std::string& label, const ir::PrimFunc& original,
+                                                 const ir::PrimFunc& scheduled) {
+  runtime::BuildOptions options;
+  options.cache = &codegen::testing::test_cache();
+  auto exe = runtime::build(scheduled, lower::Target::cuda_h200(), options);
+  if (!exe.ok()) return ::testing::AssertionFailure() << label << ": " << exe.error().describe();
+  std::vector<tensor::HostTensor> args = interp::make_arguments(original, 13, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> reference = args;
+  interp::run(original, reference);
+  Status status = exe.value()->run(args);
+  if (!status.ok()) return ::testing::AssertionFailure() << label << ": " << status.error().describe();
+  ::testing::AssertionResult match = codegen::testing::outputs_match(original, reference, args, kToleranceScale);
+  if (!match) return ::testing::AssertionFailure() << label << ": " << match.message();
+  return ::testing::AssertionSuccess();
+}
+
+TEST(GpuDesignSpace, TheDefaultScheduleOfEveryProblemOfEverySuiteMatchesTheInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  DefaultScheduleOptions across;
+  across.serial_reduction_limit = 2;
+  across.terms_per_thread = 2;
+  int checked = 0;
+  for (const testing::SuiteWorkload& w : testing::suite_workloads()) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.reduced_spec).func;
+    for (const DefaultScheduleOptions& options : {DefaultScheduleOptions{}, across}) {
+      ir::PrimFunc scheduled = default_schedule(func, lower::Target::cuda_h200(), options).func();
+      EXPECT_TRUE(runs_like_interpreter(w.label + " " + w.reduced_spec, func, scheduled));
+      ++checked;
+    }
+  }
+  std::printf("%d default-scheduled problems ran on the device\n", checked);
+}
+
+TEST(GpuDesignSpace, SampledCandidatesOfEveryOpKindMatchTheInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  const lower::Target target = lower::Target::cuda_h200();
+  int ran = 0;
+  for (const ops::OpKind& op : ops::OpRegistry::global().kinds()) {
+    ir::PrimFunc func = lower::testing::small_workload(op, 12);
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    for (int n = 0; n < 3; ++n) {
+      CandidateResult r = sample_candidate(sketches[static_cast<size_t>(n) % sketches.size()], func, target,
+                                           RuleSet::cuda(), 100 + n);
+      if (!r.ok()) continue;
+      EXPECT_TRUE(runs_like_interpreter(op.name + " candidate " + std::to_string(n) + "\n" +
+                                            r.candidate().trace.to_string(),
+                                        func, r.candidate().func));
+      ++ran;
+    }
+  }
+  std::printf("%d sampled candidates ran on the device\n", ran);
+  EXPECT_GT(ran, 150);
+}
+
+TEST(GpuDesignSpace, ALongF32SumUnderTheDefaultScheduleMeetsTheHarnessFloor) {
+  DRAGON_REQUIRE_GPU();
+  // KernelBench's problem 4 shape class: 2^22 terms per output.
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload("mean:shape=4x4194304,axis=1").func;
+  ir::PrimFunc scheduled = default_schedule(func, lower::Target::cuda_h200()).func();
+  auto exe = runtime::build(scheduled, lower::Target::cuda_h200());
+  ASSERT_TRUE(exe.ok()) << exe.error().describe();
+  std::vector<tensor::HostTensor> args = interp::make_arguments(func, 3, interp::Distribution::kRand);
+  ir::PrimFunc twin = harness::promote_floats_to_f64(func);
+  std::vector<tensor::HostTensor> twin_args;
+  for (size_t i = 0; i < args.size(); ++i) {
+    tensor::HostTensor t(twin->params[i].buffer->dtype, args[i].shape());
+    for (int64_t e = 0; e < t.num_elements(); ++e) t.set(e, args[i].get(e));
+    twin_args.push_back(std::move(t));
+  }
+  interp::run(twin, twin_args);
+  ASSERT_TRUE(exe.value()->run(args).ok());
+  size_t o = func->params.size() - 1;
+  double scale = 0, error = 0;
+  for (int64_t e = 0; e < args[o].num_elements(); ++e) {
+    scale = std::max(scale, std::fabs(twin_args[o].get(e)));
+    error = std::max(error, std::fabs(twin_args[o].get(e) - args[o].get(e)));
+  }
+  std::printf("normalized error of a 2^22-term f32 mean on the device: %.3g\n", error / scale);
+  EXPECT_LT(error / scale, 1e-5);
+}
+
+}  // namespace
+}  // namespace dragon::search

@@ -1,0 +1,84 @@
+// GPU tuning's measurer on the device: the default schedule is verified and timed, a
+// kernel computing something else is rejected as wrong without a time, a program beyond
+// the GPU's limits is rejected before it is built, the same kernel is measured once; and a
+// short tuning run of a small op commits its records and finds nothing slower than the
+// default. Skips, saying so, without a GPU. GpuTuning is made first: its worker must be
+// forked before this process touches the GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "dragon/bench/gpu_tuning.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/search/auto_bind.h"
+#include "dragon/search/cost_model.h"
+#include "dragon/support/error.h"
+
+namespace dragon::bench {
+namespace {
+
+std::unique_ptr<GpuTuning> tuning_or_null() {
+  try {
+    return std::make_unique<GpuTuning>(search::RuleSet::cuda());
+  } catch (const UserError&) {
+    return nullptr;
+  }
+}
+
+#define REQUIRE_GPU_TUNING(t)     \
+  std::unique_ptr<GpuTuning> t = tuning_or_null(); \
+  if (!t) GTEST_SKIP() << "[SKIP] no CUDA device on this machine"
+
+ir::PrimFunc bound(const ir::PrimFunc& func, int64_t threads) {
+  schedule::Schedule sch(func);
+  search::AutoBindOptions options;
+  options.max_threads_per_block = threads;
+  search::auto_bind(sch, options);
+  return sch.func();
+}
+
+TEST(GpuTuning, TellsRightFromWrongAndTimesOnlyTheRight) {
+  REQUIRE_GPU_TUNING(tuning);
+  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=1024x1024");
+  ops::Workload sigmoid = ops::OpRegistry::global().make_workload("sigmoid:shape=1024x1024");
+  search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
+  std::vector<search::MeasureResult> r = env.measurer->measure(
+      {env.default_schedule, bound(sigmoid.func, 256), bound(relu.func, 4096), env.default_schedule});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].status, search::MeasureStatus::kOk) << r[0].error;
+  EXPECT_GT(r[0].median_ms().value_or(0), 0);
+  EXPECT_EQ(r[1].status, search::MeasureStatus::kWrongResult) << r[1].error;
+  EXPECT_TRUE(r[1].samples_ms.empty());
+  EXPECT_EQ(r[2].status, search::MeasureStatus::kRejected) << r[2].error;
+  EXPECT_TRUE(r[3].from_cache);
+  EXPECT_FALSE(tuning->device().empty());
+}
+
+TEST(GpuTuning, AShortRunRecordsEveryCandidate) {
+  REQUIRE_GPU_TUNING(tuning);
+  std::filesystem::path path = std::filesystem::temp_directory_path() / ("dragon-gpu-tune-" + std::to_string(::getpid()) + ".db");
+  std::filesystem::remove(path);
+  ops::Workload softmax = ops::OpRegistry::global().make_workload("softmax:shape=256x1024");
+  std::vector<search::TuningTask> tasks = {{"softmax", softmax.spec, softmax.func, 1}};
+  db::Database database = db::Database::open(path.string());
+  search::RandomCostModel model(1);
+  search::TuneOptions options;
+  options.trials_per_task = 32;
+  options.batch_size = 16;
+  options.search = GpuTuning::search_options();
+  options.search.population = 64;
+  std::vector<search::TaskOutcome> outcomes = search::tune(
+      tasks, database, [&](const search::TuningTask& t) { return tuning->environment(t); }, model, options);
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].trials, 32);
+  ASSERT_TRUE(outcomes[0].default_ms.has_value());
+  EXPECT_GT(outcomes[0].ok, 0);
+  std::printf("softmax 256x1024: default %.4g ms, best %.4g ms after 32 trials (%lld verified)\n", *outcomes[0].default_ms,
+              outcomes[0].best_ms.value_or(0), static_cast<long long>(outcomes[0].ok));
+  EXPECT_GE(database.count(), 17);  // the default and the candidates not answered from a cache
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix);
+}
+
+}  // namespace
+}  // namespace dragon::bench

@@ -1,0 +1,59 @@
+// GPU tuning's builds without a GPU: candidates compiled by NVRTC in forked children, several
+// per program, come back in order with their launches and CUBINs; a function NVRTC rejects
+// fails alone; the wire form round-trips. Skips without NVRTC in this build.
+#include <gtest/gtest.h>
+
+#include "dragon/bench/candidate_builds.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/search/auto_bind.h"
+
+namespace dragon::bench {
+namespace {
+
+ir::PrimFunc lowered(const std::string& spec, int64_t threads) {
+  schedule::Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
+  search::AutoBindOptions options;
+  options.max_threads_per_block = threads;
+  search::auto_bind(sch, options);
+  return lower::lower(sch.func(), lower::Target::cuda_h200()).func;
+}
+
+TEST(CandidateBuilds, CompilesInForkedChildrenAndKeepsTheOrder) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  std::vector<ir::PrimFunc> flats = {lowered("relu:shape=64x64", 64), lowered("relu:shape=64x64", 128),
+                                     lowered("softmax:shape=128x256", 64), lowered("sigmoid:shape=32x32", 32),
+                                     lowered("relu:shape=64x64", 256)};
+  std::vector<Expected<runtime::CudaBuild>> builds =
+      build_candidates(flats, {.functions_per_program = 2, .processes = 2});
+  ASSERT_EQ(builds.size(), flats.size());
+  const int64_t threads[] = {64, 128, 64, 32, 256};
+  for (size_t i = 0; i < builds.size(); ++i) {
+    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
+    const runtime::CudaBuild& b = builds[i].value();
+    EXPECT_FALSE(b.cubin.bytes.empty());
+    ASSERT_FALSE(b.source.kernels.empty());
+    EXPECT_EQ(b.source.kernels[0].block[0], threads[i]) << i;
+  }
+  // The wire form keeps what the worker needs.
+  search::ByteWriter out;
+  encode_build(out, builds[2].value());
+  std::string bytes = out.take();
+  search::ByteReader in(bytes);
+  runtime::CudaBuild back = decode_build(in);
+  ASSERT_EQ(back.source.kernels.size(), builds[2].value().source.kernels.size());
+  for (size_t k = 0; k < back.source.kernels.size(); ++k) {
+    const codegen::KernelLaunch &a = back.source.kernels[k], &b = builds[2].value().source.kernels[k];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.grid, b.grid);
+    EXPECT_EQ(a.block, b.block);
+    EXPECT_EQ(a.dynamic_shared_bytes, b.dynamic_shared_bytes);
+    EXPECT_EQ(a.args, b.args);
+  }
+  EXPECT_EQ(back.cubin.bytes, builds[2].value().cubin.bytes);
+}
+
+}  // namespace
+}  // namespace dragon::bench

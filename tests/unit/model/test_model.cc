@@ -1,0 +1,431 @@
+// The little dragon's libtorch parts on the CPU, in seconds: shapes, causal masking, rotary
+// positions, the loss and its gradients against independent computations, AdamW against
+// libtorch's, overfitting real workloads' scripts to exact match, checkpoints bit-exact
+// and a resumed run equal to an uninterrupted one, sampling and the script constraint.
+#include <gtest/gtest.h>
+#include <torch/optim/adamw.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "checkpoint.h"
+#include "dragon/model/lr_schedule.h"
+#include "dragon/model/script_constraint.h"
+#include "dragon/model/sft.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/script/script.h"
+#include "dragon/search/auto_bind.h"
+#include "dragon/support/file.h"
+#include "sampling.h"
+#include "training.h"
+
+namespace dragon::model {
+namespace {
+
+namespace fs = std::filesystem;
+using script::TokenId;
+
+const script::Tokenizer& tok() { return script::Tokenizer::standard(); }
+
+ModelConfig micro_config() {
+  ModelConfig c;
+  c.vocab = 23, c.d_model = 16, c.layers = 2, c.heads = 2, c.ffn = 24, c.context = 16;
+  return c;
+}
+
+// (prompt, script) pairs from real workloads: the default schedule (MetaSchedule's
+// AutoBind, as the suites run it) of four op kinds and two of the hand-written expert
+// scripts, prompts as op specs.
+std::vector<SftRecord> real_records() {
+  std::vector<SftRecord> out;
+  for (const char* spec : {"relu", "softmax:shape=16x1024", "layer_norm", "matmul:m=128,n=128,k=128"}) {
+    schedule::Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
+    search::auto_bind(sch);
+    SftRecord r;
+    r.prompt = PromptForm::kSpec;
+    r.workload = spec;
+    r.script = script::encode(sch.trace());
+    out.push_back(r);
+  }
+  for (auto [file, spec] : {std::pair{"gemm_cpu.script", "matmul:m=64,n=64,k=64"}, {"sum_rfactor.script", "sum"}}) {
+    SftRecord r;
+    r.prompt = PromptForm::kSpec;
+    r.workload = spec;
+    std::string path = DRAGON_SOURCE_DIR;
+    path.append("/data/scripts/expert/").append(file);
+    r.script = read_text_file(path);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<TokenizedExample> tokenized(const std::vector<SftRecord>& records) {
+  std::vector<TokenizedExample> out;
+  for (const SftRecord& r : records) out.push_back(tokenize(tok(), to_example(r)));
+  return out;
+}
+
+Batch batch_of(const std::vector<TokenizedExample>& examples) {
+  std::vector<const TokenizedExample*> pointers;
+  for (const TokenizedExample& e : examples) pointers.push_back(&e);
+  return make_batch(pointers, tok().special(script::SpecialToken::kPad), torch::kCPU);
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> named_parameters(Transformer& model) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (auto& p : model->named_parameters()) out.emplace_back(p.key(), p.value());
+  return out;
+}
+
+TEST(Transformer, ShapesAndParameterCount) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 1);
+  torch::Tensor ids = torch::randint(0, c.vocab, {3, 11}, torch::kInt64);
+  EXPECT_EQ(model->forward(ids).sizes().vec(), (std::vector<int64_t>{3, 11, c.vocab}));
+  int64_t n = 0;
+  for (const auto& p : model->parameters()) n += p.numel();
+  EXPECT_EQ(n, c.parameter_count());
+  EXPECT_EQ(model->named_parameters().size(), static_cast<size_t>(1 + c.layers * 7 + 1))
+      << "embedding, 7 per block, final norm";
+  // The same seed draws the same weights.
+  Transformer again(c, 1), other(c, 2);
+  EXPECT_TRUE(torch::equal(again->forward(ids), model->forward(ids)));
+  EXPECT_FALSE(torch::equal(other->forward(ids), model->forward(ids)));
+}
+
+TEST(Transformer, FutureTokensDoNotChangePastLogits) {
+  const ModelConfig c = micro_config();
+  Transformer model(c, 3);
+  torch::Tensor ids = torch::randint(0, c.vocab, {2, 12}, torch::kInt64);
+  torch::Tensor changed = ids.clone();
+  changed.index_put_({torch::indexing::Slice(), 7}, (ids.index({torch::indexing::Slice(), 7}) + 5) % c.vocab);
+  torch::Tensor a = model->forward(ids), b = model->forward(changed);
+  using torch::indexing::Slice;
+  EXPECT_TRUE(torch::allclose(a.index({Slice(), Slice(0, 7)}), b.index({Slice(), Slice(0, 7)}), 0, 1e-6))
+      << "positions 0..6 must not see token 7";
+  EXPECT_FALSE(torch::allclose(a.index({Slice(), Slice(7)}), b.index({Slice(), Slice(7)}), 0, 1e-3))
+      << "positions 7.. must see it";
+}
+
+TEST(Transformer, RotaryScoresDependOnRelativePositionOnly) {
+  const int64_t D = 8;
+  auto [cos, sin] = rotary_tables(16, D, 10000.0);
+  torch::manual_seed(0);
+  torch::Tensor q = torch::randn({D}), k = torch::randn({D});
+  auto at = [&](const torch::Tensor& v, int64_t pos) {
+    // One vector placed at position pos of a (1, 1, T, D) tensor.
+    torch::Tensor x = torch::zeros({1, 1, 16, D});
+    x.index_put_({0, 0, pos}, v);
+    return apply_rotary(x, cos, sin).index({0, 0, pos});
+  };
+  const double d31 = torch::dot(at(q, 3), at(k, 1)).item<double>();
+  const double d75 = torch::dot(at(q, 7), at(k, 5)).item<double>();
+  const double d72 = torch::dot(at(q, 7), at(k, 2)).item<double>();
+  EXPECT_NEAR(d31, d75, 1e-5);
+  EXPECT_GT(std::abs(d31 - d72), 1e-3) << "another distance, another score";
+  EXPECT_NEAR(at(q, 9).norm().item<double>(), q.norm().item<double>(), 1e-5) << "a rotation keeps the norm";
+  EXPECT_TRUE(torch::allclose(at(q, 0), q)) << "position 0 is not turned";
+}
+
+// The masked loss against log-softmax written out, and its gradients against central
+// differences, in double precision.
+TEST(Training, LossAndGradientsMatchIndependentComputations) {
+  const ModelConfig c = micro_config();
+  Transformer model(c, 5);
+  model->to(torch::kFloat64);
+  std::vector<TokenizedExample> examples = {{{1, 4, 9, 2, 7, 7, 3, 12}, 4}, {{1, 5, 6, 2, 11, 3}, 3}};
+  Batch batch = make_batch(std::vector<const TokenizedExample*>{&examples[0], &examples[1]}, 0, torch::kCPU);
+  EXPECT_EQ(batch.target_tokens, (8 - 4) + (6 - 3));
+  EXPECT_EQ(batch.tokens, 7 + 5);
+  torch::Tensor loss = sft_loss(model, batch);
+  {
+    torch::NoGradGuard no_grad;
+    torch::Tensor logp = torch::log_softmax(model->forward(batch.inputs), -1);  // (B, T, V)
+    double sum = 0;
+    int64_t n = 0;
+    for (size_t b = 0; b < examples.size(); ++b) {
+      const auto& t = examples[b].tokens;
+      for (size_t i = examples[b].script_start; i < t.size(); ++i, ++n) {
+        sum -= logp[b][static_cast<int64_t>(i) - 1][t[i]].item<double>();
+      }
+    }
+    EXPECT_NEAR(loss.item<double>(), sum / static_cast<double>(n), 1e-12);
+  }
+  loss.backward();
+  const double h = 1e-6;
+  int checked = 0;
+  for (auto& named : model->named_parameters()) {
+    torch::Tensor p = named.value();
+    torch::Tensor grad = p.grad().reshape({-1});
+    torch::Tensor flat = p.data().view({-1});
+    for (int64_t i : {int64_t{0}, flat.numel() / 2, flat.numel() - 1}) {
+      torch::NoGradGuard no_grad;
+      const double original = flat[i].item<double>();
+      flat[i] = original + h;
+      const double plus = sft_loss(model, batch).item<double>();
+      flat[i] = original - h;
+      const double minus = sft_loss(model, batch).item<double>();
+      flat[i] = original;
+      const double numeric = (plus - minus) / (2 * h), analytic = grad[i].item<double>();
+      EXPECT_NEAR(analytic, numeric, 1e-6 + 1e-5 * std::abs(numeric)) << named.key() << "[" << i << "]";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3 * (1 + 2 * 7 + 1));
+}
+
+TEST(Training, PromptTokensCarryNoLoss) {
+  std::vector<TokenizedExample> one = {{{1, 4, 9, 2, 7, 3}, 4}};
+  Batch batch = make_batch(std::vector<const TokenizedExample*>{&one[0]}, 0, torch::kCPU);
+  EXPECT_EQ(batch.targets.sizes().vec(), (std::vector<int64_t>{1, 5}));
+  const std::vector<int64_t> expected = {kIgnoredTarget, kIgnoredTarget, kIgnoredTarget, 7, 3};
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(batch.targets[0][i].item<int64_t>(), expected[i]) << i;
+}
+
+TEST(Training, AdamWMatchesLibtorchAdamW) {
+  const ModelConfig c = micro_config();
+  Transformer ours(c, 7), theirs(c, 7);
+  std::vector<TokenizedExample> examples = {{{1, 4, 9, 2, 7, 7, 3, 12}, 2}};
+  Batch batch = make_batch(std::vector<const TokenizedExample*>{&examples[0]}, 0, torch::kCPU);
+  AdamW mine(named_parameters(ours), AdamW::Settings{.beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1});
+  for (auto& s : mine.state()) s.decay = true;  // libtorch decays every parameter
+  torch::optim::AdamW reference(theirs->parameters(),
+                                torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
+  for (int step = 0; step < 3; ++step) {
+    mine.zero_grad();
+    sft_loss(ours, batch).backward();
+    mine.step(1e-2);
+    reference.zero_grad();
+    sft_loss(theirs, batch).backward();
+    reference.step();
+  }
+  auto a = ours->parameters(), b = theirs->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::allclose(a[i], b[i], 1e-6, 1e-7)) << i;
+  EXPECT_FALSE(torch::equal(a[0], Transformer(c, 7)->parameters()[0])) << "the weights moved";
+}
+
+// A tiny model learns six real (workload, script) pairs until greedy decoding writes each
+// script exactly, with and without the constrained decoder.
+TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
+  const std::vector<SftRecord> records = real_records();
+  const std::vector<TokenizedExample> examples = tokenized(records);
+  // Smaller than the tiny preset: on the CPU most of a step is the output head (V = 2653).
+  ModelConfig c;
+  c.vocab = static_cast<int64_t>(tok().size()), c.d_model = 48, c.layers = 2, c.heads = 4, c.ffn = 128, c.context = 384;
+  size_t longest = 0;
+  for (const TokenizedExample& e : examples) longest = std::max(longest, e.tokens.size());
+  ASSERT_LE(static_cast<int64_t>(longest), c.context);
+  at::globalContext().setFlushDenormal(true);  // as train_sft does on the CPU
+  Transformer model(c, 11);
+  AdamW optimizer(named_parameters(model), AdamW::Settings{.weight_decay = 0.0});
+  const LrSchedule schedule{.peak = 1e-2, .floor_ratio = 0.1, .warmup = 5, .total = 200};
+  Batch batch = batch_of(examples);
+  const TokenId pad = tok().special(script::SpecialToken::kPad);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t step = 0;
+  double first_loss = 0, loss = 0;
+  for (; step < 300; ++step) {
+    loss = train_step(model, optimizer, batch, schedule.at(step), 1.0).loss;
+    if (step == 0) first_loss = loss;
+    if (step % 5 == 4 && evaluate(model, examples, 8, pad).exact_match == 1.0) break;
+  }
+  const double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(evaluate(model, examples, 8, pad).exact_match, 1.0) << "after " << step << " steps, loss " << loss;
+  EXPECT_LT(loss, first_loss / 10);
+  std::printf("overfit: %zu examples of up to %zu tokens (%lld target tokens), exact match after %lld steps, loss "
+              "%.3f -> %.4f, %.1f s\n",
+              examples.size(), longest, static_cast<long long>(batch.target_tokens), static_cast<long long>(step + 1),
+              first_loss, loss, train_seconds);
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const TokenizedExample& e = examples[i];
+    std::span<const TokenId> prompt(e.tokens.data(), e.script_start);
+    Generation unconstrained = generate(model, prompt, eos, SamplingSettings{.temperature = 0}, nullptr);
+    EXPECT_EQ(unconstrained.stop, Generation::Stop::kEos) << records[i].workload;
+    EXPECT_EQ(tok().decode(unconstrained.tokens), records[i].script) << records[i].workload;
+    ScriptConstraint constraint(tok(), ops::OpRegistry::global().make_workload(records[i].workload).func);
+    Generation constrained = generate(model, prompt, eos, SamplingSettings{.temperature = 0}, &constraint);
+    EXPECT_EQ(tok().decode(constrained.tokens), records[i].script) << records[i].workload;
+  }
+  std::printf("overfit: greedy generation of the %zu scripts, free and constrained, %.1f s\n", records.size(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - train_seconds);
+}
+
+TEST(Checkpoint, RoundTripIsBitExactAndBf16IsRounded) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 13);
+  AdamW optimizer(named_parameters(model), AdamW::Settings{});
+  const std::vector<TokenizedExample> examples = tokenized(real_records());
+  train_step(model, optimizer, batch_of(examples), 1e-3, 1.0);
+  const TrainProgress progress{1, 0, 6};
+  const std::string path = (fs::temp_directory_path() / "dragon_test_checkpoint.safetensors").string();
+  write_tensor_file(path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress));
+  const TensorFile file = read_tensor_file(path);
+  Transformer loaded = load_model(file, path);
+  EXPECT_EQ(loaded->config, c);
+  auto a = model->named_parameters(), b = loaded->named_parameters();
+  for (const auto& p : a) EXPECT_TRUE(torch::equal(p.value(), b[p.key()])) << p.key();
+  AdamW restored(named_parameters(loaded), AdamW::Settings{});
+  load_optimizer(file, restored, path);
+  EXPECT_EQ(restored.steps(), 1);
+  for (size_t i = 0; i < restored.state().size(); ++i) {
+    EXPECT_TRUE(torch::equal(restored.state()[i].exp_avg, optimizer.state()[i].exp_avg));
+    EXPECT_TRUE(torch::equal(restored.state()[i].exp_avg_sq, optimizer.state()[i].exp_avg_sq));
+  }
+  EXPECT_EQ(load_progress(file, path), progress);
+
+  const TensorFile half = checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt);
+  EXPECT_EQ(half.at("model.embedding.weight").type, StorageType::kBF16);
+  EXPECT_FALSE(load_progress(half, "half").has_value());
+  Transformer rounded = load_model(parse_tensor_file(serialize_tensor_file(half), "half"), "half");
+  for (const auto& p : a) {
+    EXPECT_TRUE(torch::equal(rounded->named_parameters()[p.key()], p.value().to(torch::kBFloat16).to(torch::kFloat32)))
+        << p.key();
+  }
+  EXPECT_THROW(load_optimizer(half, restored, "half"), TensorFileError) << "no optimizer state in a weights file";
+
+  // A damaged checkpoint is an error naming the file, never a model.
+  const std::string bytes = read_text_file(path);
+  write_text_file(path, bytes.substr(0, bytes.size() / 2));
+  try {
+    read_tensor_file(path);
+    ADD_FAILURE() << "a truncated checkpoint was read";
+  } catch (const TensorFileError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+// train_sft cut after 2 of 5 steps and resumed gives every later loss exactly as one
+// uninterrupted run: weights, optimizer moments, step and data position all come back.
+TEST(Sft, ResumedRunEqualsUninterruptedRun) {
+  const fs::path root = fs::temp_directory_path() / "dragon_test_sft_resume";
+  fs::remove_all(root);
+  fs::create_directories(root / "data");
+  {
+    std::ofstream train(root / "data" / "train.jsonl");
+    for (const SftRecord& r : real_records()) train << to_json_line(r) << "\n";
+    std::ofstream valid(root / "data" / "valid.jsonl");
+    valid << to_json_line(real_records()[1]) << "\n";
+  }
+  SftSettings s;
+  s.data_dir = (root / "data").string();
+  s.preset = "tiny";
+  s.steps = 5;
+  s.batch_size = 4;  // batches cross epochs: 6 examples
+  s.warmup = 2;
+  s.lr = 3e-3;
+  s.log_every = 1;
+  s.checkpoint_every = 100;
+  s.device = "cpu";
+  std::vector<std::string> lines;
+  auto log = [&](const std::string& line) { lines.push_back(line); };
+  s.out_dir = (root / "whole").string();
+  const SftSummary whole = train_sft(s, log);
+  ASSERT_EQ(whole.losses.size(), 5u);
+  EXPECT_EQ(whole.examples, 6);
+
+  s.out_dir = (root / "pieces").string();
+  s.run_steps = 2;
+  const SftSummary first = train_sft(s, log);
+  ASSERT_EQ(first.losses.size(), 2u);
+  s.resume = true;
+  s.run_steps = 0;
+  s.lr = 1.0;  // ignored: a resumed run keeps its checkpoint's settings
+  const SftSummary rest = train_sft(s, log);
+  ASSERT_EQ(rest.losses.size(), 3u);
+  for (size_t i = 0; i < 5; ++i) {
+    const double resumed = i < 2 ? first.losses[i] : rest.losses[i - 2];
+    EXPECT_EQ(resumed, whole.losses[i]) << "step " << i + 1;
+  }
+  EXPECT_TRUE(fs::is_regular_file(root / "pieces" / "model.safetensors"));
+  bool progress_line = false, valid_line = false;
+  for (const std::string& line : lines) {
+    progress_line |= line.find("tok/s") != std::string::npos && line.rfind("step 5/5", 0) == 0;
+    valid_line |= line.rfind("valid step 5: loss", 0) == 0;
+  }
+  EXPECT_TRUE(progress_line);
+  EXPECT_TRUE(valid_line);
+  s.out_dir = (root / "nothing").string();
+  EXPECT_THROW(train_sft(s, log), UserError) << "--resume without a checkpoint";
+  fs::remove_all(root);
+}
+
+TEST(Sampling, NucleusKeepsTheSmallestSetReachingTopP) {
+  const std::vector<float> probs = {0.15f, 0.5f, 0.05f, 0.3f};
+  EXPECT_EQ(nucleus(probs, 0.5), (std::vector<TokenId>{1}));
+  EXPECT_EQ(nucleus(probs, 0.7), (std::vector<TokenId>{1, 3}));
+  EXPECT_EQ(nucleus(probs, 0.81), (std::vector<TokenId>{1, 3, 0}));
+  EXPECT_EQ(nucleus(probs, 1.0), (std::vector<TokenId>{1, 3, 0, 2}));
+  EXPECT_EQ(nucleus(probs, 0.0), (std::vector<TokenId>{1})) << "at least one";
+}
+
+TEST(Sampling, TopPDrawsOnlyFromTheNucleusInProportion) {
+  torch::Tensor logits = torch::log(torch::tensor({0.5f, 0.3f, 0.15f, 0.05f}));  // top_p 0.75: ids 0 and 1
+  std::mt19937_64 rng(1);
+  std::map<TokenId, int> counts;
+  const int n = 20000;
+  const SamplingSettings nucleus_only{.temperature = 1.0, .top_p = 0.75};
+  for (int i = 0; i < n; ++i) ++counts[sample_token(logits, nucleus_only, rng, {})];
+  EXPECT_EQ(counts.size(), 2u);
+  EXPECT_NEAR(counts[0] / static_cast<double>(n), 0.5 / 0.8, 0.02);
+  // Without the cut every id appears, in proportion.
+  counts.clear();
+  for (int i = 0; i < n; ++i) ++counts[sample_token(logits, SamplingSettings{.temperature = 1.0}, rng, {})];
+  EXPECT_NEAR(counts[3] / static_cast<double>(n), 0.05, 0.01);
+  // Only allowed ids come out, even the least likely.
+  const std::vector<TokenId> allowed = {2, 3};
+  for (int i = 0; i < 100; ++i) EXPECT_GE(sample_token(logits, SamplingSettings{}, rng, allowed), 2);
+  EXPECT_EQ(sample_token(logits, SamplingSettings{.temperature = 0}, rng, allowed), 2);
+}
+
+TEST(Sampling, TemperatureZeroIsDeterministicAndSeedsRepeat) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 17);
+  const std::vector<TokenId> prompt = tokenized(real_records())[0].tokens;
+  std::span<const TokenId> head(prompt.data(), 8);
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  const SamplingSettings greedy{.temperature = 0, .max_new_tokens = 12, .seed = 1};
+  Generation a = generate(model, head, eos, greedy, nullptr);
+  Generation b = generate(model, head, eos, SamplingSettings{.temperature = 0, .max_new_tokens = 12, .seed = 99}, nullptr);
+  EXPECT_EQ(a.tokens, b.tokens) << "greedy ignores the seed";
+  // The first greedy token is the argmax of the logits.
+  torch::NoGradGuard no_grad;
+  torch::Tensor ids = torch::tensor(std::vector<int64_t>(head.begin(), head.end())).view({1, -1});
+  if (!a.tokens.empty()) EXPECT_EQ(a.tokens[0], model->forward(ids)[0][-1].argmax().item<int64_t>());
+  const SamplingSettings hot{.temperature = 1.0, .top_p = 0.95, .max_new_tokens = 12, .seed = 5};
+  EXPECT_EQ(generate(model, head, eos, hot, nullptr).tokens, generate(model, head, eos, hot, nullptr).tokens);
+}
+
+// An untrained model sampling under the script constraint writes only viable prefixes.
+TEST(Sampling, ConstraintKeepsEveryPrefixViable) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 19);
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload("softmax:shape=16x1024").func;
+  SftRecord r;
+  r.prompt = PromptForm::kSpec;
+  r.workload = "softmax:shape=16x1024";
+  script::Example e = to_example(r);
+  e.script.reset();
+  const std::vector<TokenId> prompt = tok().encode_example(e);
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  for (uint64_t seed : {1, 2}) {
+    ScriptConstraint constraint(tok(), func);
+    Generation g = generate(model, prompt, eos, SamplingSettings{.temperature = 1.0, .max_new_tokens = 40, .seed = seed},
+                            &constraint);
+    ASSERT_NE(g.stop, Generation::Stop::kNothingAllowed);
+    ScriptConstraint judge(tok(), func);
+    for (size_t n = 1; n <= g.tokens.size(); ++n) {
+      const std::string text = tok().decode(std::span(g.tokens).first(n));
+      EXPECT_TRUE(judge.is_viable(text)) << "seed " << seed << ": " << text;
+    }
+    if (g.stop == Generation::Stop::kEos) EXPECT_TRUE(judge.is_complete(tok().decode(g.tokens)));
+  }
+}
+
+}  // namespace
+}  // namespace dragon::model

@@ -1,0 +1,56 @@
+// Hand-made sketches for the search tests: a CPU matmul tiling (perfect tiles, parallel
+// outer loop, vectorized inner loop, a sampled unroll), softmax with sampled compute
+// locations, and AutoBind with a sampled thread count. Each is recorded through the
+// Schedule API, so its trace carries decisions; sketch spaces drop them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dragon/schedule/schedule.h"
+#include "dragon/search/auto_bind.h"
+
+namespace dragon::search::testing {
+
+// Matmul (block "C", loops i, j, k): i, j, k each split in two by sampled perfect tiles,
+// reordered i0 j0 k0 i1 k1 j1, i0 parallel, j1 vectorized, and the root annotated with a
+// sampled unroll depth (RewriteUnroll realises it).
+inline schedule::Trace cpu_matmul_sketch(const ir::PrimFunc& func) {
+  schedule::Schedule sch(func);
+  schedule::BlockRV c = sch.get_block("C");
+  schedule::BlockRV root = sch.get_block("root");
+  std::vector<schedule::LoopRV> loops = sch.get_loops(c);
+  auto tile = [&](schedule::LoopRV loop) {
+    std::vector<schedule::ExprRV> f = sch.sample_perfect_tile(loop, 2, 64);
+    return sch.split(loop, std::vector<schedule::SplitFactor>(f.begin(), f.end()));
+  };
+  std::vector<schedule::LoopRV> i = tile(loops[0]), j = tile(loops[1]), k = tile(loops[2]);
+  sch.reorder({i[0], j[0], k[0], i[1], k[1], j[1]});
+  sch.parallel(i[0]);
+  sch.vectorize(j[1]);
+  schedule::ExprRV unroll = sch.sample_categorical({0, 16, 64}, {1.0 / 3, 1.0 / 3, 1.0 / 3});
+  sch.annotate(root, "meta_schedule.unroll_explicit", unroll);
+  return sch.trace();
+}
+
+// Softmax: x_exp, exp_sum and x_max each computed at a sampled location (consumers first).
+inline schedule::Trace softmax_location_sketch(const ir::PrimFunc& func) {
+  schedule::Schedule sch(func);
+  for (const char* name : {"x_exp", "exp_sum", "x_max"}) {
+    schedule::BlockRV b = sch.get_block(name);
+    schedule::LoopRV at = sch.sample_compute_location(b);
+    sch.compute_at(b, at);
+  }
+  return sch.trace();
+}
+
+// AutoBind with the thread count sampled among 32..1024.
+inline schedule::Trace gpu_autobind_sketch(const ir::PrimFunc& func) {
+  schedule::Schedule sch(func);
+  AutoBindOptions options;
+  options.thread_extent_candidates = {32, 64, 128, 256, 512, 1024};
+  auto_bind(sch, options);
+  return sch.trace();
+}
+
+}  // namespace dragon::search::testing

@@ -1,0 +1,68 @@
+// Candidates drawn by sample_candidate (decision_sampler.h): tiles and thread counts are
+// redrawn before the replay until the threads, virtual threads and shared memory they give
+// fit the H200, so GEMM candidates pass verify_gpu_code and lower, where the same sketch
+// replayed with the schedule's own unconstrained draws (MetaSchedule's way) is often
+// rejected.
+#include <gtest/gtest.h>
+
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "unit/schedule/schedule_test_util.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::testing::workload;
+
+const lower::Target kH200 = lower::Target::cuda_h200();
+
+struct Counts {
+  int ok = 0, rejected = 0;
+};
+
+// `samples` candidates of the first sketch (the tiled one) of `spec`.
+Counts sample(const std::string& spec, int samples, bool constrained) {
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+  Counts counts;
+  for (int seed = 1; seed <= samples; ++seed) {
+    CandidateResult r = [&] {
+      if (constrained) return sample_candidate(sketches[0], func, kH200, RuleSet::cuda(), seed);
+      // Every sampling instruction drawn afresh by the schedule itself during the replay.
+      schedule::Trace fresh;
+      for (size_t i = 0; i < sketches[0].trace.size(); ++i) fresh.append(sketches[0].trace[i]);
+      return replay_candidate(fresh, func, kH200, RuleSet::cuda(), seed);
+    }();
+    if (!r.ok()) {
+      EXPECT_EQ(r.failure().kind, FailureKind::kRejected) << r.failure().message;
+      ++counts.rejected;
+      continue;
+    }
+    ++counts.ok;
+    EXPECT_NO_THROW(lower::lower(r.candidate().func, kH200)) << r.candidate().trace.to_string();
+  }
+  return counts;
+}
+
+TEST(DecisionSampler, GemmCandidatesFitTheGpuWhereUnconstrainedDrawsOftenDoNot) {
+  for (const char* spec : {"matmul:m=1024,n=1024,k=1024", "matmul:m=1024,n=1024,k=1024,dtype=f16"}) {
+    SCOPED_TRACE(spec);
+    Counts constrained = sample(spec, 24, true);
+    Counts free = sample(spec, 24, false);
+    std::printf("%s: constrained %d of 24 ok, unconstrained %d of 24 ok\n", spec, constrained.ok, free.ok);
+    EXPECT_EQ(constrained.ok, 24);
+    EXPECT_GT(free.rejected, 4);
+  }
+}
+
+TEST(DecisionSampler, ConvolutionAndBatchedGemmCandidatesFitToo) {
+  for (const char* spec : {"conv2d", "batch_matmul:batch=4,m=256,n=256,k=256,dtype=bf16"}) {
+    SCOPED_TRACE(spec);
+    EXPECT_EQ(sample(spec, 12, true).ok, 12);
+  }
+}
+
+}  // namespace
+}  // namespace dragon::search

@@ -1,0 +1,256 @@
+// Each design-space rule on workloads where it applies (the lines of the sketch's compact
+// script that matter) and where it must not (the rule leaves no trace); and the sampling
+// sites' roles that mutators read.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "dragon/ir/printer.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/script/script.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "unit/schedule/schedule_test_util.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::testing::has_line;
+using schedule::testing::workload;
+
+const lower::Target kH200 = lower::Target::cuda_h200();
+
+// A rule set of the given rules (with their defaults) and no postprocessors.
+RuleSet only(const std::vector<std::string>& rules, lower::Target::Kind target = lower::Target::Kind::kCuda) {
+  RuleSet set;
+  set.name = "test";
+  set.target = target;
+  for (const std::string& r : rules) set.rules.push_back(RuleSpec{r, {}, {}});
+  return set;
+}
+
+std::vector<Sketch> space(const std::string& spec, const RuleSet& rules, const lower::Target& target = kH200) {
+  return generate_design_space(workload(spec), target, rules);
+}
+
+std::string script_of(const Sketch& sketch) { return script::encode(sketch.trace); }
+
+bool applied(const Sketch& sketch, const std::string& what) {
+  return std::find(sketch.applied.begin(), sketch.applied.end(), what) != sketch.applied.end();
+}
+
+int count_lines(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, prefix.size(), prefix) == 0) ++n;
+    at = end + 1;
+  }
+  return n;
+}
+
+TEST(MultiLevelTiling, TilesAGemmSSSRRSRSWithSharedReadsAndALocalWrite) {
+  std::vector<Sketch> s = space("matmul:m=128,n=128,k=128", only({"multi_level_tiling"}));
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(applied(s[0], "multi_level_tiling(C)"));
+  std::string text = script_of(s[0]);
+  EXPECT_TRUE(has_line(text, "ann b0 tiling SSSRRSRS")) << text;
+  EXPECT_EQ(count_lines(text, "spt l0 5 64"), 1) << text;  // i: five levels
+  EXPECT_EQ(count_lines(text, "spt l1 5 64"), 1) << text;  // j
+  EXPECT_EQ(count_lines(text, "spt l2 3 64"), 1) << text;  // k: three
+  EXPECT_TRUE(has_line(text, "cw b0 0 local")) << text;
+  EXPECT_TRUE(has_line(text, "cr b0 0 shared b0")) << text;
+  EXPECT_TRUE(has_line(text, "cr b0 1 shared b0")) << text;
+  EXPECT_EQ(count_lines(text, "ann b") - count_lines(text, "ann b0"), 2) << text;  // cooperative fetches
+  EXPECT_EQ(count_lines(text, "bind"), 3) << text;
+  EXPECT_NE(text.find(" bx\n"), std::string::npos);
+  EXPECT_NE(text.find(" vx\n"), std::string::npos);
+  EXPECT_NE(text.find(" tx\n"), std::string::npos);
+  EXPECT_TRUE(has_line(text, "ann b0 thigh 1024")) << text;
+}
+
+TEST(MultiLevelTiling, LeavesBlocksWithoutReuseAlone) {
+  for (const char* spec : {"relu:shape=64x64", "sum:shape=64x64,axis=1", "softmax:shape=64x64,axis=1"}) {
+    std::vector<Sketch> s = space(spec, only({"multi_level_tiling"}));
+    ASSERT_EQ(s.size(), 1u) << spec;
+    EXPECT_TRUE(s[0].applied.empty()) << spec;
+  }
+}
+
+TEST(MultiLevelTiling, OnTheCpuForksOverTheWriteCache) {
+  std::vector<Sketch> s = space("matmul:m=64,n=64,k=64", only({"multi_level_tiling"}, lower::Target::Kind::kCpu),
+                                lower::Target::cpu());
+  ASSERT_EQ(s.size(), 3u);  // no cache, a global cache at level 1, at level 2
+  int cached = 0;
+  for (const Sketch& sketch : s) {
+    std::string text = script_of(sketch);
+    EXPECT_TRUE(has_line(text, "ann b0 tiling SSRSRS")) << text;
+    EXPECT_EQ(count_lines(text, "bind"), 0) << text;
+    cached += has_line(text, "cw b0 0 global") ? 1 : 0;
+  }
+  EXPECT_EQ(cached, 2);
+}
+
+TEST(MultiLevelTilingTensorCore, OffersTensorCoresForHalfGemmsBesidePlainTiling) {
+  RuleSet rules = only({"multi_level_tiling_tensor_core", "multi_level_tiling"});
+  for (const char* spec : {"matmul:m=128,n=128,k=128,dtype=f16", "matmul:m=128,n=128,k=128,dtype=bf16,trans_b=true",
+                           "batch_matmul:batch=2,m=64,n=64,k=64,dtype=f16"}) {
+    std::vector<Sketch> s = space(spec, rules);
+    ASSERT_EQ(s.size(), 2u) << spec;
+    std::string tc = script_of(s[0]);
+    EXPECT_TRUE(has_line(tc, "cw b0 0 warp")) << tc;
+    EXPECT_NE(tc.find("cr b0 0 shdyn b0"), std::string::npos) << tc;
+    EXPECT_NE(tc.find("autotc mma_m16n8k16_"), std::string::npos) << tc;
+    EXPECT_TRUE(applied(s[1], "multi_level_tiling(C_acc)")) << spec;
+  }
+}
+
+TEST(MultiLevelTilingTensorCore, LeavesOtherBlocksToPlainTiling) {
+  RuleSet rules = only({"multi_level_tiling_tensor_core"});
+  // f32 inputs, a tile that does not divide, and a transposed A (no ldmatrix for it).
+  for (const char* spec : {"matmul:m=128,n=128,k=128", "matmul:m=120,n=128,k=128,dtype=f16",
+                           "matmul:m=128,n=128,k=128,dtype=f16,trans_a=true", "conv2d:dtype=f16"}) {
+    std::vector<Sketch> s = space(spec, rules);
+    ASSERT_EQ(s.size(), 1u) << spec;
+    EXPECT_TRUE(s[0].applied.empty()) << spec;
+  }
+}
+
+TEST(CrossThreadReduction, ReducesRowsAcrossThreadsInTheConsumersKernel) {
+  // A row softmax: the two reductions join the output's kernel, in shared memory, each
+  // row's terms on threadIdx.x; the untouched schedule stays in the space (short rows).
+  std::vector<Sketch> s = space("softmax:shape=64x256,axis=1", only({"auto_inline", "cross_thread_reduction"}));
+  ASSERT_GE(s.size(), 2u);
+  const Sketch& across = s[0];
+  EXPECT_TRUE(applied(across, "cross_thread_reduction(exp_sum)")) << script_of(across);
+  EXPECT_TRUE(applied(across, "cross_thread_reduction(x_max)")) << script_of(across);
+  std::string text = script_of(across);
+  EXPECT_EQ(count_lines(text, "ss b"), 2) << text;  // both outputs in shared memory
+  EXPECT_EQ(count_lines(text, "ca b"), 2) << text;  // computed at the consumer's row loop
+  EXPECT_GE(count_lines(text, "bind"), 3) << text;
+  bool untouched = std::any_of(s.begin(), s.end(), [](const Sketch& k) {
+    return std::none_of(k.applied.begin(), k.applied.end(),
+                        [](const std::string& a) { return a.rfind("cross_thread_reduction", 0) == 0; });
+  });
+  EXPECT_TRUE(untouched);
+}
+
+TEST(CrossThreadReduction, DropsTheSerialScheduleForLongSums) {
+  std::vector<Sketch> s = space("sum:shape=4x65536,axis=1", only({"cross_thread_reduction"}));
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_TRUE(applied(s[0], "cross_thread_reduction(sum)")) << script_of(s[0]);
+}
+
+TEST(CrossThreadReduction, LeavesGemmsWithManyOutputsToTiling) {
+  EXPECT_TRUE(space("matmul:m=64,n=64,k=64", only({"cross_thread_reduction"}))[0].applied.empty());
+  // A matrix-vector product has few outputs and many terms.
+  std::vector<Sketch> gemv = space("matmul:m=4,n=1,k=8192", only({"cross_thread_reduction"}));
+  EXPECT_TRUE(applied(gemv[0], "cross_thread_reduction(C)")) << script_of(gemv[0]);
+}
+
+TEST(AutoInline, InlinesElementwiseProducersAndOutputCasts) {
+  std::vector<Sketch> s = space("softmax:shape=8x64,axis=1", only({"auto_inline"}));
+  EXPECT_TRUE(applied(s[0], "auto_inline(x_exp)")) << script_of(s[0]);
+  EXPECT_TRUE(has_line(script_of(s[0]), "ci b0") || script_of(s[0]).find("ci b") != std::string::npos);
+  // An f16 GEMM's output cast goes into the block that writes back the local accumulator.
+  std::vector<Sketch> gemm = space("matmul:m=64,n=64,k=64,dtype=f16", only({"multi_level_tiling", "auto_inline"}));
+  EXPECT_TRUE(applied(gemm[0], "auto_inline(C)")) << script_of(gemm[0]);
+  EXPECT_NE(script_of(gemm[0]).find("rci b"), std::string::npos);
+  // Nothing to inline in a single-block op.
+  EXPECT_TRUE(space("relu:shape=64", only({"auto_inline"}))[0].applied.empty());
+}
+
+TEST(AutoInline, KeepsAMathBlockWithSeveralConsumersWhenAskedTo) {
+  // softmax's x_exp calls exp and is read by exp_sum and the output: with
+  // inline_math_into_many = false (the CPU set) it stays a stage, so exp runs once per
+  // element; layer_norm's inv_std (rsqrt, one consumer) is still inlined.
+  RuleSet keep = only({"auto_inline"}, lower::Target::Kind::kCpu);
+  keep.rules[0].params["inline_math_into_many"] = false;
+  const lower::Target cpu = lower::Target::cpu();
+  std::vector<Sketch> softmax = space("softmax:shape=8x64,axis=1", keep, cpu);
+  EXPECT_FALSE(applied(softmax[0], "auto_inline(x_exp)")) << script_of(softmax[0]);
+  std::vector<Sketch> norm = space("layer_norm:shape=4x2x8", keep, cpu);
+  EXPECT_TRUE(applied(norm[0], "auto_inline(inv_std)")) << script_of(norm[0]);
+  EXPECT_TRUE(applied(space("softmax:shape=8x64,axis=1", only({"auto_inline"}, lower::Target::Kind::kCpu), cpu)[0],
+                      "auto_inline(x_exp)"));
+  // The built-in CPU set keeps x_exp, and its candidates still compute softmax.
+  ir::PrimFunc func = workload("softmax:shape=8x64,axis=1");
+  std::vector<Sketch> builtin = generate_design_space(func, cpu, RuleSet::cpu());
+  ASSERT_FALSE(builtin.empty());
+  EXPECT_FALSE(applied(builtin[0], "auto_inline(x_exp)")) << script_of(builtin[0]);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    CandidateResult c = sample_candidate(builtin[0], func, cpu, RuleSet::cpu(), seed);
+    ASSERT_TRUE(c.ok()) << c.failure().message;
+    EXPECT_TRUE(schedule::testing::same_outputs(func, c.candidate().func, seed, /*exact=*/false));
+  }
+}
+
+TEST(ParallelVectorizeUnroll, AnnotatesTheRootWithASampledUnrollStep) {
+  std::string gpu = script_of(space("relu:shape=64", only({"parallel_vectorize_unroll"}))[0]);
+  EXPECT_TRUE(has_line(gpu, "sc [0 16 64 512 1024]") || gpu.find("sc [0 16 64 512 1024]") != std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("unrollx v"), std::string::npos) << gpu;
+  std::string cpu = script_of(
+      space("relu:shape=64", only({"parallel_vectorize_unroll"}, lower::Target::Kind::kCpu), lower::Target::cpu())[0]);
+  EXPECT_NE(cpu.find("mspar 64"), std::string::npos) << cpu;
+  EXPECT_NE(cpu.find("msvec 64"), std::string::npos) << cpu;
+}
+
+TEST(ParallelVectorizeUnroll, SamplesSerialOrParallelWhenAskedTo) {
+  // sample_serial: the parallel extent is a decision, 1 or max_parallel_extent; candidates
+  // of both kinds come out of the built-in CPU set and compute softmax.
+  const lower::Target cpu = lower::Target::cpu();
+  RuleSet set = only({"parallel_vectorize_unroll"}, lower::Target::Kind::kCpu);
+  set.rules[0].params["sample_serial"] = true;
+  std::string text = script_of(space("relu:shape=64", set, cpu)[0]);
+  EXPECT_NE(text.find("sc [1 64]"), std::string::npos) << text;
+  EXPECT_NE(text.find("mspar v"), std::string::npos) << text;
+
+  ir::PrimFunc func = workload("softmax:shape=8x128,axis=1");
+  std::vector<Sketch> sketches = generate_design_space(func, cpu, RuleSet::cpu());
+  ASSERT_FALSE(sketches.empty());
+  int serial = 0, parallel = 0;
+  // Seeds spread over the range: the Lehmer engine's first draw from a small seed is
+  // always near 0, and the parallel extent is the sketch's first decision.
+  for (uint64_t n = 1; n <= 12; ++n) {
+    uint64_t seed = n * 0x9E3779B1u % 2147483647u;
+    CandidateResult c = sample_candidate(sketches[0], func, cpu, RuleSet::cpu(), seed);
+    ASSERT_TRUE(c.ok()) << c.failure().message;
+    std::string printed = ir::print_function(c.candidate().func);
+    (printed.find("parallel") != std::string::npos ? parallel : serial) += 1;
+    EXPECT_TRUE(schedule::testing::same_outputs(func, c.candidate().func, seed, /*exact=*/false));
+  }
+  EXPECT_GT(serial, 0);
+  EXPECT_GT(parallel, 0);
+}
+
+TEST(RandomComputeLocation, SamplesWhereAProducerRuns) {
+  std::string text = script_of(space("softmax:shape=8x64,axis=1", only({"random_compute_location"}))[0]);
+  EXPECT_NE(text.find("scl b"), std::string::npos) << text;
+  EXPECT_TRUE(space("relu:shape=64", only({"random_compute_location"}))[0].applied.empty());
+}
+
+TEST(AutoBind, BindsWhatNoRuleBoundWithASampledThreadCount) {
+  std::string text = script_of(space("relu:shape=4096", only({"auto_bind"}))[0]);
+  EXPECT_NE(text.find("sc [32 64 128 256 512 1024]"), std::string::npos) << text;
+  EXPECT_EQ(count_lines(text, "bind"), 2) << text;
+}
+
+TEST(SamplingSites, NameWhatEachDecisionChanges) {
+  std::vector<Sketch> s = space("matmul:m=128,n=128,k=128", RuleSet::cuda());
+  ASSERT_FALSE(s.empty());
+  std::map<SamplingRole, int> roles;
+  for (const SamplingSite& site : sampling_sites(s[0].trace)) ++roles[site.role];
+  EXPECT_EQ(roles[SamplingRole::kTileSize], 3);
+  EXPECT_EQ(roles[SamplingRole::kVectorLength], 2);
+  EXPECT_EQ(roles[SamplingRole::kUnroll], 1);
+  EXPECT_EQ(roles[SamplingRole::kOther], 0);
+  std::map<SamplingRole, int> relu;
+  for (const SamplingSite& site : sampling_sites(space("relu:shape=4096", RuleSet::cuda())[0].trace)) ++relu[site.role];
+  EXPECT_EQ(relu[SamplingRole::kThreadExtent], 1);
+  EXPECT_EQ(relu[SamplingRole::kUnroll], 1);
+}
+
+}  // namespace
+}  // namespace dragon::search

@@ -1,0 +1,76 @@
+// What search makes compiles for the H200 with NVRTC (no GPU needed): the untuned default
+// schedule of every op kind of every suite at its full shape, and candidates sampled from
+// the design spaces of a GEMM (f32 tiling, f16 tensor cores) and a softmax (cross-thread
+// reduction). Skips, saying so, in a build without the toolkit.
+#include <gtest/gtest.h>
+
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/build.h"
+#include "dragon/search/default_schedule.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "suite_workloads.h"
+
+namespace dragon::search {
+namespace {
+
+// Compiles every function (NVRTC, batched four to a program on two threads, as the 2-core
+// CI machine affords) and expects a CUBIN for each.
+void expect_compiles(const std::vector<std::string>& labels, const std::vector<ir::PrimFunc>& scheduled) {
+  std::vector<ir::PrimFunc> flats;
+  for (size_t i = 0; i < scheduled.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_NO_THROW(flats.push_back(lower::lower(scheduled[i], lower::Target::cuda_h200()).func));
+  }
+  runtime::BuildOptions options;
+  options.nvrtc_threads = 2;
+  std::vector<Expected<runtime::CudaBuild>> builds =
+      runtime::compile_cuda_batch(flats, lower::Target::cuda_h200(), options, 4);
+  ASSERT_EQ(builds.size(), flats.size());
+  for (size_t i = 0; i < builds.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
+    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+  }
+}
+
+TEST(SearchNvrtc, TheDefaultScheduleOfEveryOpKindOfEverySuiteCompiles) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> scheduled;
+  for (const testing::SuiteWorkload& w : testing::one_problem_per_op_kind()) {
+    labels.push_back(w.label + " " + w.spec);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.spec).func;
+    scheduled.push_back(default_schedule(func, lower::Target::cuda_h200()).func());
+  }
+  EXPECT_GE(scheduled.size(), 40u);
+  expect_compiles(labels, scheduled);
+}
+
+TEST(SearchNvrtc, SampledCandidatesCompile) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> scheduled;
+  const lower::Target target = lower::Target::cuda_h200();
+  for (const char* spec : {"matmul:m=512,n=512,k=512", "matmul:m=512,n=512,k=512,dtype=f16",
+                           "softmax:shape=256x4096,axis=1"}) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    int found = 0;
+    // One candidate per sketch (NVRTC takes about a second for a tensor-core kernel).
+    for (int seed = 0; seed < 64 && found < static_cast<int>(sketches.size()); ++seed) {
+      const Sketch& sketch = sketches[static_cast<size_t>(seed) % sketches.size()];
+      CandidateResult r = sample_candidate(sketch, func, target, RuleSet::cuda(), seed);
+      if (!r.ok()) continue;
+      labels.push_back(std::string(spec) + " seed " + std::to_string(seed) + "\n" + r.candidate().trace.to_string());
+      scheduled.push_back(r.candidate().func);
+      ++found;
+    }
+    EXPECT_GT(found, 0) << spec;
+  }
+  expect_compiles(labels, scheduled);
+}
+
+}  // namespace
+}  // namespace dragon::search
