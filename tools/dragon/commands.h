@@ -28,5 +28,6 @@ Command add_best_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);
 Command add_space_command(CLI::App& app);
 Command add_train_command(CLI::App& app);
+Command add_data_command(CLI::App& app);  // cmd_data.cc
 
 }  // namespace dragon::cli

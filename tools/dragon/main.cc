@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_best_command);
   add(dragon::cli::add_space_command);
   add(dragon::cli::add_train_command);
+  add(dragon::cli::add_data_command);
 #endif
 
   try {

@@ -1,0 +1,2 @@
+// SCAFFOLD (replaced by the examples work before this lands).
+namespace dragon::data {}
