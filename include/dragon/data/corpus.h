@@ -50,9 +50,15 @@ struct CorpusOptions {
 // The names build_corpus accepts, each with a one-line description.
 std::vector<std::pair<std::string, std::string>> corpus_names();
 
-// Expands, validates and deduplicates the named corpus. Throws UserError for an unknown
-// name (listing the known ones) or a malformed corpus file ("models/gpt2.tsv:4: ...").
+// Expands, validates and deduplicates the named corpus; a NAME that is the path of an
+// existing file is read by corpus_from_spec_file. Throws UserError for an unknown name
+// (listing the known ones) or a malformed corpus file ("models/gpt2.tsv:4: ...").
 Corpus build_corpus(std::string_view name, const CorpusOptions& options = {});
+
+// A user's own workloads: the op specs in `path`, one per line (blank lines and '#'
+// comments skipped), family "file", split train, deduplicated by hash in file order.
+// Throws UserError "PATH:LINE: why" for a spec that does not parse or build.
+Corpus corpus_from_spec_file(const std::string& path);
 
 // Shard `index` of `count` (0 <= index < count): the entries whose hash % count == index,
 // so an entry stays in its shard however the corpus grows.
