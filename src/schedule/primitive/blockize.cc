@@ -11,6 +11,7 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 #include "../plan_memo.h"
+#include "blockize_plan.h"
 
 namespace dragon::schedule {
 
@@ -34,13 +35,7 @@ bool is_quasi_affine(const Expr& e) {
   return false;
 }
 
-// A binding split into the tile index (outer loops only) and the offset in the tile
-// (inner loops only): binding == outer * extent + inner, 0 <= inner < extent.
-struct Division {
-  Expr outer;
-  Expr inner;
-  int64_t extent = 1;
-};
+using detail::Division;
 
 std::optional<Division> divide(const Expr& binding, const std::vector<const ForNode*>& outer_loops,
                                const std::vector<const ForNode*>& inner_loops, const Analyzer& analyzer) {
@@ -185,16 +180,6 @@ std::shared_ptr<const Analysis> analysis_of(detail::PlanMemo& memo, const BlockR
 
 }  // namespace
 
-// What blockize's construction needs: the chain of loops from the given one down to the
-// block, each binding divided into tiles, and the predicate's conjuncts split between
-// the loops above and those below.
-struct detail::BlockizePlan {
-  std::vector<const ForNode*> inner_loops;
-  const BlockRealizeNode* realize = nullptr;
-  std::vector<Division> divisions;
-  Expr outer_pred, inner_pred;
-};
-
 detail::Planned<detail::BlockizePlan> Schedule::plan_blockize(LoopRV loop_rv) const {
   constexpr InstructionKind kKind = InstructionKind::Blockize;
   auto found = find(loop_rv, kKind, "loop");
@@ -268,9 +253,7 @@ detail::Planned<detail::BlockizePlan> Schedule::plan_blockize(LoopRV loop_rv) co
   return plan;
 }
 
-BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
-  constexpr InstructionKind kKind = InstructionKind::Blockize;
-  const detail::BlockizePlan plan = plan_blockize(loop_rv).take();
+detail::Blockized detail::build_blockized(const PrimFunc& func, const BlockizePlan& plan, bool preserve_unit_iters) {
   const ForNode* loop = plan.inner_loops.front();
   const std::vector<const ForNode*>& inner_loops = plan.inner_loops;
   const BlockRealizeNode* realize = plan.realize;
@@ -317,13 +300,17 @@ BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
     const ForNode* l = inner_loops[p];
     body = ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, body, l->thread_tag, l->annotations);
   }
-  const std::string name = detail::fresh_block_name(func_, block->name + "_o");
+  std::string name = detail::fresh_block_name(func, block->name + "_o");
   Block outer = BlockNode::make(name, outer_iters, reads, writes, body);
   Stmt outer_realize = BlockRealizeNode::make(outer_values, outer_pred, outer);
+  return Blockized{detail::replace_in_func(func, loop, outer_realize), std::move(name)};
+}
 
-  BlockRV out = new_block_rv(name);
-  commit(detail::replace_in_func(func_, loop, outer_realize),
-         detail::make_instruction(kKind, {out}, loop_rv, preserve_unit_iters));
+BlockRV Schedule::blockize(LoopRV loop_rv, bool preserve_unit_iters) {
+  constexpr InstructionKind kKind = InstructionKind::Blockize;
+  detail::Blockized blockized = detail::build_blockized(func_, plan_blockize(loop_rv).take(), preserve_unit_iters);
+  BlockRV out = new_block_rv(std::move(blockized.outer_name));
+  commit(std::move(blockized.func), detail::make_instruction(kKind, {out}, loop_rv, preserve_unit_iters));
   return out;
 }
 

@@ -10,10 +10,12 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ir/verify.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
+#include "blockize_plan.h"
 
 namespace dragon::schedule {
 
@@ -506,17 +508,22 @@ detail::Planned<detail::TensorizePlan> Schedule::plan_tensorize(const BlockOrLoo
   func = func_;
   std::string outer_name;
   if (is_loop) {
-    const CheckResult blockized =
-        check(Instruction{InstructionKind::Blockize, {target_arg}, {Arg(preserve_unit_iters)}, {}}, {}, {}, explain_);
-    if (blockized.error) {
-      const ScheduleError& e = *blockized.error;
+    // Blockize's plan and construction, not blockize on a copy: the function is only
+    // matched, never committed (no copy of the schedule, no BlockTree of its own).
+    auto blockize_plan = plan_blockize(std::get<LoopRV>(target));
+    if (!blockize_plan.ok()) {
+      const ScheduleError& e = blockize_plan.error();
       return error(
           kKind, 1 + e.precondition(), e.error_name(), operand, [&] { return "blockize: " + e.reason(); },
           target_locus);
     }
-    Schedule scratch = copy();
-    outer_name = scratch.get(scratch.blockize(std::get<LoopRV>(target), preserve_unit_iters))->name;
-    func = scratch.func();
+    detail::Blockized blockized = detail::build_blockized(func_, *blockize_plan, preserve_unit_iters);
+    if (ir_checks_enabled()) {
+      // As blockize's commit verifies it.
+      check_well_formed(blockized.func, fmt::format("after {}", instruction_kind_name(InstructionKind::Blockize)));
+    }
+    outer_name = std::move(blockized.outer_name);
+    func = std::move(blockized.func);
   } else {
     outer_name = given_block->name;
   }
