@@ -3,6 +3,7 @@
 // region the blocks below it read (write); the region analysis is in region_cover.h. Also
 // the root and inline marks of SampleComputeLocation. Not the sampling itself (sampling.cc).
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +17,7 @@
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
+#include "../plan_memo.h"
 #include "region_cover.h"
 
 namespace dragon::schedule {
@@ -250,6 +252,7 @@ struct PlacementContext {
   InstructionKind kind;
   const PrimFunc& func;
   const BlockTree& tree;
+  detail::PlanMemo& memo;        // precondition 8's analyses, shared with the schedule's copies
   bool explain;                  // whether errors get their text
   std::optional<BlockRV> block;  // the operands as errors name them
   std::optional<LoopRV> loop;
@@ -310,6 +313,65 @@ std::pair<Analyzer, std::vector<const ForNode*>> loops_at(const BlockTree& tree,
   Analyzer analyzer;
   for (const ForNode* l : loops) analyzer.bind(l->loop_var, Range{l->min, l->extent});
   return {std::move(analyzer), std::move(loops)};
+}
+
+// Precondition 8's analysis: the region of a buffer the blocks under a loop read
+// (compute_at, relaxed over the thread-bound loops its storage scope shares) or write
+// (reverse_compute_at) and the extents covering it, or why there are none.
+struct CoveredRegion {
+  std::optional<std::vector<Interval>> region;
+  std::optional<std::vector<Expr>> extents;
+  std::string why;
+  // What the key names (held, so that no later node can take an address while the entry
+  // lives): the loops and the buffer.
+  std::vector<Stmt> loops;
+  Buffer buffer;
+};
+
+// Names these analyses in a plan memo.
+const char kCoveredRegionTag = 0;
+
+// The analysis for `buffer` under the last of `loops` (the loops of its scope above it
+// and itself, outermost first, which `analyzer` knows), remembered in `memo` by the nodes
+// it reads: the loops (their bounds, and the statements below the last) and the buffer
+// (its storage scope). Whatever else the function holds does not change it.
+std::shared_ptr<const CoveredRegion> covered_region(detail::PlanMemo& memo, const std::vector<const ForNode*>& loops,
+                                                    const BufferNode* buffer, Access access,
+                                                    const Analyzer& analyzer) {
+  detail::PlanMemo::Key key{&kCoveredRegionTag, reinterpret_cast<const void*>(static_cast<uintptr_t>(access)),
+                            reinterpret_cast<const void*>(loops.size()), buffer};
+  for (const ForNode* l : loops) key.push_back(l);
+  if (auto known = memo.find(key)) return std::static_pointer_cast<const CoveredRegion>(known);
+  auto result = std::make_shared<CoveredRegion>();
+  for (const ForNode* l : loops) result->loops.emplace_back(l);
+  result->buffer = Buffer(buffer);
+  std::string& why = result->why;
+  const ForNode* loop = loops.back();
+  auto region = detail::accessed_region(loop, buffer, access, analyzer, why);
+  if (access == Access::kRead) {
+    // A shared (warp) copy also covers what the other threads of the block (warp) read:
+    // relaxed over the thread-bound loops at or above `loop` too.
+    const RelaxMap threads = thread_relaxation(buffer->scope, loops, analyzer);
+    for (size_t d = 0; region && !threads.empty() && d < region->size(); ++d) {
+      auto lo = detail::relax((*region)[d].first, threads);
+      auto hi = detail::relax((*region)[d].second, threads);
+      if (!lo || !hi) {
+        why = fmt::format("the region of {} is not affine in the thread-bound loops", buffer->name);
+        region.reset();
+      } else {
+        // A bound that uses no thread-bound loop comes back as it was, already simplified.
+        auto simplified = [&](const Expr& relaxed, const Expr& before) {
+          return relaxed.same_as(before) ? before : analyzer.simplify(relaxed);
+        };
+        (*region)[d] =
+            Interval{simplified(lo->first, (*region)[d].first), simplified(hi->second, (*region)[d].second)};
+      }
+    }
+  }
+  if (region) result->extents = detail::covering_extents(*region, analyzer, why);
+  result->region = std::move(region);
+  memo.remember(std::move(key), result, {});
+  return result;
 }
 
 // compute_at's preconditions 1 to 8 for `block` at `loop`, a loop that is not a location
@@ -428,30 +490,12 @@ detail::Planned<detail::ComputeAtPlan> plan_compute_at_loop(const PlacementConte
   // binding in the lambda below.
   std::pair<Analyzer, std::vector<const ForNode*>> at = loops_at(c.tree, loop);
   Analyzer& analyzer = at.first;
-  const std::vector<const ForNode*>& outer = at.second;
-  std::string why;
-  auto region = detail::accessed_region(loop, out, Access::kRead, analyzer, why);
-  const RelaxMap threads = thread_relaxation(out->scope, outer, analyzer);
-  for (size_t d = 0; region && !threads.empty() && d < region->size(); ++d) {
-    auto lo = detail::relax((*region)[d].first, threads);
-    auto hi = detail::relax((*region)[d].second, threads);
-    if (!lo || !hi) {
-      why = fmt::format("the region of {} is not affine in the thread-bound loops", out->name);
-      region.reset();
-    } else {
-      // A bound that uses no thread-bound loop comes back as it was, already simplified.
-      auto simplified = [&](const Expr& relaxed, const Expr& before) {
-        return relaxed.same_as(before) ? before : analyzer.simplify(relaxed);
-      };
-      (*region)[d] = Interval{simplified(lo->first, (*region)[d].first), simplified(hi->second, (*region)[d].second)};
-    }
-  }
-  std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
-  if (!extents)
+  const std::shared_ptr<const CoveredRegion> covered = covered_region(c.memo, at.second, out, Access::kRead, analyzer);
+  if (!covered->extents)
     return c.error(
-        8, "NonAffineRegion", [&] { return c.loop_operand(); }, why, at_loop);
+        8, "NonAffineRegion", [&] { return c.loop_operand(); }, covered->why, at_loop);
   return detail::ComputeAtPlan{
-      realize, loop, *site, std::move(*dim_of), std::move(*region), std::move(*extents), std::move(analyzer), position};
+      realize, loop, *site, std::move(*dim_of), *covered->region, *covered->extents, std::move(analyzer), position};
 }
 
 // reverse_compute_at's preconditions 1 to 8 for `block` at `loop`, a loop that is not a
@@ -598,15 +642,14 @@ detail::Planned<detail::ComputeAtPlan> plan_reverse_compute_at_loop(const Placem
   // scopes for compute_at only): a consumer of shared data moved under threadIdx must
   // read only what its own thread produced, or it would run before the other threads
   // have written the rest.
-  Analyzer analyzer = loops_at(c.tree, loop).first;
-  std::string why;
-  auto region = detail::accessed_region(loop, in, Access::kWrite, analyzer, why);
-  std::optional<std::vector<Expr>> extents = region ? detail::covering_extents(*region, analyzer, why) : std::nullopt;
-  if (!extents)
+  std::pair<Analyzer, std::vector<const ForNode*>> at = loops_at(c.tree, loop);
+  Analyzer& analyzer = at.first;
+  const std::shared_ptr<const CoveredRegion> covered = covered_region(c.memo, at.second, in, Access::kWrite, analyzer);
+  if (!covered->extents)
     return c.error(
-        8, "NonAffineRegion", [&] { return c.loop_operand(); }, why, at_loop);
+        8, "NonAffineRegion", [&] { return c.loop_operand(); }, covered->why, at_loop);
   return detail::ComputeAtPlan{
-      realize, loop, *site, *point_dims(block, *produced), std::move(*region), std::move(*extents), std::move(analyzer),
+      realize, loop, *site, *point_dims(block, *produced), *covered->region, *covered->extents, std::move(analyzer),
       position};
 }
 
@@ -623,7 +666,7 @@ detail::Planned<detail::ComputeAtPlan> Schedule::plan_compute_at(BlockRV block_r
     if (!found.ok()) return std::move(found).take_error();
     loop = *found;
   }
-  const PlacementContext c{kKind, func_, *tree_, explain_, block_rv, loop_rv};
+  const PlacementContext c{kKind, func_, *tree_, *memo_, explain_, block_rv, loop_rv};
   return plan_compute_at_loop(c, *block, loop, index);
 }
 
@@ -639,12 +682,12 @@ detail::Planned<detail::ComputeAtPlan> Schedule::plan_reverse_compute_at(BlockRV
     if (!found.ok()) return std::move(found).take_error();
     loop = *found;
   }
-  const PlacementContext c{kKind, func_, *tree_, explain_, block_rv, loop_rv};
+  const PlacementContext c{kKind, func_, *tree_, *memo_, explain_, block_rv, loop_rv};
   return plan_reverse_compute_at_loop(c, *block, loop, index);
 }
 
 bool Schedule::compute_at_applies(const BlockNode* block, const ForNode* loop) const {
-  const PlacementContext c{InstructionKind::ComputeAt, func_, *tree_, false, std::nullopt, std::nullopt};
+  const PlacementContext c{InstructionKind::ComputeAt, func_, *tree_, *memo_, false, std::nullopt, std::nullopt};
   return plan_compute_at_loop(c, block, loop, -1).ok();
 }
 

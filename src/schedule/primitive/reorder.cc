@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
@@ -24,6 +25,22 @@ Stmt nest_in_order(const std::vector<const ForNode*>& order, Stmt body) {
   }
   return body;
 }
+
+// Collects the variables an expression mentions (once found, a variable is not listed
+// again: bindings are small).
+class VarCollector : public ExprVisitor {
+ public:
+  explicit VarCollector(std::vector<const VarNode*>& out) : out_(out) {}
+
+ protected:
+  void visit_(const VarNode* op) override {
+    if (std::find(out_.begin(), out_.end(), op) == out_.end()) out_.push_back(op);
+  }
+  using ExprVisitor::visit_;
+
+ private:
+  std::vector<const VarNode*>& out_;
+};
 
 }  // namespace
 
@@ -59,13 +76,21 @@ detail::Planned<detail::ReorderPlan> Schedule::plan_reorder(std::span<const Loop
   if (loops.size() <= 1) return plan;
   // The deepest loop's path must hold every other loop, and the part of it from the
   // outermost given loop down must be loops only, each the single child of the previous.
-  std::vector<std::vector<const StmtNode*>> paths;
-  size_t deepest = 0;
-  for (size_t i = 0; i < loops.size(); ++i) {
-    paths.push_back(tree_->path_to(loops[i]));
-    if (paths[i].size() > paths[deepest].size()) deepest = i;
+  // The deepest is found by counting ancestors; only its path is built.
+  auto depth = [&](const StmtNode* node) {
+    size_t d = 0;
+    for (; node != nullptr; node = tree_->parent(node)) ++d;
+    return d;
+  };
+  size_t deepest = 0, deepest_depth = depth(loops[0]);
+  for (size_t i = 1; i < loops.size(); ++i) {
+    const size_t d = depth(loops[i]);
+    if (d > deepest_depth) {
+      deepest = i;
+      deepest_depth = d;
+    }
   }
-  const auto& path = paths[deepest];
+  const std::vector<const StmtNode*> path = tree_->path_to(loops[deepest]);
   size_t top = path.size();
   for (size_t i = 0; i < loops.size(); ++i) {
     auto it = std::find(path.begin(), path.end(), loops[i]);
@@ -116,13 +141,18 @@ detail::Planned<detail::ReorderPlan> Schedule::plan_reorder(std::span<const Loop
   auto rank_in = [](const std::vector<const ForNode*>& seq, const ForNode* l) {
     return std::find(seq.begin(), seq.end(), l) - seq.begin();
   };
+  std::vector<std::vector<const VarNode*>> used;  // per binding, the variables it mentions
   for (const BlockRealizeNode* r : detail::child_block_realizes(Stmt(chain.back()))) {
+    used.resize(r->iter_values.size());
+    for (size_t k = 0; k < r->iter_values.size(); ++k) {
+      used[k].clear();
+      if (r->iter_values[k].defined()) VarCollector(used[k]).visit(r->iter_values[k]);
+    }
     std::vector<const ForNode*> ordered, reduce, mixed;
     for (const ForNode* l : chain) {
       bool feeds[4] = {false, false, false, false};  // by IterKind
-      const std::vector<const VarNode*> var{l->loop_var.get()};
       for (size_t k = 0; k < r->iter_values.size(); ++k) {
-        if (detail::uses_any_var(r->iter_values[k], var)) {
+        if (std::find(used[k].begin(), used[k].end(), l->loop_var.get()) != used[k].end()) {
           feeds[static_cast<int>(r->block->iter_vars[k].kind)] = true;
         }
       }
