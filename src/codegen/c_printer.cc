@@ -231,10 +231,13 @@ std::string CPrinter::visit_(const ir::FloorModNode* op) {
 
 std::string CPrinter::extremum(std::string_view which, const ir::Expr& a, const ir::Expr& b, ir::DataType dtype) {
   if (!dtype.is_float()) return fmt::format("dragon_{}({}, {})", which, print_expr(a), print_expr(b));
-  // fminf / fmaxf: a NaN operand yields the other operand, as the interpreter does.
-  bool f64 = dtype == ir::DataType::f64();
-  std::string text = fmt::format("f{}{}({}, {})", which, f64 ? "" : "f", widened(a), widened(b));
+  std::string text = fmt::format("{}({}, {})", float_extremum(which, dtype == ir::DataType::f64()), widened(a), widened(b));
   return is_half(dtype) ? float_to_half(text, ir::DataType::f32(), dtype) : text;
+}
+
+std::string CPrinter::float_extremum(std::string_view which, bool f64) const {
+  // fminf / fmaxf: a NaN operand yields the other operand, as the interpreter does.
+  return fmt::format("f{}{}", which, f64 ? "" : "f");
 }
 
 std::string CPrinter::compare(std::string_view op, const ir::Expr& a, const ir::Expr& b) {

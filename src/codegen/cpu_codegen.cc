@@ -52,7 +52,12 @@ class CpuEmitter final : public CPrinter {
   std::string math_call(ir::Intrinsic op, ir::DataType dtype, const std::vector<std::string>& args) const override {
     if (op == ir::Intrinsic::IsNan) return fmt::format("std::isnan({})", args[0]);
     if (op == ir::Intrinsic::IsInf) return fmt::format("std::isinf({})", args[0]);
+    // The prelude's exp vectorizes; libm's expf is a call in every iteration.
+    if (op == ir::Intrinsic::Exp && dtype == ir::DataType::f32()) return fmt::format("dragon_expf({})", args[0]);
     return CPrinter::math_call(op, dtype, args);
+  }
+  std::string float_extremum(std::string_view which, bool f64) const override {
+    return f64 ? CPrinter::float_extremum(which, f64) : fmt::format("dragon_f{}f", which);
   }
 
   std::string loop_pragma(const ir::ForNode* op) const override {

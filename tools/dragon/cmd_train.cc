@@ -1,53 +1,16 @@
 // dragon train sft: supervised fine-tuning of the little dragon from a folder of JSONL
 // examples (docs/model.md), resumable. Argument parsing only: the loop is
-// model::train_sft. libtorch costs seconds to load, so `dragon` does not link it: its
-// `train` re-executes the same command line as dragon-train (this file and main.cc built
-// with DRAGON_TRAIN_IN_PROCESS, linked with libtorch), found beside the dragon binary.
-#include <unistd.h>
-
-#include <cerrno>
+// model::train_sft. In `dragon` it re-executes the same command line as dragon-model
+// (model_binary.h), the program that links libtorch.
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <memory>
-#include <vector>
 
 #include "commands.h"
+#include "model_binary.h"
 #include "dragon/model/sft.h"
 #include "dragon/support/error.h"
-#include "dragon/support/file.h"
 
 namespace dragon::cli {
-namespace {
-
-#ifndef DRAGON_TRAIN_IN_PROCESS
-// Replaces this process by dragon-train with the same arguments (read back from
-// /proc/self/cmdline, so nothing is lost in re-spelling them).
-int run_in_dragon_train() {
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw UserError("dragon train: cannot find this program's folder (/proc/self/exe): " + error.message());
-  const std::string child = (self.parent_path() / "dragon-train").string();
-  if (!std::filesystem::exists(child))
-    throw UserError("dragon train: " + child + " is not there (it is built only where CMake finds libtorch)");
-  const std::string cmdline = read_text_file("/proc/self/cmdline");
-  std::vector<std::string> args;
-  for (size_t start = 0; start < cmdline.size();) {
-    const size_t end = cmdline.find('\0', start);
-    args.push_back(cmdline.substr(start, end - start));
-    start = end == std::string::npos ? cmdline.size() : end + 1;
-  }
-  args.at(0) = child;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(stdout);
-  ::execv(child.c_str(), argv.data());
-  throw UserError("dragon train: cannot run " + child + ": " + std::strerror(errno));
-}
-#endif
-
-}  // namespace
 
 Command add_train_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("train", "Train the little dragon");
@@ -77,7 +40,7 @@ Command add_train_command(CLI::App& app) {
   sft->add_option("--device", s->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
-#ifdef DRAGON_TRAIN_IN_PROCESS
+#ifdef DRAGON_MODEL_IN_PROCESS
   return [s]() {
     model::train_sft(*s, [](const std::string& line) {
       std::printf("%s\n", line.c_str());
@@ -86,7 +49,7 @@ Command add_train_command(CLI::App& app) {
     return 0;
   };
 #else
-  return []() { return run_in_dragon_train(); };
+  return []() -> int { exec_model_binary(); };
 #endif
 }
 

@@ -29,5 +29,7 @@ Command add_tune_command(CLI::App& app);
 Command add_space_command(CLI::App& app);
 Command add_train_command(CLI::App& app);
 Command add_data_command(CLI::App& app);  // cmd_data.cc
+Command add_propose_command(CLI::App& app);
+Command add_optimize_command(CLI::App& app);
 
 }  // namespace dragon::cli

@@ -18,9 +18,10 @@ int main(int argc, char** argv) {
     dragon::cli::Command run = make(app);
     commands.emplace_back(app.get_subcommands({})[before], std::move(run));
   };
-#ifdef DRAGON_TRAIN_IN_PROCESS
-  // dragon-train: the train command alone, linked with libtorch (cmd_train.cc).
+#ifdef DRAGON_MODEL_IN_PROCESS
+  // dragon-model: the model's commands alone, linked with libtorch (model_binary.h).
   add(dragon::cli::add_train_command);
+  add(dragon::cli::add_propose_command);
 #else
   add(dragon::cli::add_ops_command);
   add(dragon::cli::add_show_command);
@@ -40,6 +41,8 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_space_command);
   add(dragon::cli::add_train_command);
   add(dragon::cli::add_data_command);
+  add(dragon::cli::add_propose_command);
+  add(dragon::cli::add_optimize_command);
 #endif
 
   try {

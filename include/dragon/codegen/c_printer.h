@@ -54,6 +54,9 @@ class CPrinter : protected ir::StmtFunctor<void>, protected ir::ExprFunctor<std:
   virtual std::string float_to_half(const std::string& value, ir::DataType from, ir::DataType to) const = 0;
   // The math library function for an f32 or f64 intrinsic ("expf", "exp").
   virtual std::string math_call(ir::Intrinsic op, ir::DataType dtype, const std::vector<std::string>& args) const;
+  // The function float min/max call ("fmaxf" for f32 and the 16-bit types, "fmin" for f64);
+  // a NaN operand must yield the other operand.
+  virtual std::string float_extremum(std::string_view which, bool f64) const;
   // Effect intrinsics (sync_threads) as a statement.
   virtual void print_effect(const ir::CallNode* call);
   // Loop kinds: the default prints a plain serial loop under loop_pragma().

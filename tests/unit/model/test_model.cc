@@ -1,18 +1,23 @@
 // The little dragon's libtorch parts on the CPU, in seconds: shapes, causal masking, rotary
 // positions, the loss and its gradients against independent computations, AdamW against
 // libtorch's, overfitting real workloads' scripts to exact match, checkpoints bit-exact
-// and a resumed run equal to an uninterrupted one, sampling and the script constraint.
+// and a resumed run equal to an uninterrupted one, sampling and the script constraint,
+// and the overfit model through propose() and `dragon optimize`.
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "checkpoint.h"
+#include "dragon/db/database.h"
 #include "dragon/model/lr_schedule.h"
+#include "dragon/model/propose.h"
+#include "dragon/model/tensor_file.h"
 #include "dragon/model/script_constraint.h"
 #include "dragon/model/sft.h"
 #include "dragon/ops/op_registry.h"
@@ -253,6 +258,46 @@ TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
   }
   std::printf("overfit: greedy generation of the %zu scripts, free and constrained, %.1f s\n", records.size(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - train_seconds);
+
+  // The same model on the product's path: written to disk, asked by propose() and by
+  // `dragon optimize` (dragon-model as a child, the CPU measurer, the tuning database) for
+  // the expert CPU GEMM's script, which replays, verifies and is timed.
+  const SftRecord& gemm = records[4];
+  ASSERT_EQ(gemm.workload, "matmul:m=64,n=64,k=64");
+  const fs::path root = fs::temp_directory_path() / "dragon_test_optimize";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string weights = (root / "model.safetensors").string();
+  write_tensor_file(weights, checkpoint_tensors(model, StorageType::kF32, nullptr, std::nullopt));
+  const std::vector<Proposal> proposals = propose(ProposeRequest{.model_path = weights,
+                                                                 .workload = gemm.workload,
+                                                                 .prompt = PromptForm::kSpec,
+                                                                 .attempts = 2,
+                                                                 .temperature = 0,
+                                                                 .device = "cpu"});
+  ASSERT_EQ(proposals.size(), 2u);
+  for (const Proposal& p : proposals) {
+    EXPECT_EQ(p.script, gemm.script) << "attempt " << p.attempt;
+    EXPECT_EQ(p.stop, "eos");
+  }
+  const std::string db_path = (root / "tune.db").string();
+  const std::string log_path = (root / "optimize.log").string();
+  const std::string command = std::string(DRAGON_BINARY_DIR) + "/dragon optimize '" + gemm.workload + "' --model " +
+                              weights + " --prompt spec --attempts 2 --temperature 0 --target cpu --db " + db_path +
+                              " > " + log_path + " 2>&1";
+  const int status = std::system(command.c_str());
+  const std::string log = read_text_file(log_path);
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_NE(log.find("2 of 2 attempts replayed, 2 verified and timed"), std::string::npos) << log;
+  EXPECT_NE(log.find(gemm.script), std::string::npos) << log;
+  db::Database database = db::Database::open(db_path, {.read_only = true});
+  EXPECT_GE(database.count({.origin = "model"}), 1) << "the model's attempts are stored";
+  EXPECT_EQ(database.count({.origin = "default"}), 1) << "beside the default schedule";
+  for (const db::StoredRecord& r : database.records({.origin = "model"})) {
+    EXPECT_EQ(r.record.script, gemm.script);
+    EXPECT_EQ(r.record.status, db::RecordStatus::kOk) << r.record.error.value_or("");
+  }
+  fs::remove_all(root);
 }
 
 TEST(Checkpoint, RoundTripIsBitExactAndBf16IsRounded) {

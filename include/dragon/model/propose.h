@@ -1,0 +1,46 @@
+// Asking the little dragon for scripts: the workload's prompt (its canonical IR text, or
+// its op spec), with an existing script for refinement, and K sampled attempts, each
+// constrained by default to scripts that replay on the workload. What `dragon optimize`
+// measures; measuring is not the model's job (search's measurers and the harness do it).
+// libtorch-free header; without libtorch, propose() throws a UserError saying so.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dragon/model/sft_data.h"
+
+namespace dragon::model {
+
+struct ProposeRequest {
+  std::string model_path;  // model.safetensors (bf16 weights) or a training checkpoint.safetensors
+  std::string workload;    // op spec
+  std::optional<std::string> existing_script;  // refinement: the script to improve
+  PromptForm prompt = PromptForm::kIr;         // as the model was trained
+  int attempts = 8;
+  double temperature = 0.8;  // 0: greedy (every attempt the same)
+  double top_p = 0.95;
+  int64_t max_new_tokens = 1024;
+  uint64_t seed = 0;         // attempt i samples with seed + i
+  bool constrained = true;   // the constrained decoder on (every script replays)
+  std::string device = "auto";  // "cpu", "cuda" or "auto"
+  int threads = 0;              // CPU threads for libtorch (0: its default)
+};
+
+struct Proposal {
+  int attempt = 0;
+  std::string script;   // the decoded text (complete or not: see stop)
+  std::string stop;     // "eos", "max tokens", "context full", "no token allowed"
+  int64_t tokens = 0;   // generated
+  double seconds = 0;   // wall time of this attempt
+};
+
+// One Proposal per attempt, in order; `on_each` sees each as it is made (progress).
+// Throws UserError for an unreadable model file, an op spec that does not build or a
+// prompt longer than the model's context.
+std::vector<Proposal> propose(const ProposeRequest& request, const std::function<void(const Proposal&)>& on_each = {});
+
+}  // namespace dragon::model
