@@ -144,7 +144,7 @@ TEST(Corpus, HeldOutWorkloadsAreNeverInTraining) {
       "scaled_dot_product_attention:batch=4,heads=6,seq_q=1500,seq_kv=1500,head_dim=64,causal=false,dtype=f16");
   const uint64_t hash = ir::structural_hash(w.func);
   bool found = false;
-  for (const CorpusEntry& e : cached_corpus("full").entries) {
+  for (const CorpusEntry& e : cached_corpus("models").entries) {
     if (e.hash != hash) continue;
     found = true;
     EXPECT_EQ(e.split, Split::kHeldOut);
