@@ -39,4 +39,12 @@ std::optional<std::string> env_home() {
   return value;
 }
 
+std::optional<std::string> env_corpus_dir() {
+  static const std::optional<std::string> value = [] {
+    const char* v = std::getenv("DRAGON_CORPUS_DIR");
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  }();
+  return value;
+}
+
 }  // namespace dragon

@@ -10,10 +10,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "dragon/ir/function.h"
 
 namespace dragon::data {
 
@@ -31,10 +34,31 @@ struct CorpusEntry {
   Split split = Split::kTrain;
 };
 
+// What building a corpus met besides its entries, for `dragon data corpus --stats`.
+struct CorpusStats {
+  int64_t candidates = 0;        // specs expanded (model rows x sweep points, sampled op instances)
+  int64_t duplicate_specs = 0;   // the same spec (as written or canonical) as an earlier candidate
+  int64_t duplicate_hashes = 0;  // another spec, but the same function as an earlier entry
+  int64_t rejected = 0;          // sampled instances that do not parse or build (op sweep only)
+  int64_t over_size_cap = 0;     // distinct specs whose buffers exceed kMaxWorkloadBytes
+  std::map<std::string, int64_t> rejected_by_op;  // op kind -> rejected samples
+  // Sampled instances whose builder failed an internal check: bugs of the op library that
+  // the sweep found, left out and reported (op kind -> the first spec and message), never
+  // silent. In a model file the same failure is thrown.
+  int64_t internal_errors = 0;
+  std::map<std::string, std::string> internal_error_example;
+};
+
 struct Corpus {
   std::string name;
   std::vector<CorpusEntry> entries;  // distinct hashes, in a deterministic order
+  CorpusStats stats;
 };
+
+// A workload whose parameter buffers (inputs and outputs) take more bytes than this is
+// left out of named corpora, so that every workload runs on one GPU with room for a
+// reference and a candidate at once.
+inline constexpr int64_t kMaxWorkloadBytes = int64_t{4} << 30;
 
 struct CorpusProgress {
   int64_t candidates = 0;  // specs expanded so far
@@ -46,6 +70,13 @@ struct CorpusOptions {
   std::string corpus_dir;
   std::function<void(const CorpusProgress&)> on_progress;  // called now and then, may be empty
 };
+
+// Where corpus files live when CorpusOptions::corpus_dir is empty: $DRAGON_CORPUS_DIR,
+// else the source tree's data/corpus.
+std::string default_corpus_dir();
+
+// The bytes of a function's parameter buffers (what a run must allocate).
+int64_t workload_bytes(const ir::PrimFunc& func);
 
 // The names build_corpus accepts, each with a one-line description.
 std::vector<std::pair<std::string, std::string>> corpus_names();

@@ -12,5 +12,7 @@ std::optional<bool> env_verify_ir();
 // DRAGON_CACHE_DIR: where compiled kernels are cached (runtime/compile_cache.h); HOME.
 std::optional<std::string> env_cache_dir();
 std::optional<std::string> env_home();
+// DRAGON_CORPUS_DIR: where the workload corpus files live (data/corpus.h).
+std::optional<std::string> env_corpus_dir();
 
 }  // namespace dragon
