@@ -9,14 +9,14 @@ set -euo pipefail
 # (libblas.so.3, through the alternatives system) under libtorch: the reference BLAS made a
 # CPU training step of even a tiny model take most of a second. The CUDA toolkit is detected by
 # CMake at configure time and not installed here. XGBoost (C API) is the search's cost model;
-# SQLite holds the tuning database (src/db).
+# SQLite holds the tuning database (src/db); zstd compresses the data set's shards (src/data).
 # --with-chromium adds headless Chromium, which scripts/report-screenshot.sh uses to check
 # and capture an HTML report (not needed to build or test).
 packages=(
   build-essential cmake ninja-build pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev
+  libsqlite3-dev libzstd-dev
   clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   libxgboost-dev

@@ -23,3 +23,5 @@ dragon_test_support(dragon_test_default_gpu_schedule SOURCES ${CMAKE_CURRENT_LIS
                     DEPS dragon_search dragon_schedule)
 dragon_test_support(dragon_test_harness_util SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/harness/harness_test_util.cc
                     DEPS dragon_harness dragon_runtime dragon_interp dragon_ops)
+dragon_test_support(dragon_test_db_util SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/db/db_test_util.cc
+                    DEPS dragon_test_random_trace dragon_db dragon_script dragon_ops)

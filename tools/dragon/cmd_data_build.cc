@@ -1,12 +1,143 @@
-// SCAFFOLD (replaced before this lands).
+// dragon data build --corpus NAME --db FILE --out DIR [--shard K/N] [--time-budget S]:
+// tunes one shard of the corpus (resuming from the database) and writes its search-derived
+// examples with the rebuilt manifest (data/dataset_builder.h, docs/data-set.md). Argument
+// parsing and printing only.
+#include <charconv>
+#include <cstdio>
+
+#include <fmt/format.h>
+
 #include "cmd_data.h"
+#include "dragon/data/corpus.h"
+#include "dragon/data/dataset_builder.h"
+#include "dragon/lower/target.h"
 #include "dragon/support/error.h"
+#include "progress_line.h"
+#include "run_provenance.h"
+#include "tune_environments.h"
 
 namespace dragon::cli {
+namespace {
+
+struct DataBuildOptions {
+  std::string corpus;
+  std::string db;
+  std::string out;
+  std::string shard = "0/1";
+  double time_budget = 0;  // 0: none
+  std::string target = "cpu";
+  int64_t trials = 64;
+  int batch = 0;  // 0: the target's default
+  int64_t seed = 1;
+  std::string rules;
+  std::string cost_model = "xgb";
+  double min_ratio = 1.2;
+  double max_ratio = 4.0;
+  int refinements = 2;
+  bool quiet = false;
+};
+
+// "K/N" -> (K, N).
+std::pair<int64_t, int64_t> parse_shard(const std::string& text) {
+  const size_t slash = text.find('/');
+  int64_t k = -1, n = 0;
+  auto number = [](std::string_view s, int64_t& value) {
+    auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value);
+    return error == std::errc() && end == s.data() + s.size() && !s.empty();
+  };
+  if (slash == std::string::npos || !number(std::string_view(text).substr(0, slash), k) ||
+      !number(std::string_view(text).substr(slash + 1), n) || n < 1 || k < 0 || k >= n) {
+    throw UserError(fmt::format("--shard '{}': expected K/N with 0 <= K < N, e.g. 0/4", text));
+  }
+  return {k, n};
+}
+
+std::string progress_text(const data::BuildProgress& p) {
+  return fmt::format("{} {}/{} workloads  {} examples  {:.1f} candidates/s  {:.0f} s",
+                     ProgressLine::bar(p.workloads_done, p.workloads), p.workloads_done, p.workloads, p.examples,
+                     p.candidates_per_second, p.elapsed_s);
+}
+
+int build(const DataBuildOptions& o) {
+  const auto [index, count] = parse_shard(o.shard);
+  if (o.trials < 0) throw UserError("dragon data build: --trials must not be negative");
+  data::Corpus corpus = data::build_corpus(o.corpus);
+
+  TuneEnvironmentOptions env_options;
+  env_options.target = o.target;
+  env_options.rules_file = o.rules;
+  // Started before anything else runs: the measurers' workers are forked from here.
+  std::unique_ptr<TuneEnvironments> environments = make_tune_environments(env_options);
+  db::Database database = db::Database::open(o.db);
+  std::unique_ptr<search::CostModel> model = environments->cost_model(o.cost_model, static_cast<uint64_t>(o.seed));
+
+  ProgressLine progress(o.quiet);
+  data::BuildOptions options;
+  options.shard_index = index;
+  options.shard_count = count;
+  options.trials_per_workload = o.trials;
+  options.batch_size = o.batch > 0 ? o.batch : environments->default_batch_size();
+  if (o.time_budget > 0) options.time_budget_s = o.time_budget;
+  options.mining = {o.min_ratio, o.max_ratio, o.refinements};
+  options.search = environments->search_options();
+  options.search.seed = o.seed;
+  options.commit = current_provenance().commit;
+  options.on_progress = [&](const data::BuildProgress& p) { progress.show(progress_text(p)); };
+  options.log = [&](const std::string& line) { progress.log(line); };
+
+  data::BuildResult result = data::build_shard(
+      corpus, database, [&](const search::TuningTask& task) { return environments->environment(task); }, *model,
+      o.out, options);
+  progress.finish();
+
+  const data::ShardSummary& s = result.shard;
+  std::printf("%s/%s: %lld examples (%lld construction, %lld refinement) from %lld of %lld workloads; "
+              "%lld default best, %lld with nothing verified%s\n",
+              o.out.c_str(), s.file_name().c_str(), static_cast<long long>(s.example_count()),
+              static_cast<long long>(s.by_kind().construction), static_cast<long long>(s.by_kind().refinement),
+              static_cast<long long>(s.with_examples), static_cast<long long>(s.workloads),
+              static_cast<long long>(s.default_best), static_cast<long long>(s.no_ok_record),
+              s.partial ? "; PARTIAL (time budget): rerun the same command to complete it" : "");
+  std::printf("run: %lld candidates measured in %.1f s (%.2f candidates/s); %s\n",
+              static_cast<long long>(result.measured), result.seconds,
+              result.seconds > 0 ? static_cast<double>(result.measured) / result.seconds : 0.0,
+              environments->costs_summary().c_str());
+  std::printf("\n%s", data::describe(result.manifest).c_str());
+  return 0;
+}
+
+}  // namespace
 
 Command add_data_build_subcommand(CLI::App& data) {
-  data.add_subcommand("build", "(scaffold)");
-  return []() -> int { throw UserError("dragon data build: not built yet"); };
+  auto o = std::make_shared<DataBuildOptions>();
+  CLI::App* sub = data.add_subcommand(
+      "build", "Tune a shard of a corpus (resuming from --db) and write its training examples and manifest to --out");
+  sub->add_option("--corpus", o->corpus, "A corpus name (see dragon data corpus) or a file of op specs, one a line")
+      ->required();
+  sub->add_option("--db", o->db, "The tuning database (SQLite); created if missing, resumed if not")->required();
+  sub->add_option("--out", o->out, "The data set directory (shards and manifest.json)")->required();
+  sub->add_option("--shard", o->shard, "K/N: this run's shard, the workloads whose hash % N == K")
+      ->capture_default_str();
+  sub->add_option("--time-budget", o->time_budget,
+                  "Seconds; no tuning round starts after them, and what is mined is written (0: none)");
+  sub->add_option("--target", o->target, "cpu (g++ and this machine's cores) or cuda (NVRTC and the GPU)")
+      ->check(CLI::IsMember(lower::Target::names()))
+      ->capture_default_str();
+  sub->add_option("--trials", o->trials, "Measured candidates per workload, those in --db from earlier runs included")
+      ->capture_default_str();
+  sub->add_option("--batch", o->batch, "Candidates per round (0: the target's default)")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the search's draws")->capture_default_str();
+  sub->add_option("--rules", o->rules, "A rule-set file extending the target's design space (docs/design-space.md)");
+  sub->add_option("--cost-model", o->cost_model, "xgb (gradient-boosted trees) or random")
+      ->check(CLI::IsMember({"xgb", "random"}))
+      ->capture_default_str();
+  sub->add_option("--min-ratio", o->min_ratio, "Refinement prompts at least this much slower than the best")
+      ->capture_default_str();
+  sub->add_option("--max-ratio", o->max_ratio, "... and at most this much")->capture_default_str();
+  sub->add_option("--refinements", o->refinements, "Refinement examples kept per workload, spread over the range")
+      ->capture_default_str();
+  sub->add_flag("--quiet", o->quiet, "No progress line");
+  return [o] { return build(*o); };
 }
 
 }  // namespace dragon::cli

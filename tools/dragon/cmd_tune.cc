@@ -2,8 +2,6 @@
 // every measured candidate to the tuning database; a rerun with the same --db resumes.
 // A progress line per round (trials, the task's best, candidates per second) and a final
 // table. Argument parsing and printing only.
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 
@@ -16,6 +14,7 @@
 #include "dragon/search/tuner.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
+#include "progress_line.h"
 #include "run_provenance.h"
 #include "tune_environments.h"
 
@@ -63,35 +62,12 @@ std::vector<search::TuningTask> tasks_of(const TuneCliOptions& o) {
   return tasks;
 }
 
-class ProgressLine {
- public:
-  explicit ProgressLine(bool quiet) : quiet_(quiet), terminal_(::isatty(STDERR_FILENO)) {}
-  void update(const search::TuneProgress& p) {
-    if (quiet_) return;
-    const int width = 24;
-    int done = p.budget > 0 ? static_cast<int>(width * std::min<int64_t>(p.trials, p.budget) / p.budget) : width;
-    std::string line = fmt::format(
-        "[{}{}] {}/{} trials  {:.1f} candidates/s  {} {}/{}: best {} ms (default {} ms)", std::string(done, '#'),
-        std::string(width - done, '.'), p.trials, p.budget, p.candidates_per_second, p.task_name, p.task_trials,
-        p.task_budget, ms(p.task_best_ms), ms(p.task_default_ms));
-    if (terminal_) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (!quiet_ && terminal_) std::fprintf(stderr, "\n");
-  }
-  void log(const std::string& text) {
-    if (terminal_ && !quiet_) std::fprintf(stderr, "\r\033[K");
-    std::fprintf(stderr, "%s\n", text.c_str());
-  }
-
- private:
-  bool quiet_, terminal_;
-};
+// The progress line of a tuning run.
+std::string progress_text(const search::TuneProgress& p) {
+  return fmt::format("{} {}/{} trials  {:.1f} candidates/s  {} {}/{}: best {} ms (default {} ms)",
+                     ProgressLine::bar(p.trials, p.budget), p.trials, p.budget, p.candidates_per_second, p.task_name,
+                     p.task_trials, p.task_budget, ms(p.task_best_ms), ms(p.task_default_ms));
+}
 
 void print_table(const std::vector<search::TaskOutcome>& outcomes) {
   std::printf("%-44s %7s %6s %12s %12s %8s  %s\n", "task", "trials", "ok", "default ms", "best ms", "speedup", "note");
@@ -134,14 +110,14 @@ int tune(const TuneCliOptions& o) {
   ProgressLine progress(o.quiet);
   search::TuneOptions options;
   options.trials_per_task = o.trials;
-  options.batch_size = o.batch > 0 ? o.batch : (lower::Target::from_name(o.target)->is_gpu() ? 64 : 16);
+  options.batch_size = o.batch > 0 ? o.batch : environments->default_batch_size();
   if (o.time_budget > 0) options.time_budget_s = o.time_budget;
   options.scheduler.objective = tasks.size() > 1 ? search::TaskObjective::kGeometricMean : search::TaskObjective::kTotalLatency;
   options.search = environments->search_options();
   if (o.population > 0) options.search.population = o.population;
   options.search.seed = o.seed;
   options.commit = current_provenance().commit;
-  options.on_round = [&](const search::TuneProgress& p) { progress.update(p); };
+  options.on_round = [&](const search::TuneProgress& p) { progress.show(progress_text(p)); };
   options.log = [&](const std::string& line) { progress.log(line); };
 
   std::vector<search::TaskOutcome> outcomes = search::tune(

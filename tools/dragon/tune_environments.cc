@@ -14,6 +14,7 @@ class CpuEnvironments final : public TuneEnvironments {
   explicit CpuEnvironments(search::RuleSet rules) : rules_(std::move(rules)), tuning_(rules_) {}
   search::TaskEnvironment environment(const search::TuningTask& task) override { return tuning_.environment(task); }
   search::EvolutionarySearchOptions search_options() const override { return search::CpuTuning::search_options(); }
+  int default_batch_size() const override { return 16; }
   std::string costs_summary() const override { return tuning_.costs_summary(); }
 
  private:
@@ -26,6 +27,7 @@ class CudaEnvironments final : public TuneEnvironments {
   explicit CudaEnvironments(search::RuleSet rules) : rules_(std::move(rules)), tuning_(rules_) {}
   search::TaskEnvironment environment(const search::TuningTask& task) override { return tuning_.environment(task); }
   search::EvolutionarySearchOptions search_options() const override { return bench::GpuTuning::search_options(); }
+  int default_batch_size() const override { return 64; }
   std::string costs_summary() const override { return tuning_.costs_summary(); }
 
  private:

@@ -1,4 +1,4 @@
-// What `dragon tune` tunes with on its target: the task environments (design space,
+// What `dragon tune` and `dragon data build` tune with on its target: the task environments (design space,
 // measurer, default schedule, mutators) of search/cpu_tuning.h or bench/gpu_tuning.h, the
 // search's defaults for the target, and the cost model by name. A dispatcher only.
 #pragma once
@@ -21,6 +21,8 @@ class TuneEnvironments {
   virtual ~TuneEnvironments() = default;
   virtual search::TaskEnvironment environment(const search::TuningTask& task) = 0;
   virtual search::EvolutionarySearchOptions search_options() const = 0;
+  // Candidates per round: 16 on the CPU, whose rounds take seconds; 64 on the GPU.
+  virtual int default_batch_size() const = 0;
   // "lower+codegen 0.41 ms/candidate, ..." over every task's measurer.
   virtual std::string costs_summary() const = 0;
   // "xgb" or "random".

@@ -1,2 +1,0 @@
-// SCAFFOLD (replaced by the examples work before this lands).
-namespace dragon::data {}
