@@ -67,9 +67,9 @@ DRAGON_INLINE float dragon_bf16_to_float(dragon_bf16 h) {
 // registers (libm's expf and fmaxf are calls the compiler will not vectorize without
 // -ffast-math, which we do not use). exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in
 // two, so n ln2 is exact), e^r by a degree-7 polynomial, times 2^n built from exponent
-// bits in two halves so that subnormal results round once. At most 2 ulp from the exact
-// value over every float (tests/unit/codegen/test_cpu_prelude.cc sweeps them); inf, -inf,
-// NaN, overflow to inf and underflow to 0 as expf.
+// bits in two halves so that subnormal results round once. Within 2 ulp of the exact value
+// (tests/unit/codegen/test_cpu_prelude.cc sweeps 5.6 million floats of every exponent: worst
+// 0.96 ulp); inf, -inf, NaN, overflow to inf and underflow to 0 as expf.
 DRAGON_INLINE float dragon_expf(float x) {
   float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
   c = c != c ? 0.0f : c;

@@ -6,8 +6,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dragon/ir/printer.h"
-#include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
 
 namespace dragon::data {
@@ -168,10 +166,6 @@ Example parse_example_line(std::string_view line, std::string_view origin, int l
     throw r.fail("'speedup' without 'prompt_latency'");
   }
   return e;
-}
-
-std::string prompt_text(std::string_view spec) {
-  return ir::print_function(ops::OpRegistry::global().make_workload(spec).func);
 }
 
 script::Example tokenizer_example(const Example& example, std::string prompt) {

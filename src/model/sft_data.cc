@@ -5,8 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dragon/ir/printer.h"
-#include "dragon/ops/op_registry.h"
+#include "dragon/data/prompt.h"
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
@@ -82,9 +81,8 @@ std::vector<SftRecord> read_sft_records(const std::string& path) {
 }
 
 script::Example to_example(const SftRecord& record) {
-  const ops::Workload workload = ops::OpRegistry::global().make_workload(record.workload);
   script::Example example;
-  example.prompt = record.prompt == PromptForm::kIr ? ir::print_function(workload.func) : workload.spec;
+  example.prompt = data::prompt_text(record.workload, record.prompt);
   example.existing_script = record.existing_script;
   example.script = record.script;
   return example;

@@ -41,7 +41,7 @@ const std::map<std::string, std::vector<std::string>> kBuildsOn = {
     {"db", {"script", "runtime"}},  // the tuning database
     {"search", {"script", "harness", "db", "ops"}},  // ops: workloads named by spec
     {"data", {"search", "ops", "db"}},  // workload corpus and training examples
-    {"model", {"decode", "search"}},  // the little dragon (libtorch inside only)
+    {"model", {"decode", "search", "data"}},  // the little dragon (libtorch inside only)
     {"bench", {"search", "suites", "ops"}},
 };
 

@@ -24,7 +24,8 @@ namespace dragon::bench {
 struct GpuTuningOptions {
   // How each verified candidate is timed: fewer calls than a benchmark (search ranks, the
   // final `dragon bench --db` measures), the L2 flushed as always.
-  harness::GpuTimerOptions timer = {.warmup_calls = 1, .min_calls = 5, .max_calls = 50, .max_seconds = 0.2,
+  // min_calls 6: the fewest samples whose median has a confidence interval (db/record.h).
+  harness::GpuTimerOptions timer = {.warmup_calls = 1, .min_calls = 6, .max_calls = 50, .max_seconds = 0.2,
                                     .target_relative_ci = 0.02, .flush_l2 = true};
   // A verified candidate whose checked call took more than this times the task's best
   // median so far is not timed further: that call is its one sample.

@@ -13,6 +13,7 @@
 
 #include "dragon/data/corpus.h"
 #include "dragon/db/record.h"
+#include "dragon/data/prompt.h"  // prompt_text: every example's prompt (the SFT line's "ir")
 #include "dragon/script/tokenizer.h"
 
 namespace dragon::data {
@@ -62,9 +63,6 @@ std::string to_json_line(const Example& example);
 // and hashes are checked against the compiler by dataset_check.h, not here.
 Example parse_example_line(std::string_view line, std::string_view origin, int line_number);
 
-// The canonical IR text of the function `spec` builds: the prompt of every example (the SFT
-// line's prompt "ir"). Throws UserError when the spec does not build.
-std::string prompt_text(std::string_view spec);
 // The tokenizer's example of `example` given its prompt text (prompt_text(example.spec)):
 // the same script::Example model::to_example makes of the SFT line, so its
 // encode_example is the token sequence the trainer sees.

@@ -11,13 +11,15 @@
 #include <string_view>
 #include <vector>
 
+#include "dragon/data/prompt.h"
 #include "dragon/script/tokenizer.h"
 
 namespace dragon::model {
 
 enum class TaskKind : uint8_t { kConstruction, kRefinement };
-// How the workload becomes the prompt: its canonical IR text, or the op spec string.
-enum class PromptForm : uint8_t { kIr, kSpec };
+// How the workload becomes the prompt: its canonical IR text, or the op spec string
+// (data/prompt.h renders both, for the data set and the model alike).
+using PromptForm = data::PromptForm;
 
 struct SftRecord {
   TaskKind task = TaskKind::kConstruction;

@@ -18,7 +18,9 @@ namespace dragon::search {
 // cap. Samples are reported; the median is what search ranks by.
 struct CpuTimerOptions {
   int warmup_calls = 1;  // verification already ran the kernel three times
-  int min_calls = 5;
+  // 6: the fewest samples whose median has a 95% confidence interval (db/record.h), which
+  // the data set's refinement examples need to call a speedup significant.
+  int min_calls = 6;
   int max_calls = 200;
   double max_seconds = 0.25;
   double target_relative_ci = 0.03;
