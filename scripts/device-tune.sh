@@ -19,6 +19,9 @@
 #   bench:SUITE[:IDS]     dragon bench SUITE --db DB: per problem the default schedule, the best
 #                         tuned kernel and the baselines (eager, cuBLAS, cuDNN), verified and
 #                         timed side by side in one process; the summary's table comes from it
+#   data:K/N              dragon data build --corpus CORPUS (full) --shard K/N --target cuda into DB
+#                         and $OUT/tune/data (the training set's examples, issue 19), then
+#                         dragon data stats; resumable like tune
 #   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
 #                         own; per problem the best after 64 trials over the best at the end
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
@@ -276,6 +279,22 @@ for stage in "$@"; do
       [ $s -eq 0 ] || status=1
       note "$stage: exit $s after $(elapsed) s (budget $budget s); $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
       { sed -n '/^task /,$p' "$work/$name.log" | sed 's/^/    /'; grep -E "error|Error" "$work/$name.log" | head -n 5 | sed 's/^/    /'; } >>"$summary"
+      save_db
+      ;;
+    data:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      # The training set (issue 19): one shard of the corpus tuned into the same database,
+      # its examples mined into $OUT/tune/data (commit the shard and the database export).
+      shard=${stage#data:}
+      budget=$(( $(left) - 40 ))
+      if [ "$budget" -lt 20 ]; then note "$stage: not started, $budget s left"; continue; fi
+      timeout --kill-after=10 "$((budget + 30))" "$build/dragon" data build --corpus "${CORPUS:-full}" --shard "$shard" \
+        --target cuda --trials "$trials" --batch "$batch" --db "$db" --out "$work/data" --time-budget "$budget" \
+        >"$work/data.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "$stage: exit $s after $(elapsed) s (budget $budget s); $(tail -n 3 "$work/data.log" | tr '\n' ' ' | tail -c 300)"
+      "$build/dragon" data stats "$work/data" >>"$work/data.log" 2>&1 && note "$stage: dragon data stats passes"
       save_db
       ;;
     bench:*)
