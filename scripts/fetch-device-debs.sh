@@ -15,6 +15,9 @@ packages=(
   # The search's cost model (src/search/cost_model): XGBoost's C API, and libdmlc, which
   # libxgboost needs and Ubuntu 24.04 does not have (libgomp it has).
   libxgboost-dev libxgboost0 libdmlc0
+  # The data set's shards (src/data): zstd.h, in case the image lacks it (its libzstd.so.1
+  # is there; this pair brings a matching header and library into the private prefix).
+  libzstd-dev libzstd1
 )
 
 mkdir -p .deb
