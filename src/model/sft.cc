@@ -26,9 +26,9 @@ struct Examples {
 };
 
 // A sequence of n tokens is read as n - 1 inputs: it fits when n - 1 <= context.
-Examples load_examples(const std::string& path, const script::Tokenizer& tokenizer, int64_t context) {
+Examples tokenize_all(const std::vector<SftRecord>& records, const script::Tokenizer& tokenizer, int64_t context) {
   Examples out;
-  for (const SftRecord& record : read_sft_records(path)) {
+  for (const SftRecord& record : records) {
     TokenizedExample e = tokenize(tokenizer, to_example(record));
     if (static_cast<int64_t>(e.tokens.size()) - 1 > context) {
       ++out.skipped_too_long;
@@ -99,11 +99,10 @@ std::string thousands(double value) {
 }  // namespace
 
 SftSummary train_sft(const SftSettings& requested, const std::function<void(const std::string&)>& log) {
-  const std::string train_path = (fs::path(requested.data_dir) / "train.jsonl").string();
-  const std::string valid_path = (fs::path(requested.data_dir) / "valid.jsonl").string();
   const std::string checkpoint_path = (fs::path(requested.out_dir) / "checkpoint.safetensors").string();
   const std::string weights_path = (fs::path(requested.out_dir) / "model.safetensors").string();
-  if (!fs::is_regular_file(train_path)) throw UserError(fmt::format("train sft: no training data at {}", train_path));
+  // Read (and checked) before anything is built, so bad data fails fast.
+  const SftSplits data = read_sft_splits(requested.data_dir);
 
   SftSettings s = requested;
   std::optional<TensorFile> resumed;
@@ -142,13 +141,13 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     resumed.reset();
   }
 
-  Examples train = load_examples(train_path, tokenizer, config.context);
+  Examples train = tokenize_all(data.train, tokenizer, config.context);
   if (train.examples.empty())
-    throw UserError(fmt::format("train sft: {} has no example that fits the context of {} tokens ({} longer)",
-                                train_path, config.context, train.skipped_too_long));
-  Examples valid;
-  if (fs::is_regular_file(valid_path)) valid = load_examples(valid_path, tokenizer, config.context);
+    throw UserError(fmt::format("train sft: {} has no training example that fits the context of {} tokens ({} longer)",
+                                data.source, config.context, train.skipped_too_long));
+  Examples valid = tokenize_all(data.validation, tokenizer, config.context);
   const int64_t n = static_cast<int64_t>(train.examples.size());
+  log(fmt::format("train sft: data from {}", data.source));
   log(fmt::format("train sft: {} parameters (d_model {}, {} layers, {} heads, ffn {}, context {}) on {}; {} training "
                   "examples ({} longer than the context skipped), {} validation; {} steps of {} from step {}",
                   thousands(static_cast<double>(config.parameter_count())), config.d_model, config.layers,

@@ -5,6 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
+#include "dragon/data/compressed_jsonl.h"
+#include "dragon/data/example.h"
+#include "dragon/data/manifest.h"
 #include "dragon/data/prompt.h"
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
@@ -78,6 +83,64 @@ std::vector<SftRecord> read_sft_records(const std::string& path) {
     start = end + 1;
   }
   return records;
+}
+
+namespace {
+
+// The SFT fields of a data-set example (its line is a superset of the SFT line).
+SftRecord sft_record_of(data::Example example, std::string_view origin, int line_number) {
+  if (!script::is_canonical(example.script))
+    throw UserError(fmt::format("{}:{}: 'script' is not a canonical script (script::is_canonical)", origin, line_number));
+  SftRecord r;
+  r.task = example.kind == data::ExampleKind::kConstruction ? TaskKind::kConstruction : TaskKind::kRefinement;
+  r.prompt = PromptForm::kIr;
+  r.workload = std::move(example.spec);
+  r.existing_script = std::move(example.existing_script);
+  r.script = std::move(example.script);
+  return r;
+}
+
+SftSplits read_data_set(const std::filesystem::path& dir) {
+  const data::Manifest manifest = data::read_manifest(dir.string());
+  if (manifest.shards.empty()) throw UserError(fmt::format("{}: the data set's manifest lists no shard", dir.string()));
+  SftSplits out;
+  int64_t held_out = 0;
+  for (const data::ShardSummary& shard : manifest.shards) {
+    const std::string path = (dir / shard.file_name()).string();
+    const std::vector<std::string> lines = data::read_compressed_jsonl(path);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const int line_number = static_cast<int>(i + 1);
+      data::Example example = data::parse_example_line(lines[i], path, line_number);
+      switch (example.split) {
+        case data::Split::kTrain: out.train.push_back(sft_record_of(std::move(example), path, line_number)); break;
+        case data::Split::kValidation:
+          out.validation.push_back(sft_record_of(std::move(example), path, line_number));
+          break;
+        case data::Split::kHeldOut: ++held_out; break;
+      }
+    }
+  }
+  out.source = fmt::format("data set {} ({} of {} shards, corpus {}; {} held-out examples not read)", dir.string(),
+                           manifest.shards.size(), manifest.shard_count, manifest.corpus, held_out);
+  return out;
+}
+
+}  // namespace
+
+SftSplits read_sft_splits(const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir(data_dir);
+  if (!fs::is_directory(dir)) throw UserError(fmt::format("{}: not a folder of training data", data_dir));
+  if (fs::is_regular_file(dir / "manifest.json")) return read_data_set(dir);
+  const fs::path train = dir / "train.jsonl";
+  const fs::path valid = dir / "valid.jsonl";
+  if (!fs::is_regular_file(train))
+    throw UserError(fmt::format("{}: no training data (neither a data set's manifest.json nor train.jsonl)", data_dir));
+  SftSplits out;
+  out.train = read_sft_records(train.string());
+  if (fs::is_regular_file(valid)) out.validation = read_sft_records(valid.string());
+  out.source = train.string();
+  return out;
 }
 
 script::Example to_example(const SftRecord& record) {

@@ -1,5 +1,5 @@
-// dragon train sft: supervised fine-tuning of the little dragon from a folder of JSONL
-// examples (docs/model.md), resumable. Argument parsing only: the loop is
+// dragon train sft: supervised fine-tuning of the little dragon from a data set's shards or
+// a folder of JSONL examples (docs/model.md), resumable. Argument parsing only: the loop is
 // model::train_sft. In `dragon` it re-executes the same command line as dragon-model
 // (model_binary.h), the program that links libtorch.
 #include <cstdio>
@@ -17,8 +17,12 @@ Command add_train_command(CLI::App& app) {
   sub->require_subcommand(1);
   auto s = std::make_shared<model::SftSettings>();
   CLI::App* sft = sub->add_subcommand(
-      "sft", "Supervised fine-tuning on DIR/train.jsonl (validation on DIR/valid.jsonl when present)");
-  sft->add_option("--data", s->data_dir, "Folder with train.jsonl and optionally valid.jsonl")->required();
+      "sft", "Supervised fine-tuning on a data set from `dragon data build` (its train split; validation on its "
+      "validation split) or on DIR/train.jsonl (validation on DIR/valid.jsonl when present)");
+  sft->add_option("--data", s->data_dir,
+                  "A data set's folder (manifest.json and shards), or a folder with train.jsonl and optionally "
+                  "valid.jsonl")
+      ->required();
   sft->add_option("--out", s->out_dir, "Folder for checkpoint.safetensors and model.safetensors")->required();
   sft->add_flag("--resume", s->resume, "Continue from OUT/checkpoint.safetensors with its settings");
   sft->add_option("--preset", s->preset, "Model size: tiny, small (10.0M parameters) or base (26.7M)")

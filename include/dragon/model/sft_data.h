@@ -39,6 +39,19 @@ SftRecord parse_sft_record(std::string_view line, std::string_view origin, int l
 // Every non-blank line of a JSONL file.
 std::vector<SftRecord> read_sft_records(const std::string& path);
 
+// What a trainer reads from its data folder, by split.
+struct SftSplits {
+  std::vector<SftRecord> train;
+  std::vector<SftRecord> validation;
+  std::string source;  // where they came from, for the trainer's first line
+};
+// A data set that `dragon data build` wrote (DIR/manifest.json present): every shard the
+// manifest lists, read as it is (zstd JSON lines, docs/data-set.md); lines of split "train"
+// train, "validation" validate, and "held_out" (whole model families kept for evaluation)
+// are never read. Otherwise plain JSONL: DIR/train.jsonl (required) and DIR/valid.jsonl
+// (optional). Throws UserError naming the folder, shard or line that is wrong.
+SftSplits read_sft_splits(const std::string& data_dir);
+
 // The tokenizer's example of a record: the prompt built from the workload (the ops
 // registry's function printed, or the spec), the existing script, the target.
 script::Example to_example(const SftRecord& record);

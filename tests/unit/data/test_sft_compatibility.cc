@@ -2,10 +2,19 @@
 // every example line (the extra fields included), reads back its task, workload and
 // scripts, and the trainer's token sequence of it (model::to_example, model::tokenize) has
 // exactly the length the manifest's token statistics counted (data::tokenizer_example).
+// The trainer's folder may be a data set as `dragon data build` wrote it: its shards are
+// read by split, held-out lines never.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "dragon/data/compressed_jsonl.h"
 #include "dragon/data/example.h"
+#include "dragon/data/manifest.h"
 #include "dragon/model/sft_data.h"
+#include "dragon/support/error.h"
 #include "unit/db/db_test_util.h"
 
 namespace dragon::data {
@@ -43,6 +52,94 @@ TEST(SftCompatibility, TheTrainerReadsExampleLinesAndCountsTheSameTokens) {
     EXPECT_EQ(model::to_example(r), ours) << "the prompt the trainer builds is the one counted";
     EXPECT_EQ(model::tokenize(tokenizer, model::to_example(r)).tokens.size(), tokenizer.encode_example(ours).size());
   }
+}
+
+// Examples of `spec` for each split: a construction and a refinement each.
+std::vector<Example> examples_of(const std::string& spec, uint64_t seed) {
+  const db::Workload w = db::testing::workload_of_spec(spec);
+  const std::vector<std::string> scripts = db::testing::random_scripts(w, 3, seed);
+  std::vector<Example> out;
+  for (Split split : {Split::kTrain, Split::kValidation, Split::kHeldOut}) {
+    Example c;
+    c.spec = spec;
+    c.hash = w.hash;
+    c.family = "file";
+    c.split = split;
+    c.script = scripts[1];
+    c.target_latency = Latency{0.5, db::LatencySummary::Interval{0.45, 0.55}, 30};
+    Example r = c;
+    r.kind = ExampleKind::kRefinement;
+    r.existing_script = scripts[2];
+    r.prompt_latency = Latency{1.0, db::LatencySummary::Interval{0.9, 1.1}, 30};
+    out.push_back(c);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SftCompatibility, TheTrainerReadsADataSetFolderBySplitAndNeverTheHeldOut) {
+  db::testing::TempDir dir;
+  const std::string set = dir.file("set");
+  std::filesystem::create_directories(set);
+  // Two shards, as two runs of `dragon data build --shard K/2` leave them.
+  std::vector<Example> all;
+  for (int64_t index = 0; index < 2; ++index) {
+    const std::vector<Example> shard =
+        examples_of(index == 0 ? "matmul:m=32,n=32,k=32" : "softmax:shape=16x256", 7 + index);
+    std::vector<std::string> lines;
+    for (const Example& e : shard) lines.push_back(to_json_line(e));
+    write_compressed_jsonl(set + "/" + shard_file_name(index, 2), lines);
+    ShardSummary summary;
+    summary.index = index;
+    summary.count = 2;
+    summary.corpus = "file";
+    summary.target = {"cpu", "x86-64"};
+    summary.hardware = {"test cpu", ""};
+    write_shard_summary(set, summary);
+    all.insert(all.end(), shard.begin(), shard.end());
+  }
+  rebuild_manifest(set);
+
+  const model::SftSplits splits = model::read_sft_splits(set);
+  auto expected = [&](Split split) {
+    std::vector<model::SftRecord> out;
+    for (const Example& e : all) {
+      if (e.split == split) out.push_back(model::parse_sft_record(to_json_line(e), "expected", 1));
+    }
+    return out;
+  };
+  EXPECT_EQ(splits.train, expected(Split::kTrain));
+  EXPECT_EQ(splits.validation, expected(Split::kValidation));
+  EXPECT_EQ(splits.train.size(), 4u);
+  EXPECT_NE(splits.source.find("4 held-out examples not read"), std::string::npos) << splits.source;
+
+  // A damaged line is named by shard and line.
+  std::vector<std::string> lines = read_compressed_jsonl(set + "/" + shard_file_name(1, 2));
+  lines[2] = R"({"task":"construction"})";
+  write_compressed_jsonl(set + "/" + shard_file_name(1, 2), lines);
+  const std::string damaged = message_of([&] { model::read_sft_splits(set); });
+  EXPECT_EQ(damaged.rfind(set + "/" + shard_file_name(1, 2) + ":3: ", 0), 0u) << damaged;
+
+  // A folder of plain JSONL still trains; a folder with neither is refused, by name.
+  const std::string plain = dir.file("plain");
+  std::filesystem::create_directories(plain);
+  EXPECT_NE(message_of([&] { model::read_sft_splits(plain); }).find("neither a data set's manifest.json nor train.jsonl"),
+            std::string::npos);
+  std::ofstream(plain + "/train.jsonl") << model::to_json_line(expected(Split::kTrain)[1]) << "\n";
+  const model::SftSplits from_plain = model::read_sft_splits(plain);
+  ASSERT_EQ(from_plain.train.size(), 1u);
+  EXPECT_EQ(from_plain.train[0], expected(Split::kTrain)[1]);
+  EXPECT_TRUE(from_plain.validation.empty());
+  EXPECT_NE(message_of([&] { model::read_sft_splits(dir.file("nowhere")); }).find("not a folder"), std::string::npos);
 }
 
 }  // namespace
