@@ -28,6 +28,13 @@ TEST(TuneCliError, FlagsThatCannotWorkAreUserErrors) {
   EXPECT_TRUE(user_error(run_dragon("tune --target cpu --db " + db), "give an op spec or --suite NAME"));
   EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target tpu --db " + db), "--target"));
   EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target cpu --trials -1 --db " + db), "must not be negative"));
+  EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target cpu --batch -2 --db " + db),
+                         "dragon tune: --batch must not be negative"));
+  EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target cpu --time-budget -5 --db " + db),
+                         "dragon tune: --time-budget must not be negative"));
+  // dragon data build takes the same search flags, checked by the same code.
+  EXPECT_TRUE(user_error(run_dragon("data build --corpus smoke --out " + db + ".set --target cpu --population -1 --db " + db),
+                         "dragon data build: --population must not be negative"));
   EXPECT_TRUE(user_error(run_dragon("tune nosuchop:x=1 --target cpu --db " + db), "nosuchop"));
   EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target cpu --cost-model oracle --db " + db), "oracle"));
   EXPECT_TRUE(user_error(run_dragon("tune relu:shape=4x8 --target cpu --rules /no/such/rules.json --db " + db),

@@ -10,7 +10,6 @@
 #include "cmd_data.h"
 #include "dragon/data/corpus.h"
 #include "dragon/data/dataset_builder.h"
-#include "dragon/lower/target.h"
 #include "dragon/support/error.h"
 #include "progress_line.h"
 #include "run_provenance.h"
@@ -24,17 +23,10 @@ struct DataBuildOptions {
   std::string db;
   std::string out;
   std::string shard = "0/1";
-  double time_budget = 0;  // 0: none
-  std::string target = "cpu";
-  int64_t trials = 64;
-  int batch = 0;  // 0: the target's default
-  int64_t seed = 1;
-  std::string rules;
-  std::string cost_model = "xgb";
+  SearchRunFlags search;
   double min_ratio = 1.2;
   double max_ratio = 4.0;
   int refinements = 2;
-  bool quiet = false;
 };
 
 // "K/N" -> (K, N).
@@ -60,34 +52,23 @@ std::string progress_text(const data::BuildProgress& p) {
 
 int build(const DataBuildOptions& o) {
   const auto [index, count] = parse_shard(o.shard);
-  if (o.trials < 0) throw UserError("dragon data build: --trials must not be negative");
   data::Corpus corpus = data::build_corpus(o.corpus);
+  SearchRun run = start_search_run(o.search, o.db, "dragon data build");
 
-  TuneEnvironmentOptions env_options;
-  env_options.target = o.target;
-  env_options.rules_file = o.rules;
-  // Started before anything else runs: the measurers' workers are forked from here.
-  std::unique_ptr<TuneEnvironments> environments = make_tune_environments(env_options);
-  db::Database database = db::Database::open(o.db);
-  std::unique_ptr<search::CostModel> model = environments->cost_model(o.cost_model, static_cast<uint64_t>(o.seed));
-
-  ProgressLine progress(o.quiet);
+  ProgressLine progress(o.search.quiet);
   data::BuildOptions options;
   options.shard_index = index;
   options.shard_count = count;
-  options.trials_per_workload = o.trials;
-  options.batch_size = o.batch > 0 ? o.batch : environments->default_batch_size();
-  if (o.time_budget > 0) options.time_budget_s = o.time_budget;
+  options.trials_per_workload = o.search.trials;
+  options.batch_size = run.batch_size;
+  if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
   options.mining = {o.min_ratio, o.max_ratio, o.refinements};
-  options.search = environments->search_options();
-  options.search.seed = o.seed;
+  options.search = run.search;
   options.commit = current_provenance().commit;
   options.on_progress = [&](const data::BuildProgress& p) { progress.show(progress_text(p)); };
   options.log = [&](const std::string& line) { progress.log(line); };
 
-  data::BuildResult result = data::build_shard(
-      corpus, database, [&](const search::TuningTask& task) { return environments->environment(task); }, *model,
-      o.out, options);
+  data::BuildResult result = data::build_shard(corpus, run.database, run.environment(), *run.cost_model, o.out, options);
   progress.finish();
 
   const data::ShardSummary& s = result.shard;
@@ -101,7 +82,7 @@ int build(const DataBuildOptions& o) {
   std::printf("run: %lld candidates measured in %.1f s (%.2f candidates/s); %s\n",
               static_cast<long long>(result.measured), result.seconds,
               result.seconds > 0 ? static_cast<double>(result.measured) / result.seconds : 0.0,
-              environments->costs_summary().c_str());
+              run.environments->costs_summary().c_str());
   std::printf("\n%s", data::describe(result.manifest).c_str());
   return 0;
 }
@@ -118,25 +99,13 @@ Command add_data_build_subcommand(CLI::App& data) {
   sub->add_option("--out", o->out, "The data set directory (shards and manifest.json)")->required();
   sub->add_option("--shard", o->shard, "K/N: this run's shard, the workloads whose hash % N == K")
       ->capture_default_str();
-  sub->add_option("--time-budget", o->time_budget,
-                  "Seconds; no tuning round starts after them, and what is mined is written (0: none)");
-  sub->add_option("--target", o->target, "cpu (g++ and this machine's cores) or cuda (NVRTC and the GPU)")
-      ->check(CLI::IsMember(lower::Target::names()))
-      ->capture_default_str();
-  sub->add_option("--trials", o->trials, "Measured candidates per workload, those in --db from earlier runs included")
-      ->capture_default_str();
-  sub->add_option("--batch", o->batch, "Candidates per round (0: the target's default)")->capture_default_str();
-  sub->add_option("--seed", o->seed, "Seed of the search's draws")->capture_default_str();
-  sub->add_option("--rules", o->rules, "A rule-set file extending the target's design space (docs/design-space.md)");
-  sub->add_option("--cost-model", o->cost_model, "xgb (gradient-boosted trees) or random")
-      ->check(CLI::IsMember({"xgb", "random"}))
-      ->capture_default_str();
+  // A run stopped by --time-budget still writes what it mined (the shard, marked partial).
+  add_search_run_flags(*sub, o->search, "workload");
   sub->add_option("--min-ratio", o->min_ratio, "Refinement prompts at least this much slower than the best")
       ->capture_default_str();
   sub->add_option("--max-ratio", o->max_ratio, "... and at most this much")->capture_default_str();
   sub->add_option("--refinements", o->refinements, "Refinement examples kept per workload, spread over the range")
       ->capture_default_str();
-  sub->add_flag("--quiet", o->quiet, "No progress line");
   return [o] { return build(*o); };
 }
 

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "dragon/lower/target.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/search/tuner.h"
 #include "dragon/suites/suite.h"
@@ -26,17 +25,9 @@ struct TuneCliOptions {
   std::string suite;
   std::string problems;
   std::string suites_dir = suites::default_suites_dir();
-  std::string target = "cpu";
-  int64_t trials = 64;
   std::string db;
-  double time_budget = 0;  // 0: none
-  int batch = 0;  // 0: the target's default (cpu 16, cuda 64)
-  int population = 0;  // 0: the strategy's default for the target
-  int64_t seed = 1;
-  std::string rules;
-  std::string cost_model = "xgb";
+  SearchRunFlags search;
   std::string curve_out;
-  bool quiet = false;
 };
 
 std::string ms(const std::optional<double>& v) { return v ? fmt::format("{:.4g}", *v) : "-"; }
@@ -95,34 +86,21 @@ void write_curves(const std::string& path, const std::vector<search::TaskOutcome
 int tune(const TuneCliOptions& o) {
   if (o.db.empty()) throw UserError("dragon tune: give --db FILE (the tuning database; a rerun resumes from it)");
   if (o.spec.empty() == o.suite.empty()) throw UserError("dragon tune: give an op spec or --suite NAME (one of them)");
-  if (o.trials < 0) throw UserError("dragon tune: --trials must not be negative");
   std::vector<search::TuningTask> tasks = tasks_of(o);
+  SearchRun run = start_search_run(o.search, o.db, "dragon tune");
 
-  TuneEnvironmentOptions env_options;
-  env_options.target = o.target;
-  env_options.rules_file = o.rules;
-  // Started before anything else runs: the measurers' workers are forked from here.
-  std::unique_ptr<TuneEnvironments> environments = make_tune_environments(env_options);
-
-  db::Database database = db::Database::open(o.db);
-  std::unique_ptr<search::CostModel> model = environments->cost_model(o.cost_model, static_cast<uint64_t>(o.seed));
-
-  ProgressLine progress(o.quiet);
+  ProgressLine progress(o.search.quiet);
   search::TuneOptions options;
-  options.trials_per_task = o.trials;
-  options.batch_size = o.batch > 0 ? o.batch : environments->default_batch_size();
-  if (o.time_budget > 0) options.time_budget_s = o.time_budget;
+  options.trials_per_task = o.search.trials;
+  options.batch_size = run.batch_size;
+  if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
   options.scheduler.objective = tasks.size() > 1 ? search::TaskObjective::kGeometricMean : search::TaskObjective::kTotalLatency;
-  options.search = environments->search_options();
-  if (o.population > 0) options.search.population = o.population;
-  options.search.seed = o.seed;
+  options.search = run.search;
   options.commit = current_provenance().commit;
   options.on_round = [&](const search::TuneProgress& p) { progress.show(progress_text(p)); };
   options.log = [&](const std::string& line) { progress.log(line); };
 
-  std::vector<search::TaskOutcome> outcomes = search::tune(
-      tasks, database, [&](const search::TuningTask& task) { return environments->environment(task); }, *model,
-      options);
+  std::vector<search::TaskOutcome> outcomes = search::tune(tasks, run.database, run.environment(), *run.cost_model, options);
   progress.finish();
   print_table(outcomes);
   search::SearchStatistics total;
@@ -134,7 +112,7 @@ int tune(const TuneCliOptions& o) {
   std::printf("search: %lld programs replayed and postprocessed, %.3f ms of CPU each; %.1f s proposing\n",
               static_cast<long long>(total.realized),
               total.realized ? 1000 * total.realize_seconds / static_cast<double>(total.realized) : 0.0, total.seconds);
-  std::printf("%s\n", environments->costs_summary().c_str());
+  std::printf("%s\n", run.environments->costs_summary().c_str());
   if (!o.curve_out.empty()) write_curves(o.curve_out, outcomes);
   return 0;
 }
@@ -148,25 +126,10 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("spec", o->spec, "An op spec, e.g. matmul:m=512,n=512,k=512");
   sub->add_option("--suite", o->suite, "Tune a suite's problems instead: kernelbench-l1, dlrm, models");
   sub->add_option("--problems", o->problems, "With --suite: only these ids and ranges, e.g. 1-5,23");
-  sub->add_option("--target", o->target, "cpu (g++ and this machine's cores) or cuda (NVRTC and the GPU)")
-      ->check(CLI::IsMember(lower::Target::names()))
-      ->capture_default_str();
-  sub->add_option("--trials", o->trials, "Measured candidates per task, those in --db from earlier runs included")
-      ->capture_default_str();
   sub->add_option("--db", o->db, "The tuning database (SQLite); created if missing, resumed if not");
-  sub->add_option("--time-budget", o->time_budget, "Seconds; no round starts after them (0: none)");
-  sub->add_option("--batch", o->batch,
-                  "Candidates per round (0: 16 on the CPU, whose rounds take seconds; 64 on the GPU)")
-      ->capture_default_str();
-  sub->add_option("--population", o->population, "Evolutionary search's population (0: the target's default)");
-  sub->add_option("--seed", o->seed, "Seed of the search's draws")->capture_default_str();
-  sub->add_option("--rules", o->rules, "A rule-set file extending the target's design space (docs/design-space.md)");
-  sub->add_option("--cost-model", o->cost_model, "xgb (gradient-boosted trees) or random")
-      ->check(CLI::IsMember({"xgb", "random"}))
-      ->capture_default_str();
+  add_search_run_flags(*sub, o->search, "task");
   sub->add_option("--curve", o->curve_out, "Write each task's best latency after every round here (JSON)");
   sub->add_option("--suites-dir", o->suites_dir, "Where the suite files are ($DRAGON_SUITES_DIR)")->capture_default_str();
-  sub->add_flag("--quiet", o->quiet, "No progress line");
   return [o] { return tune(*o); };
 }
 

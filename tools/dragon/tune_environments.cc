@@ -1,5 +1,7 @@
 #include "tune_environments.h"
 
+#include <fmt/format.h>
+
 #include "dragon/bench/gpu_tuning.h"
 #include "dragon/lower/target.h"
 #include "dragon/search/cpu_tuning.h"
@@ -61,6 +63,48 @@ std::unique_ptr<TuneEnvironments> make_tune_environments(const TuneEnvironmentOp
   }
   if (target.is_gpu()) return std::make_unique<CudaEnvironments>(std::move(rules));
   return std::make_unique<CpuEnvironments>(std::move(rules));
+}
+
+void add_search_run_flags(CLI::App& command, SearchRunFlags& flags, const std::string& trials_per) {
+  command.add_option("--target", flags.target, "cpu (g++ and this machine's cores) or cuda (NVRTC and the GPU)")
+      ->check(CLI::IsMember(lower::Target::names()))
+      ->capture_default_str();
+  command
+      .add_option("--trials", flags.trials,
+                  fmt::format("Measured candidates per {}, those in --db from earlier runs included", trials_per))
+      ->capture_default_str();
+  command.add_option("--time-budget", flags.time_budget, "Seconds; no tuning round starts after them (0: none)");
+  command
+      .add_option("--batch", flags.batch,
+                  "Candidates per round (0: 16 on the CPU, whose rounds take seconds; 64 on the GPU)")
+      ->capture_default_str();
+  command.add_option("--population", flags.population, "Evolutionary search's population (0: the target's default)");
+  command.add_option("--seed", flags.seed, "Seed of the search's draws")->capture_default_str();
+  command.add_option("--rules", flags.rules,
+                     "A rule-set file extending the target's design space (docs/design-space.md)");
+  command.add_option("--cost-model", flags.cost_model, "xgb (gradient-boosted trees) or random")
+      ->check(CLI::IsMember({"xgb", "random"}))
+      ->capture_default_str();
+  command.add_flag("--quiet", flags.quiet, "No progress line");
+}
+
+SearchRun start_search_run(const SearchRunFlags& flags, const std::string& db_path, const std::string& command) {
+  if (flags.trials < 0) throw UserError(command + ": --trials must not be negative");
+  if (flags.batch < 0) throw UserError(command + ": --batch must not be negative");
+  if (flags.population < 0) throw UserError(command + ": --population must not be negative");
+  if (flags.time_budget < 0) throw UserError(command + ": --time-budget must not be negative");
+  TuneEnvironmentOptions env_options;
+  env_options.target = flags.target;
+  env_options.rules_file = flags.rules;
+  // Started before anything else runs: the measurers' workers are forked from here.
+  std::unique_ptr<TuneEnvironments> environments = make_tune_environments(env_options);
+  db::Database database = db::Database::open(db_path);
+  std::unique_ptr<search::CostModel> model = environments->cost_model(flags.cost_model, static_cast<uint64_t>(flags.seed));
+  search::EvolutionarySearchOptions search = environments->search_options();
+  if (flags.population > 0) search.population = flags.population;
+  search.seed = flags.seed;
+  const int batch = flags.batch > 0 ? flags.batch : environments->default_batch_size();
+  return SearchRun{std::move(environments), std::move(database), std::move(model), batch, search};
 }
 
 }  // namespace dragon::cli
