@@ -13,6 +13,7 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "hard_activations.h"
 
 namespace dragon::ops {
 namespace {
@@ -110,7 +111,9 @@ void register_elementwise(OpRegistry& registry) {
       }));
   // torch computes relu6(x + 3) / 6, equal to clamp(x / 6 + 1/2, 0, 1) up to rounding.
   registry.add(elementwise_op("hardsigmoid", "Y = min(max(X + 3, 0), 6) / 6 (KernelBench 28)", {},
-                              [](Expr x, const OpArgs&) { return ir::min(ir::max(x + 3.0, 0.0), 6.0) / 6.0; }));
+                              [](Expr x, const OpArgs&) { return hardsigmoid_of(x); }));
+  registry.add(elementwise_op("hardswish", "Y = X * min(max(X + 3, 0), 6) / 6 (MobileNetV3)", {},
+                              [](Expr x, const OpArgs&) { return hardswish_of(x); }));
   registry.add(elementwise_op(
       "softplus", "Y = log(1 + exp(beta X)) / beta, or X where beta X > threshold (KernelBench 29)",
       {float_param("beta", 1.0, "sharpness; must not be 0"),

@@ -7,6 +7,7 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "hard_activations.h"
 #include "dragon/support/error.h"
 
 namespace dragon::ops {
@@ -24,6 +25,8 @@ Expr activate(const std::string& act, const Expr& x) {
   Expr sigmoid = 1.0 / (1.0 + ir::exp(-x));
   if (act == "sigmoid") return sigmoid;
   if (act == "silu") return x * sigmoid;
+  if (act == "hardsigmoid") return hardsigmoid_of(x);
+  if (act == "hardswish") return hardswish_of(x);
   DRAGON_UNREACHABLE("activation {}", act);
 }
 
@@ -145,7 +148,7 @@ void register_fused_ops(OpRegistry& registry) {
       "fused",
       "act(x[m,k] @ w[k,n] + bias[n]) with act none/relu/gelu(erf)/silu/sigmoid (DLRM-Bench R9 MLP layers)",
       {int_param("m", 64, "rows of x"), int_param("n", 64, "output features"), int_param("k", 64, "input features"),
-       choice_param("activation", "relu", {"none", "relu", "gelu", "silu", "sigmoid"}, "epilogue activation"),
+       choice_param("activation", "relu", {"none", "relu", "gelu", "silu", "sigmoid", "hardsigmoid", "hardswish"}, "epilogue activation"),
        bool_param("trans_w", false, "w is stored n x k, as nn.Linear keeps its weight"),
        dtype_param("dtype", "f32", "element type; 16-bit types accumulate in f32")},
       build_matmul_bias_act,

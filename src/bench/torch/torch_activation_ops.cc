@@ -35,6 +35,8 @@ void add_activation_ops(EagerOpTable& table) {
   table.add("selu", "at::selu", unary([](const at::Tensor& x, const EagerOpParams&) { return at::selu(x); }));
   table.add("hardsigmoid", "at::hardsigmoid",
             unary([](const at::Tensor& x, const EagerOpParams&) { return at::hardsigmoid(x); }));
+  table.add("hardswish", "at::hardswish",
+            unary([](const at::Tensor& x, const EagerOpParams&) { return at::hardswish(x); }));
   table.add("softplus", "at::softplus", unary([](const at::Tensor& x, const EagerOpParams& p) {
               return at::softplus(x, p.get_float("beta"), p.get_float("threshold"));
             }));

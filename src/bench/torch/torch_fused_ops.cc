@@ -13,6 +13,8 @@ at::Tensor activate(const std::string& activation, const at::Tensor& x) {
   if (activation == "gelu") return at::gelu(x);  // the exact erf form, torch's default
   if (activation == "silu") return at::silu(x);
   if (activation == "sigmoid") return at::sigmoid(x);
+  if (activation == "hardsigmoid") return at::hardsigmoid(x);
+  if (activation == "hardswish") return at::hardswish(x);
   throw std::runtime_error("eager baselines: matmul_bias_act has no activation " + activation);
 }
 

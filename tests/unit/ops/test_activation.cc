@@ -117,6 +117,11 @@ TEST(ActivationOps, HardSigmoid) {
                          [](double x) { return std::clamp(x / 6.0 + 0.5, 0.0, 1.0); });
 }
 
+TEST(ActivationOps, HardSwish) {
+  // MobileNetV3's x * relu6(x + 3) / 6: zero below -3, the identity above 3, a parabola between.
+  expect_elementwise_all("hardswish:shape=7x13", [](double x) { return x * std::clamp(x + 3.0, 0.0, 6.0) / 6.0; });
+}
+
 TEST(ActivationOps, SoftplusIsLinearAboveTheThreshold) {
   auto softplus = [](double beta, double threshold) {
     return [=](double x) { return beta * x > threshold ? x : std::log(1.0 + std::exp(beta * x)) / beta; };
@@ -258,7 +263,7 @@ TEST(ActivationOps, EveryOpRunsWithItsDefaults) {
     EXPECT_TRUE(std::none_of(y.begin(), y.end(), [](double v) { return std::isnan(v); }));
     ++ops;
   }
-  EXPECT_EQ(ops, 14);  // 12 elementwise ops, softmax and log_softmax
+  EXPECT_EQ(ops, 15);  // 13 elementwise ops, softmax and log_softmax
 }
 
 }  // namespace

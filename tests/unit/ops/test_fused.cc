@@ -2,6 +2,8 @@
 // references written here, their 16-bit variants, and parameter errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@ double activate(const std::string& act, double v) {
   if (act == "gelu") return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
   if (act == "silu") return v / (1.0 + std::exp(-v));
   if (act == "sigmoid") return 1.0 / (1.0 + std::exp(-v));
+  if (act == "hardsigmoid") return std::clamp(v / 6.0 + 0.5, 0.0, 1.0);
+  if (act == "hardswish") return v * std::clamp(v + 3.0, 0.0, 6.0) / 6.0;
   return v;
 }
 
@@ -64,7 +68,7 @@ std::vector<double> matmul_bias_act_reference(const OpRun& run, int64_t m, int64
 }
 
 TEST(FusedMatmulBiasAct, EveryActivationOnOddShapes) {
-  for (std::string act : {"none", "relu", "gelu", "silu", "sigmoid"}) {
+  for (std::string act : {"none", "relu", "gelu", "silu", "sigmoid", "hardsigmoid", "hardswish"}) {
     std::string spec = "matmul_bias_act:m=5,n=7,k=9,activation=" + act;
     OpRun run = run_op(spec, 61);
     EXPECT_TRUE(all_close(run.output(), matmul_bias_act_reference(run, 5, 7, 9, act), 1e-5, 1e-5)) << spec;
@@ -86,7 +90,7 @@ TEST(FusedMatmulBiasAct, LinearLayoutWeight) {
 }
 
 TEST(FusedMatmulBiasAct, HalfAndBfloatAccumulateInF32) {
-  for (std::string act : {"relu", "gelu", "silu", "sigmoid"}) {
+  for (std::string act : {"relu", "gelu", "silu", "sigmoid", "hardswish"}) {
     std::string shape = "matmul_bias_act:m=6,n=5,k=32,activation=" + act;
     OpRun f16 = run_op(shape + ",dtype=f16", 64);
     EXPECT_TRUE(all_close(f16.output(), matmul_bias_act_reference(f16, 6, 5, 32, act), 2e-3, 2e-3)) << act;

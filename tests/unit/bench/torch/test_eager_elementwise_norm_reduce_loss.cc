@@ -32,7 +32,7 @@ EagerCheckOptions with(Distribution distribution) {
 // ---- activation ----
 
 TEST(EagerActivation, PointwiseOpsMatchInF32AndBf16) {
-  for (const char* op : {"relu", "sigmoid", "tanh", "swish", "selu", "hardsigmoid", "softsign"}) {
+  for (const char* op : {"relu", "sigmoid", "tanh", "swish", "selu", "hardsigmoid", "hardswish", "softsign"}) {
     for (const char* dtype : {"f32", "bf16"}) {
       expect_all({std::string(op) + ":shape=3x5x7,dtype=" + dtype});
     }
@@ -61,7 +61,7 @@ TEST(EagerActivation, ParameterisedPointwiseOpsMatch) {
 TEST(EagerActivation, PointwiseOpsMatchOnEdgeValues) {
   expect_all({"relu:shape=64", "sigmoid:shape=64", "tanh:shape=64", "swish:shape=64", "gelu:shape=64",
               "gelu:shape=64,approximate=tanh", "selu:shape=64", "softplus:shape=64", "softsign:shape=64",
-              "elu:shape=64", "hardsigmoid:shape=64", "leaky_relu:shape=64", "hardtanh:shape=64"},
+              "elu:shape=64", "hardsigmoid:shape=64", "hardswish:shape=64", "leaky_relu:shape=64", "hardtanh:shape=64"},
              with(Distribution::kEdge));
 }
 

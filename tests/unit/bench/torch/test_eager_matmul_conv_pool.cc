@@ -201,6 +201,8 @@ TEST(EagerFusedOps, MatmulBiasActEachActivation) {
       "matmul_bias_act:m=8,n=12,k=16,activation=gelu",
       "matmul_bias_act:m=8,n=12,k=16,activation=silu",
       "matmul_bias_act:m=8,n=12,k=16,activation=sigmoid",
+      "matmul_bias_act:m=8,n=12,k=16,activation=hardsigmoid",
+      "matmul_bias_act:m=8,n=12,k=16,activation=hardswish",
       "matmul_bias_act:m=8,n=12,k=16,activation=gelu,trans_w=true",
   });
 }
