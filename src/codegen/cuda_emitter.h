@@ -84,6 +84,7 @@ class CudaEmitter final : public CPrinter {
   bool warp_mode_ = false;
   int64_t lanes_ = 32;
   std::unordered_set<const ir::BufferNode*> swizzled_;
+  std::unordered_set<const ir::VarNode*> fragment_index_vars_;  // variables in fragment slots' offsets
   std::set<std::string> used_helpers_;  // every kernel's warp helpers, for the prelude
   bool uses_warp_blocks_ = false;  // some kernel of the function: the prelude gets the warp helpers
   bool uses_warpgroup_blocks_ = false;  // some kernel has wgmma blocks: the prelude gets their helpers

@@ -107,6 +107,17 @@ const ir::VarNode* thread_x_var(const ir::Stmt& root) {
   return find.var;
 }
 
+// Adds the variables `e` reads to `vars`.
+void collect_vars(const ir::Expr& e, std::unordered_set<const ir::VarNode*>& vars) {
+  struct Scan : ir::StmtExprVisitor {
+    std::unordered_set<const ir::VarNode*>* vars;
+    using ir::StmtExprVisitor::visit_;
+    void visit_(const ir::VarNode* op) override { vars->insert(op); }
+  } scan;
+  scan.vars = &vars;
+  scan.visit(e);
+}
+
 // The "local" buffers a statement reads.
 std::vector<const ir::BufferNode*> local_reads(const ir::Stmt& s) {
   struct Scan : ir::StmtExprVisitor {
@@ -131,6 +142,7 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
   warp_calls_.clear();
   fragments_.clear();
   swizzled_.clear();
+  fragment_index_vars_.clear();
   scalar_reason_.clear();
   WarpBlockScan scan;
   scan.visit(root);
@@ -181,6 +193,9 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
     DRAGON_CHECK(call->lanes == lanes_, "planner of {} returned a call over {} lanes, the kernel has {}", block.intrin,
                  call->lanes, lanes_);
     used_helpers_.insert(call->helper);
+    for (const WarpHelperArg& arg : call->args) {
+      if (arg.buffer.defined() && arg.buffer->scope == "warp") collect_vars(arg.offset, fragment_index_vars_);
+    }
     warp_calls_.emplace(block.unit, std::move(*call));
   }
   warp_mode_ = true;
@@ -211,8 +226,12 @@ std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
   // constants and the fragments stay in registers instead of local memory.
   constexpr int64_t kMaxUnrolledTiles = 64;
   auto extent = ir::as_const_int(op->extent);
-  if (warp_mode_ && extent && *extent <= kMaxUnrolledTiles && needs_all_lanes(op->body)) return "#pragma unroll";
-  return {};
+  if (!warp_mode_ || !extent || *extent > kMaxUnrolledTiles || !needs_all_lanes(op->body)) return {};
+  // Warpgroup mode unrolls only the loops that index fragment slots: a k-step loop around
+  // wgmma calls (64 steps at K = 4096) fully unrolled is a huge kernel that NVRTC takes
+  // minutes over, for no register it saves. (Warp mode keeps its broader rule.)
+  if (lanes_ == 128 && fragment_index_vars_.count(op->loop_var.get()) == 0) return {};
+  return "#pragma unroll";
 }
 
 bool CudaEmitter::needs_all_lanes(const ir::Stmt& s) const {

@@ -21,6 +21,8 @@
 #include "dragon/runtime/build.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "dragon/script/script.h"
+#include "dragon/support/file.h"
 #include "dragon/support/error.h"
 #include "unit/schedule/wgmma_gemm_sketch.h"
 
@@ -124,10 +126,18 @@ TEST(WgmmaIntrin, FamilyIsRegisteredAndEveryMemberHasAPlanner) {
 // ---- The GEMM sketch --------------------------------------------------------------------
 
 TEST(CudaWgmma, SketchComputesTheGemmOnTheInterpreter) {
-  for (const char* spec : {kF16, kBf16}) {
+  struct Case {
+    const char* spec;
+    schedule::testing::WgmmaGemmTiles tiles;
+  };
+  for (const Case& c : {Case{kF16, {2, 128, 0}}, Case{kBf16, {2, 128, 0}},
+                        Case{"matmul:m=64,n=128,k=192,trans_b=true,dtype=f16", {1, 64, 0}},
+                        Case{"matmul:m=128,n=256,k=64,trans_b=true,dtype=bf16", {2, 256, 0}},
+                        Case{"matmul:m=128,n=48,k=64,trans_b=true,dtype=f16", {2, 24, 0}}}) {
+    const char* spec = c.spec;
     SCOPED_TRACE(spec);
     ir::PrimFunc before = ops::OpRegistry::global().make_workload(spec).func;
-    schedule::Schedule sch = schedule::testing::wgmma_gemm_sketch(spec);
+    schedule::Schedule sch = schedule::testing::wgmma_gemm_sketch(spec, c.tiles);
     std::vector<tensor::HostTensor> expected = interp::make_arguments(before, 5, interp::Distribution::kNormal);
     std::vector<tensor::HostTensor> actual = expected;
     interp::run(before, expected);
@@ -213,7 +223,8 @@ TEST(CudaWgmma, GemmsCompileToSm90aCubin) {
       {kF16, {2, 128}, "m64n128k16.f32.f16.f16"},
       {kBf16, {1, 64}, "m64n64k16.f32.bf16.bf16"},
       {"matmul:m=64,n=256,k=64,trans_b=true,dtype=f16", {1, 256}, "m64n256k16.f32.f16.f16"},
-      {"matmul:m=128,n=24,k=64,trans_b=true,dtype=bf16", {2, 24}, "m64n24k16.f32.bf16.bf16"}};
+      {"matmul:m=128,n=24,k=64,trans_b=true,dtype=bf16", {2, 24}, "m64n24k16.f32.bf16.bf16"},
+      {"matmul:m=128,n=256,k=256,trans_b=true,dtype=f16", {2, 256, 3}, "m64n256k16.f32.f16.f16"}};
   std::vector<ir::PrimFunc> funcs;
   for (const Case& c : cases) funcs.push_back(lowered(c.spec, c.tiles));
   std::vector<Expected<runtime::CudaBuild>> builds =
@@ -227,9 +238,70 @@ TEST(CudaWgmma, GemmsCompileToSm90aCubin) {
       std::FILE* f = std::fopen((std::string(dir) + "/wgmma" + std::to_string(i) + ".cubin").c_str(), "wb");
       std::fwrite(builds[i].value().cubin.bytes.data(), 1, builds[i].value().cubin.bytes.size(), f);
       std::fclose(f);
+      write_text_file(std::string(dir) + "/wgmma" + std::to_string(i) + ".cu", builds[i].value().source.code);
     }
     EXPECT_NE(builds[i].value().source.code.find(std::string("wgmma.mma_async.sync.aligned.") + cases[i].instruction),
               std::string::npos);
+  }
+}
+
+TEST(CudaWgmma, PipelinedSketchCopiesWithSwizzledCpAsyncAndComputesTheGemm) {
+  const char* spec = "matmul:m=128,n=128,k=256,trans_b=true,dtype=f16";
+  schedule::testing::WgmmaGemmTiles tiles{2, 128, 3};
+  ir::PrimFunc before = ops::OpRegistry::global().make_workload(spec).func;
+  schedule::Schedule sch = schedule::testing::wgmma_gemm_sketch(spec, tiles, true);
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(before, 7, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
+  interp::run(before, expected);
+  interp::run(sch.func(), actual);
+  EXPECT_TRUE(testing::outputs_match(before, expected, actual));
+  CudaSource src = generate_cuda(lower::lower(sch.func(), lower::Target::cuda_h200()).func, lower::Target::cuda_h200());
+  // Three stages of a 128x64 A tile and a 128x64 B tile, each on 1024-byte atoms.
+  EXPECT_EQ(src.kernels[0].dynamic_shared_bytes, 3 * 2 * 128 * 64 * 2);
+  EXPECT_NE(src.code.find("dragon_cp_async_16(A_shared_dyn + dragon_swizzle128_b16("), std::string::npos) << src.code;
+  EXPECT_NE(src.code.find("dragon_cp_async_16(B_shared_dyn + dragon_swizzle128_b16("), std::string::npos);
+  EXPECT_NE(src.code.find("cp.async.wait_group 1;"), std::string::npos);
+  if (::testing::Test::HasFailure() || getenv("WGMMA_DUMP")) std::printf("%s\n", src.code.c_str());
+}
+
+// ---- The wgmma expert scripts (data/scripts/expert/gpu/) --------------------------------
+// Each is the trace of the sketch with its tiles, the output cast bound by AutoBind; this
+// test regenerates them (DRAGON_UPDATE_EXPERT_SCRIPTS=1) or checks that they still are.
+struct WgmmaExpert {
+  const char* file;
+  const char* spec;
+  schedule::testing::WgmmaGemmTiles tiles;
+  const char* small_spec;  // a shape the interpreter checks quickly
+};
+
+const WgmmaExpert kExperts[] = {
+    {"gemm_f16_wgmma_128x256.script", "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16", {2, 256, 0},
+     "matmul:m=128,n=256,k=128,trans_b=true,dtype=f16"},
+    {"gemm_f16_wgmma_pipe3_128x256.script", "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16", {2, 256, 3},
+     "matmul:m=128,n=256,k=256,trans_b=true,dtype=f16"},
+    {"gemm_f16_wgmma_pipe3_128x128.script", "matmul:m=1024,n=1024,k=1024,trans_b=true,dtype=f16", {2, 128, 3},
+     "matmul:m=256,n=128,k=192,trans_b=true,dtype=f16"},
+};
+
+TEST(WgmmaExpertScripts, AreTheSketchsTracesAndComputeTheGemm) {
+  const std::string dir = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/";
+  const bool update = getenv("DRAGON_UPDATE_EXPERT_SCRIPTS") != nullptr;
+  for (const WgmmaExpert& e : kExperts) {
+    SCOPED_TRACE(e.file);
+    std::string text = script::encode(schedule::testing::wgmma_gemm_sketch(e.spec, e.tiles, true).trace());
+    if (update) write_text_file(dir + e.file, text);
+    std::string committed = read_text_file(dir + e.file);
+    EXPECT_EQ(committed, text) << "regenerate with DRAGON_UPDATE_EXPERT_SCRIPTS=1 " << "test_cuda_wgmma";
+    EXPECT_TRUE(script::is_canonical(committed));
+    // Replayed at a small shape, the script computes what the unscheduled GEMM does.
+    ir::PrimFunc before = ops::OpRegistry::global().make_workload(e.small_spec).func;
+    schedule::Schedule sch(before);
+    script::decode(committed).apply_to(sch);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(before, 9, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> actual = expected;
+    interp::run(before, expected);
+    interp::run(sch.func(), actual);
+    EXPECT_TRUE(testing::outputs_match(before, expected, actual));
   }
 }
 

@@ -5,12 +5,14 @@
 
 #include <vector>
 
+#include "dragon/lower/passes.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/search/auto_bind.h"
 #include "dragon/schedule/tensor_intrin.h"
 
 namespace dragon::schedule::testing {
 
-Schedule wgmma_gemm_sketch(const std::string& spec, const WgmmaGemmTiles& tiles) {
+Schedule wgmma_gemm_sketch(const std::string& spec, const WgmmaGemmTiles& tiles, bool bind_cast) {
   const bool bf16 = spec.find("dtype=bf16") != std::string::npos;
   Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
   BlockRV c = sch.get_block("C_acc");
@@ -38,6 +40,11 @@ Schedule wgmma_gemm_sketch(const std::string& spec, const WgmmaGemmTiles& tiles)
     sch.bind(parts[2], "threadIdx.x");
     sch.vectorize(parts[3]);
   }
+  if (tiles.stages > 1) {
+    // Under the k-step loop: A's copy, B's copy, the wgmma loop.
+    sch.annotate(k[0], std::string(lower::kSoftwarePipelineStage), "0 0 " + std::to_string(tiles.stages - 1));
+    sch.annotate(k[0], std::string(lower::kSoftwarePipelineAsyncStages), std::string("0"));
+  }
   BlockRV init = sch.decompose_reduction(c, k[0]);
   sch.tensorize(i[2], wgmma_intrin_name(bf16 ? "bf16" : "f16", static_cast<int>(tiles.n_tile)));
   // The init and the store as 64 x 8 tiles: [64, n_tile] -> [n_tile / 8][64, 8].
@@ -49,6 +56,7 @@ Schedule wgmma_gemm_sketch(const std::string& spec, const WgmmaGemmTiles& tiles)
   };
   tile_64x8(init, "wgmma_fill_m64n8_f32");
   tile_64x8(c_warp, "wgmma_store_m64n8_f32");
+  if (bind_cast) search::auto_bind(sch);
   return sch;
 }
 
