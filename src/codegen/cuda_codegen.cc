@@ -110,6 +110,16 @@ void CudaEmitter::print_effect(const ir::CallNode* call) {
 }
 
 void CudaEmitter::print_for(const ir::ForNode* op) {
+  // The outermost loop that holds only wgmma calls: one fence before, one wait after, and
+  // the calls inside it in flight together (cuda_wgmma.cc).
+  if (warp_mode_ && lanes_ == 128 && wgmma_run_depth_ == 0 && holds_only_wgmma(ir::Stmt(op))) {
+    line("dragon_wgmma_fence();");
+    ++wgmma_run_depth_;
+    print_for(op);
+    --wgmma_run_depth_;
+    line("dragon_wgmma_wait_all();");
+    return;
+  }
   if (is_async_copy_loop(op)) {
     ++async_depth_;
     print_loop_of_kind(op);
@@ -299,6 +309,22 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
   result_.prelude_size = prelude.size();
   result_.code = std::move(prelude) + out_.str();
   return std::move(result_);
+}
+
+bool CudaEmitter::holds_only_wgmma(const ir::Stmt& s) const {
+  if (const auto* loop = s.as<ir::ForNode>()) {
+    if (auto it = warp_calls_.find(loop); it != warp_calls_.end()) {
+      return it->second.helper.rfind("dragon_wgmma_m64n", 0) == 0;
+    }
+    return holds_only_wgmma(loop->body);
+  }
+  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
+    for (const ir::Stmt& item : seq->seq) {
+      if (!holds_only_wgmma(item)) return false;
+    }
+    return !seq->seq.empty();
+  }
+  return false;
 }
 
 std::string CudaEmitter::physical_index(const ir::Buffer& buffer, const std::string& index) const {

@@ -71,6 +71,8 @@ class CudaEmitter final : public CPrinter {
   // or a barrier (which every lane must reach) or reads threadIdx.x (cooperative code).
   void print_lane_stmts(const std::vector<ir::Stmt>& stmts);
   bool needs_all_lanes(const ir::Stmt& s) const;
+  // Whether `s` is a wgmma call or a loop nest of nothing but wgmma calls.
+  bool holds_only_wgmma(const ir::Stmt& s) const;
   // The barrier of the kernel's lanes after lane-0 code: __syncwarp() or the warpgroup's.
   std::string lanes_sync() const;
   // Where element `index` (printed) of `buffer` is stored: the index itself, or its
@@ -86,6 +88,7 @@ class CudaEmitter final : public CPrinter {
   std::unordered_set<const ir::BufferNode*> swizzled_;
   std::unordered_set<const ir::VarNode*> fragment_index_vars_;  // variables in fragment slots' offsets
   std::set<std::string> used_helpers_;  // every kernel's warp helpers, for the prelude
+  int wgmma_run_depth_ = 0;             // inside a run of wgmma calls (fenced before, waited after)
   bool uses_warp_blocks_ = false;  // some kernel of the function: the prelude gets the warp helpers
   bool uses_warpgroup_blocks_ = false;  // some kernel has wgmma blocks: the prelude gets their helpers
   bool uses_async_copies_ = false;  // some kernel issues cp.async: the prelude gets its helpers

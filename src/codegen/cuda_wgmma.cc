@@ -4,8 +4,10 @@
 // - m64nNk16: A and B are K-major tiles of shared buffers with rows of 64 two-byte
 //   elements, which the kernel then stores with the 128-byte swizzle (every other access
 //   to them goes through CudaEmitter::physical_index); the helper builds their 64-bit
-//   matrix descriptors (wgmma_descriptor.h) and issues wgmma.fence, wgmma.mma_async,
-//   wgmma.commit_group and wgmma.wait_group 0, the accumulator registers in between.
+//   matrix descriptors (wgmma_descriptor.h) and issues wgmma.mma_async and
+//   wgmma.commit_group; the emitter puts wgmma.fence before and wgmma.wait_group 0 after
+//   each run of wgmma calls (a loop nest holding nothing else), so the k steps of a run
+//   overlap and nothing reads the accumulators or rewrites the tiles while one is in flight.
 // - fill and store of the accumulator in 64x8 tiles (tensor_intrin.h's lane layout).
 // Also the host-side descriptor encoding that the tests check against the PTX ISA.
 #include <regex>
@@ -183,16 +185,16 @@ std::string wgmma_mma_helper(const std::string& name, int64_t n, const std::stri
     outputs += fmt::format("{}%{}", r == 0 ? "" : ", ", r);
     operands += fmt::format("{}\"+f\"(c[{}])", r == 0 ? "" : ", ", r);
   }
+  // Issued and committed only: the emitter fences before and waits after the run of
+  // wgmma calls it belongs to (CudaEmitter::print_for), so consecutive k steps overlap.
   return fmt::format(R"(DRAGON_INLINE void {0}(float* c, const void* a, const void* b, int lane) {{
   (void)lane;
   const unsigned long long desc_a = dragon_wgmma_descriptor(a), desc_b = dragon_wgmma_descriptor(b);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
   asm volatile("{{\n.reg .pred p;\nsetp.ne.b32 p, %{4}, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {{{3}}}, %{5}, %{6}, p, 1, 1, 0, 0;\n}}\n"
                : {7}
                : "n"(1), "l"(desc_a), "l"(desc_b) : "memory");
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 }}
 )",
                      name, n, dtype, outputs, regs, regs + 1, regs + 2, operands);
@@ -226,6 +228,8 @@ DRAGON_INLINE unsigned long long dragon_wgmma_descriptor(const void* tile) {
   const unsigned long long address = dragon_shared_address(tile);
   return ((address & 0x3FFFFull) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
+DRAGON_INLINE void dragon_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+DRAGON_INLINE void dragon_wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
 DRAGON_INLINE void dragon_warpgroup_sync() {
   asm volatile("bar.sync %0, 128;\n" :: "r"(1 + (int)(threadIdx.y + blockDim.y * threadIdx.z)) : "memory");
 }

@@ -156,6 +156,19 @@ TEST(CudaWgmma, GemmBlocksBecomeWarpgroupCode) {
   EXPECT_EQ(count(code, "wgmma.commit_group.sync.aligned;"), 1u);
   EXPECT_EQ(count(code, "wgmma.wait_group.sync.aligned 0;"), 1u);
   EXPECT_EQ(count(code, "mma.sync"), 0u);
+  // The k loop's four wgmma calls are one run: fenced before, waited for after (the
+  // accumulators are read and the tiles rewritten only after the wait).
+  size_t fence = code.find("dragon_wgmma_fence();\n");
+  size_t call = code.find("dragon_wgmma_m64n128k16_f16(C_acc_warp + ");
+  size_t wait = code.find("dragon_wgmma_wait_all();\n");
+  ASSERT_NE(fence, std::string::npos);
+  ASSERT_NE(wait, std::string::npos);
+  EXPECT_LT(fence, call);
+  EXPECT_LT(call, wait);
+  EXPECT_EQ(count(code, "dragon_wgmma_fence();\n"), 1u);
+  EXPECT_EQ(count(code, "dragon_wgmma_wait_all();\n"), 1u);
+  EXPECT_NE(code.substr(fence, 120).find("for (int32_t r0_1 = 0; r0_1 < 4; ++r0_1)"), std::string::npos)
+      << "the fence should open the k loop";
   // One call per tensorized block, under its loops; no scalar reference loop is left.
   for (const char* call : {"dragon_wgmma_fill_m64n8_f32(C_acc_warp + ", "dragon_wgmma_m64n128k16_f16(C_acc_warp + ",
                            "dragon_wgmma_store_m64n8_f32(C_acc + "}) {
