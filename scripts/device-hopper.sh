@@ -22,7 +22,7 @@ out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-hopper}
 jobs=${JOBS:-$(nproc)}
 prefix=/tmp/dragon-prefix
-cases=gemm_f16_4096,gemm_f16_pipe3,gemm_f16_pipe4,gemm_f16_pipe3_128x256,gemm_f16_pipe3_k64,gemm_bf16_pipe4,gemm_f16_wgmma_128x256,gemm_f16_wgmma_pipe3_128x256,gemm_f16_wgmma_pipe3_1024
+cases=gemm_f16_4096,gemm_f16_pipe3,gemm_f16_pipe4,gemm_f16_pipe3_128x256,gemm_f16_pipe3_k64,gemm_bf16_pipe4,gemm_f16_wgmma_128x256,gemm_f16_wgmma_pipe3_128x256,gemm_f16_wgmma_pipe3_1024,gemm_bf16_wgmma_pipe3_128x256
 [ "${1:-}" = "--cases" ] && cases=$2
 report="$out/hopper.md"
 commit=${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}

@@ -2,7 +2,7 @@
 // tensorized block's scalar loops are read back into operands (buffer, base offset with
 // the tile's loop variables at 0, row stride) and planned as one call of a warp helper of
 // the prelude below (inline PTX: ldmatrix, mma.sync; fill and store per lane). Not the
-// dispatch or the printing (cuda_tensor_intrin.cc), and no wgmma (a later table row).
+// dispatch or the printing (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
 #include <string_view>
 
 #include <fmt/ranges.h>

@@ -49,6 +49,7 @@ TEST(GpuWgmma, ExpertScriptsAtSmallShapesMatchInterpreter) {
       {"gemm_f16_wgmma_128x256.script", "matmul:m=256,n=512,k=256,trans_b=true,dtype=f16"},
       {"gemm_f16_wgmma_pipe3_128x256.script", "matmul:m=256,n=512,k=512,trans_b=true,dtype=f16"},
       {"gemm_f16_wgmma_pipe3_128x128.script", "matmul:m=256,n=256,k=512,trans_b=true,dtype=f16"},
+      {"gemm_bf16_wgmma_pipe3_128x256.script", "matmul:m=256,n=512,k=512,trans_b=true,dtype=bf16"},
   };
   for (const auto& [file, spec] : cases) {
     schedule::Schedule sch(unscheduled(spec));

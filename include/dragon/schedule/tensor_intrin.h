@@ -21,8 +21,9 @@ inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
 // tensor_intrin = <name> still holds its loops and its inner block, whose body computes
 // exactly what the intrinsic's description computes on one tile; the interpreter runs it
 // as written, so it stays the reference. The CUDA emitter replaces the whole outer block
-// by the intrinsic, executed by the 32 lanes of one warp together (all lanes must reach
-// it: the outer block may not sit under a threadIdx.x loop that splits a warp).
+// by the intrinsic, executed by the 32 lanes of one warp together, or by the 128 lanes of
+// a warpgroup for the wgmma family below (all lanes must reach it: the outer block may not
+// sit under a threadIdx.x loop that splits a warp or warpgroup).
 //
 // Tile coordinates: the inner block's iteration variables that vary inside the tile
 // (tile extent > 1) are, in order, the description's iteration variables; each index of

@@ -294,6 +294,8 @@ const WgmmaExpert kExperts[] = {
      "matmul:m=128,n=256,k=256,trans_b=true,dtype=f16"},
     {"gemm_f16_wgmma_pipe3_128x128.script", "matmul:m=1024,n=1024,k=1024,trans_b=true,dtype=f16", {2, 128, 3},
      "matmul:m=256,n=128,k=192,trans_b=true,dtype=f16"},
+    {"gemm_bf16_wgmma_pipe3_128x256.script", "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=bf16", {2, 256, 3},
+     "matmul:m=128,n=256,k=256,trans_b=true,dtype=bf16"},
 };
 
 TEST(WgmmaExpertScripts, AreTheSketchsTracesAndComputeTheGemm) {
