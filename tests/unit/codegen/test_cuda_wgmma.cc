@@ -16,6 +16,7 @@
 #include "dragon/codegen/wgmma_descriptor.h"
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
+#include "dragon/ir/functor.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/build.h"
@@ -221,6 +222,46 @@ TEST(CudaWgmma, RefusesOperandRowsThatAreNotOneSwizzleRow) {
   }
   EXPECT_NE(why.find("wgmma_m64n128k16_f16f16f32_trans_b block does not fit"), std::string::npos) << why;
   EXPECT_NE(why.find("rows of exactly 64"), std::string::npos) << why;
+}
+
+// Replaces the tensor_intrin annotation `from` by `to` on every loop of a flat function.
+class RenameIntrin final : public ir::StmtExprMutator {
+ public:
+  RenameIntrin(std::string from, std::string to) : from_(std::move(from)), to_(std::move(to)) {}
+
+ protected:
+  using ir::StmtExprMutator::visit_;
+  ir::Stmt visit_(const ir::ForNode* op) override {
+    ir::Stmt body = visit(op->body);
+    ir::Annotations annotations = op->annotations;
+    auto it = annotations.find("tensor_intrin");
+    if (it != annotations.end() && std::get<std::string>(it->second) == from_) it->second = to_;
+    return ir::ForNode::make(op->loop_var, op->min, op->extent, op->for_kind, body, op->thread_tag, annotations);
+  }
+
+ private:
+  std::string from_, to_;
+};
+
+std::string refusal(const ir::PrimFunc& flat) {
+  try {
+    generate_cuda(flat, lower::Target::cuda_h200());
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CudaWgmma, RefusesAKernelMixingWarpAndWarpgroupBlocks) {
+  // A warp's mma.sync fill of an accumulator that a warpgroup's wgmma updates: the two
+  // lane layouts (and lane counts) cannot share a kernel.
+  ir::PrimFunc f = lowered(kF16);
+  f = f.with_body(RenameIntrin("wgmma_fill_m64n8_f32", "mma_fill_m16n8_f32").visit(f->body));
+  std::string why = refusal(f);
+  EXPECT_NE(why.find("matmul_kernel0 has tensor-core blocks, but it mixes warpgroup (wgmma) blocks and warp "
+                     "(mma.sync) blocks"),
+            std::string::npos)
+      << why;
 }
 
 TEST(CudaWgmma, GemmsCompileToSm90aCubin) {
