@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one device call of under 8 minutes: builds what the software
 # pipeline needs (Release, no libtorch), times the f16 and bf16 GEMM expert scripts,
-# unpipelined and pipelined, side by side with cuBLAS in one process (bench_gpu_expert,
-# which checks each against cuBLAS first), then runs the pipeline's tests (pipelined
-# GEMMs and expert scripts against the interpreter on the device, the cp.async code and
-# its NVRTC builds). Not the whole suite: that is scripts/device-test.sh.
+# mma.sync unpipelined and pipelined and wgmma (sm_90a, last: a faulting kernel spoils the
+# process's later cases), side by side with cuBLAS in one process (bench_gpu_expert, which
+# checks each against cuBLAS first), then runs the pipeline's and wgmma's tests (pipelined
+# and wgmma GEMMs and expert scripts against the interpreter on the device, the cp.async
+# and wgmma code and their NVRTC builds). Not the whole suite: that is scripts/device-test.sh.
 # Writes $OUT/hopper.md (GPU, clocks, commit, test results, the table), gpu-expert.json,
 # machine.txt, configure.log, build.log, tests.log (and one log per test program) and
 # bench.log (out/ when OUT is unset).
@@ -21,7 +22,7 @@ out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-hopper}
 jobs=${JOBS:-$(nproc)}
 prefix=/tmp/dragon-prefix
-cases=gemm_f16_4096,gemm_f16_pipe3,gemm_f16_pipe4,gemm_f16_pipe3_128x256,gemm_f16_pipe3_k64,gemm_bf16_pipe4
+cases=gemm_f16_4096,gemm_f16_pipe3,gemm_f16_pipe4,gemm_f16_pipe3_128x256,gemm_f16_pipe3_k64,gemm_bf16_pipe4,gemm_f16_wgmma_128x256,gemm_f16_wgmma_pipe3_128x256,gemm_f16_wgmma_pipe3_1024,gemm_bf16_wgmma_pipe3_128x256
 [ "${1:-}" = "--cases" ] && cases=$2
 report="$out/hopper.md"
 commit=${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -75,7 +76,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DDR
 [ -f "$build/build.ninja" ] || finish 1 "configure failed (configure.log; was .deb carried?)"
 grep -q "CUDA toolkit: ON" "$out/configure.log" || finish 1 "configure did not find the CUDA toolkit (configure.log)"
 
-tests=(test_gpu_pipeline test_cuda_async_copy test_expert_gpu_scripts)
+tests=(test_gpu_pipeline test_gpu_wgmma test_cuda_async_copy test_cuda_wgmma test_expert_gpu_scripts)
 timeout 330 cmake --build "$build" -j "$jobs" --target "${tests[@]}" bench_gpu_expert >"$out/build.log" 2>&1
 build_status=$?
 echo "- build of ${tests[*]} bench_gpu_expert: status $build_status, done after $(elapsed)" >>"$report"
@@ -85,7 +86,7 @@ echo "- build of ${tests[*]} bench_gpu_expert: status $build_status, done after 
 # The benchmark first: it is the figure this call is for, and it checks each kernel
 # against cuBLAS at full size before timing it. Partial output survives a timeout.
 echo >>"$report"
-echo "## f16 and bf16 GEMM 4096^3: expert scripts against cuBLAS" >>"$report"
+echo "## f16 and bf16 GEMMs (4096^3, one wgmma case at 1024^3): expert scripts against cuBLAS" >>"$report"
 echo >>"$report"
 bench_status=0
 if [ -n "${DRY_RUN:-}" ]; then

@@ -11,6 +11,8 @@ endfunction()
 dragon_test_support(dragon_test_random_trace SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/schedule/random_trace.cc DEPS dragon_schedule)
 dragon_test_support(dragon_test_tensorcore_gemm_sketch SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/schedule/tensorcore_gemm_sketch.cc
                     DEPS dragon_schedule dragon_ops)
+dragon_test_support(dragon_test_wgmma_gemm_sketch SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/schedule/wgmma_gemm_sketch.cc
+                    DEPS dragon_search dragon_lower dragon_schedule dragon_ops)
 dragon_test_support(dragon_test_schedule_util SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/schedule/schedule_test_util.cc
                     DEPS dragon_schedule dragon_interp dragon_ops)
 dragon_test_support(dragon_test_lower_util SOURCES ${CMAKE_CURRENT_LIST_DIR}/unit/lower/lower_test_util.cc

@@ -31,8 +31,8 @@ void CudaEmitter::visit_(const ir::BufferStoreNode* op) {
     CPrinter::visit_(op);
     return;
   }
-  print_async_copy(fmt::format("{} + {}", buffer_name(op->buffer), print_expr(op->indices[0])),
-                   fmt::format("{} + {}", buffer_name(load->buffer), print_expr(load->indices[0])), 4);
+  print_async_copy(fmt::format("{} + {}", buffer_name(op->buffer), flat_index(op->buffer, op->indices)),
+                   fmt::format("{} + {}", buffer_name(load->buffer), flat_index(load->buffer, load->indices)), 4);
 }
 
 void CudaEmitter::print_async_effect(const ir::CallNode* call) {

@@ -16,6 +16,7 @@ namespace dragon::codegen {
 namespace {
 
 constexpr int64_t kSharedAlignment = 16;
+constexpr int64_t kSwizzleAtomBytes = 1024;  // 8 rows of 128 bytes
 
 bool is_shared(const std::string& scope) { return scope == "shared" || scope == "shared.dyn"; }
 
@@ -96,7 +97,12 @@ std::string CudaEmitter::math_call(ir::Intrinsic op, ir::DataType dtype, const s
 
 void CudaEmitter::print_effect(const ir::CallNode* call) {
   switch (call->op) {
-    case ir::Intrinsic::SyncThreads: line("__syncthreads();"); return;
+    case ir::Intrinsic::SyncThreads:
+      // Shared memory written by ordinary stores (and cp.async) that wgmma reads next goes
+      // through the async proxy: each writing thread fences before the barrier.
+      if (warp_mode_ && lanes_ == 128) line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");");
+      line("__syncthreads();");
+      return;
     case ir::Intrinsic::AsyncCommitGroup:
     case ir::Intrinsic::AsyncWaitGroup: print_async_effect(call); return;
     default: CPrinter::print_effect(call);
@@ -104,6 +110,16 @@ void CudaEmitter::print_effect(const ir::CallNode* call) {
 }
 
 void CudaEmitter::print_for(const ir::ForNode* op) {
+  // The outermost loop that holds only wgmma calls: one fence before, one wait after, and
+  // the calls inside it in flight together (cuda_wgmma.cc).
+  if (warp_mode_ && lanes_ == 128 && wgmma_run_depth_ == 0 && holds_only_wgmma(ir::Stmt(op))) {
+    line("dragon_wgmma_fence();");
+    ++wgmma_run_depth_;
+    print_for(op);
+    --wgmma_run_depth_;
+    line("dragon_wgmma_wait_all();");
+    return;
+  }
   if (is_async_copy_loop(op)) {
     ++async_depth_;
     print_loop_of_kind(op);
@@ -188,8 +204,10 @@ void CudaEmitter::print_allocate(const ir::AllocateNode* op) {
                                     buffer->name));
   } else if (auto fragment = fragments_.find(buffer.get()); warp_mode_ && fragment != fragments_.end()) {
     // This lane's share of the tiles (cuda_warp_intrin.h, FragmentLayout).
-    line(fmt::format("__align__(16) {} {}[{}];  // warp: this lane's {} of {} elements, {}x{} tiles", type, name,
-                     count / 32, count / 32, count, fragment->second.rows, fragment->second.cols));
+    const int64_t lanes = fragment->second.lanes;
+    line(fmt::format("__align__(16) {} {}[{}];  // {}: this lane's {} of {} elements, {}x{} tiles", type, name,
+                     count / lanes, lanes == 32 ? "warp" : "warpgroup", count / lanes, count, fragment->second.rows,
+                     fragment->second.cols));
   } else {
     line(fmt::format("__align__(16) {} {}[{}];  // {}", type, name, count, buffer->scope));
   }
@@ -224,11 +242,14 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
     DRAGON_CHECK(dim >= 0 && dim < 3 && (kind == "blockIdx" || kind == "threadIdx"), "bad thread tag '{}'", tag);
     (kind == "blockIdx" ? launch.grid : launch.block)[dim] = extent;
   }
-  if (warp_mode_) launch.block[0] = 32;  // the lanes of the warp-level blocks
+  if (warp_mode_) launch.block[0] = lanes_;  // the lanes of the warp-level (warpgroup-level) blocks
   shared_offset_.clear();
   int64_t shared_bytes = 0;
   for (const ir::BufferNode* buffer : scan.shared) {
-    shared_bytes = (shared_bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+    // A swizzled buffer starts on a 1024-byte swizzle atom: the hardware swizzles absolute
+    // shared addresses, the emitter the index from the buffer's start.
+    const int64_t alignment = swizzled_.count(buffer) != 0 ? kSwizzleAtomBytes : kSharedAlignment;
+    shared_bytes = (shared_bytes + alignment - 1) / alignment * alignment;
     shared_offset_[buffer] = shared_bytes;
     shared_bytes += buffer->num_elements() * buffer->dtype.bytes();
   }
@@ -254,11 +275,14 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
   out_ << "\n";
   open(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", launch.threads_per_block(),
                    launch.name, fmt::join(params, ", ")));
-  if (shared_bytes > 0) line("extern __shared__ __align__(16) unsigned char dragon_shared[];");
+  if (shared_bytes > 0) {
+    line(fmt::format("extern __shared__ __align__({}) unsigned char dragon_shared[];",
+                     swizzled_.empty() ? kSharedAlignment : kSwizzleAtomBytes));
+  }
   if (warp_mode_) {
-    line(fmt::format("const int32_t {} = (int32_t)threadIdx.x;  // warp-level blocks run on all 32 lanes, other "
+    line(fmt::format("const int32_t {} = (int32_t)threadIdx.x;  // {}-level blocks run on all {} lanes, other "
                      "code on lane 0",
-                     lane_name_));
+                     lane_name_, lanes_ == 32 ? "warp" : "warpgroup", lanes_));
   }
   print_stmt(root);
   close();
@@ -274,15 +298,42 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
   out_ << "// " << func->name << " for " << (target.arch.empty() ? "cuda" : target.arch) << "\n";
   for (size_t i = 0; i < kernel_roots_.size(); ++i) {
     emit_kernel(kernel_roots_[i], static_cast<int>(i));
-    uses_warp_blocks_ = uses_warp_blocks_ || warp_mode_;
+    uses_warp_blocks_ = uses_warp_blocks_ || (warp_mode_ && lanes_ == 32);
+    uses_warpgroup_blocks_ = uses_warpgroup_blocks_ || (warp_mode_ && lanes_ == 128);
   }
   std::string prelude = cuda_prelude();
-  if (uses_warp_blocks_ || uses_async_copies_) prelude += shared_address_prelude();
+  if (uses_warp_blocks_ || uses_warpgroup_blocks_ || uses_async_copies_) prelude += shared_address_prelude();
   if (uses_warp_blocks_) prelude += mma_prelude();
+  if (uses_warpgroup_blocks_) prelude += wgmma_prelude(used_helpers_);
   if (uses_async_copies_) prelude += async_copy_prelude();
   result_.prelude_size = prelude.size();
   result_.code = std::move(prelude) + out_.str();
   return std::move(result_);
+}
+
+bool CudaEmitter::holds_only_wgmma(const ir::Stmt& s) const {
+  if (const auto* loop = s.as<ir::ForNode>()) {
+    if (auto it = warp_calls_.find(loop); it != warp_calls_.end()) {
+      return it->second.helper.rfind("dragon_wgmma_m64n", 0) == 0;
+    }
+    return holds_only_wgmma(loop->body);
+  }
+  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
+    for (const ir::Stmt& item : seq->seq) {
+      if (!holds_only_wgmma(item)) return false;
+    }
+    return !seq->seq.empty();
+  }
+  return false;
+}
+
+std::string CudaEmitter::physical_index(const ir::Buffer& buffer, const std::string& index) const {
+  if (swizzled_.count(buffer.get()) == 0) return index;
+  return fmt::format("dragon_swizzle128_b16({})", index);
+}
+
+std::string CudaEmitter::flat_index(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
+  return physical_index(buffer, CPrinter::flat_index(buffer, indices));
 }
 
 CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target) {

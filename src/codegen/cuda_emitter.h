@@ -6,8 +6,10 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "dragon/codegen/c_printer.h"
@@ -69,11 +71,26 @@ class CudaEmitter final : public CPrinter {
   // or a barrier (which every lane must reach) or reads threadIdx.x (cooperative code).
   void print_lane_stmts(const std::vector<ir::Stmt>& stmts);
   bool needs_all_lanes(const ir::Stmt& s) const;
+  // Whether `s` is a wgmma call or a loop nest of nothing but wgmma calls.
+  bool holds_only_wgmma(const ir::Stmt& s) const;
+  // The barrier of the kernel's lanes after lane-0 code: __syncwarp() or the warpgroup's.
+  std::string lanes_sync() const;
+  // Where element `index` (printed) of `buffer` is stored: the index itself, or its
+  // 128-byte swizzle for a shared buffer that wgmma blocks read (tensor_intrin.h).
+  std::string physical_index(const ir::Buffer& buffer, const std::string& index) const;
+  std::string flat_index(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) override;
 
   // Per kernel, in warp mode: each tensorized unit loop's call, the fragments' layouts, the
-  // lane variable's name. Otherwise empty, and `scalar_reason_` says why blocks stay scalar.
+  // lane variable's name, the lanes of a group (32 or 128), the swizzled shared buffers.
+  // Otherwise empty, and `scalar_reason_` says why blocks stay scalar.
   bool warp_mode_ = false;
+  int64_t lanes_ = 32;
+  std::unordered_set<const ir::BufferNode*> swizzled_;
+  std::unordered_set<const ir::VarNode*> fragment_index_vars_;  // variables in fragment slots' offsets
+  std::set<std::string> used_helpers_;  // every kernel's warp helpers, for the prelude
+  int wgmma_run_depth_ = 0;             // inside a run of wgmma calls (fenced before, waited after)
   bool uses_warp_blocks_ = false;  // some kernel of the function: the prelude gets the warp helpers
+  bool uses_warpgroup_blocks_ = false;  // some kernel has wgmma blocks: the prelude gets their helpers
   bool uses_async_copies_ = false;  // some kernel issues cp.async: the prelude gets its helpers
   int async_depth_ = 0;             // loops annotated async_copy around the statement printed
   std::unordered_map<const ir::ForNode*, WarpCall> warp_calls_;

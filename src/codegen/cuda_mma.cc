@@ -2,7 +2,7 @@
 // tensorized block's scalar loops are read back into operands (buffer, base offset with
 // the tile's loop variables at 0, row stride) and planned as one call of a warp helper of
 // the prelude below (inline PTX: ldmatrix, mma.sync; fill and store per lane). Not the
-// dispatch or the printing (cuda_tensor_intrin.cc), and no wgmma (a later table row).
+// dispatch or the printing (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
 #include <string_view>
 
 #include <fmt/ranges.h>
@@ -13,14 +13,6 @@
 #include "dragon/ir/substitute.h"
 
 namespace dragon::codegen {
-namespace {
-
-// An index as base + sum(coefs[v] * vars[v]) over the tile's loop variables, with base
-// free of them and constant coefficients; nullopt when it is not of that form.
-struct Affine {
-  ir::Expr base;
-  std::vector<int64_t> coefs;
-};
 
 std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, const ir::Analyzer& analyzer) {
   auto at = [&](int unit_var) {
@@ -42,6 +34,8 @@ std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, con
   return affine;
 }
 
+namespace {
+
 // The row stride of a row-major tile whose row is loop `row_var` and column `col_var`
 // (coefficient 1), every other tile variable unused; 0 when the access is not that.
 int64_t row_stride_of(const Affine& a, size_t row_var, size_t col_var) {
@@ -52,14 +46,14 @@ int64_t row_stride_of(const Affine& a, size_t row_var, size_t col_var) {
   return a.coefs[row_var];
 }
 
-std::string describe(const ir::Buffer& buffer, const ir::Expr& index) {
+}  // namespace
+
+std::string describe_access(const ir::Buffer& buffer, const ir::Expr& index) {
   return fmt::format("{}[{}]", buffer->name, ir::print_expr(index));
 }
 
-// A rows x cols tile of a "warp" fragment: its per-lane slot (FragmentLayout's formula),
-// recording the buffer's layout on first use.
 std::optional<ir::Expr> fragment_slot(const ir::Buffer& buffer, const ir::Expr& index, const TileNest& nest,
-                                      size_t row_var, size_t col_var, int64_t rows, int64_t cols,
+                                      size_t row_var, size_t col_var, int64_t rows, int64_t cols, int64_t lanes,
                                       ir::DataType dtype, WarpPlanContext& context, std::string& why) {
   if (buffer->scope != "warp") {
     why = fmt::format("fragment {} is in scope '{}', not \"warp\"", buffer->name, buffer->scope);
@@ -73,7 +67,7 @@ std::optional<ir::Expr> fragment_slot(const ir::Buffer& buffer, const ir::Expr& 
   std::optional<Affine> a = decompose(index, nest, context.analyzer);
   int64_t stride = a ? row_stride_of(*a, row_var, col_var) : 0;
   if (stride == 0) {
-    why = fmt::format("fragment access {} is not a row-major {}x{} tile of the block's loops", describe(buffer, index),
+    why = fmt::format("fragment access {} is not a row-major {}x{} tile of the block's loops", describe_access(buffer, index),
                       rows, cols);
     return std::nullopt;
   }
@@ -82,29 +76,26 @@ std::optional<ir::Expr> fragment_slot(const ir::Buffer& buffer, const ir::Expr& 
                       buffer->num_elements(), stride, rows, cols);
     return std::nullopt;
   }
-  FragmentLayout layout{stride, rows, cols};
+  FragmentLayout layout{stride, rows, cols, lanes};
   auto [it, fresh] = context.fragments.emplace(buffer.get(), layout);
-  if (!fresh && (it->second.row_stride != stride || it->second.rows != rows || it->second.cols != cols)) {
-    why = fmt::format("fragment {} is used both as {}x{} tiles with rows of {} and as {}x{} tiles with rows of {}",
-                      buffer->name, it->second.rows, it->second.cols, it->second.row_stride, rows, cols, stride);
+  if (!fresh && (it->second.row_stride != stride || it->second.rows != rows || it->second.cols != cols ||
+                 it->second.lanes != lanes)) {
+    why = fmt::format(
+        "fragment {} is used both as {}x{} tiles over {} lanes with rows of {} and as {}x{} tiles over {} lanes with "
+        "rows of {}",
+        buffer->name, it->second.rows, it->second.cols, it->second.lanes, it->second.row_stride, rows, cols, lanes,
+        stride);
     return std::nullopt;
   }
   const ir::Expr& base = a->base;
   if (!context.analyzer.can_prove(ir::eq(ir::floormod(base, cols), 0)) ||
       !context.analyzer.can_prove(ir::eq(ir::floormod(ir::floordiv(base, stride), rows), 0))) {
-    why = fmt::format("fragment tile {} does not start on a {}x{} tile boundary", describe(buffer, index), rows, cols);
+    why = fmt::format("fragment tile {} does not start on a {}x{} tile boundary", describe_access(buffer, index), rows, cols);
     return std::nullopt;
   }
   ir::Expr tile = ir::floordiv(base, stride * rows) * (stride / cols) + ir::floordiv(ir::floormod(base, stride), cols);
-  return context.analyzer.simplify(tile * (rows * cols / 32));
+  return context.analyzer.simplify(tile * (rows * cols / lanes));
 }
-
-// A rows x cols row-major tile of a shared or global buffer: its base offset and row
-// stride; `align` > 0 requires base and stride to be multiples of `align` elements.
-struct MemoryTile {
-  ir::Expr base;
-  int64_t row_stride = 0;
-};
 
 std::optional<MemoryTile> memory_tile(const ir::Buffer& buffer, const ir::Expr& index, const TileNest& nest,
                                       size_t row_var, size_t col_var, std::initializer_list<std::string_view> scopes,
@@ -119,13 +110,13 @@ std::optional<MemoryTile> memory_tile(const ir::Buffer& buffer, const ir::Expr& 
   int64_t stride = a ? row_stride_of(*a, row_var, col_var) : 0;
   if (stride == 0) {
     why = fmt::format("access {} is not a row-major tile of the block's loops with constant strides",
-                      describe(buffer, index));
+                      describe_access(buffer, index));
     return std::nullopt;
   }
   if (align > 0 && (stride % align != 0 || !context.analyzer.can_prove(ir::eq(ir::floormod(a->base, align), 0)))) {
     why = fmt::format("ldmatrix needs 16-byte aligned rows: access {} has rows of {} elements and a base not "
                       "provably a multiple of {}",
-                      describe(buffer, index), stride, align);
+                      describe_access(buffer, index), stride, align);
     return std::nullopt;
   }
   return MemoryTile{a->base, stride};
@@ -137,6 +128,13 @@ bool expect_extents(const TileNest& nest, std::vector<int64_t> extents, std::str
                     fmt::join(nest.extents, ", "), fmt::join(extents, ", "));
   return false;
 }
+
+const ir::BufferLoadNode* widened_load(const ir::Expr& e) {
+  const auto* cast = e.as<ir::CastNode>();
+  return cast != nullptr ? cast->value.as<ir::BufferLoadNode>() : nullptr;
+}
+
+namespace {
 
 WarpHelperArg at(const ir::Buffer& buffer, ir::Expr offset) { return {buffer, std::move(offset)}; }
 WarpHelperArg value(int64_t v) { return {ir::Buffer(), ir::make_const(ir::DataType::i32(), static_cast<double>(v))}; }
@@ -150,7 +148,7 @@ std::optional<WarpCall> plan_fill(const TileNest& nest, WarpPlanContext& context
     why = "the fill does not store 0";
     return std::nullopt;
   }
-  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(),
+  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(),
                             context, why);
   if (!slot) return std::nullopt;
   return WarpCall{"dragon_mma_fill_m16n8_f32", {at(nest.store->buffer, *slot)}, false};
@@ -163,7 +161,7 @@ std::optional<WarpCall> plan_store(const TileNest& nest, WarpPlanContext& contex
     why = "the store's value is not a fragment load";
     return std::nullopt;
   }
-  auto slot = fragment_slot(load->buffer, load->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(), context, why);
+  auto slot = fragment_slot(load->buffer, load->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(), context, why);
   if (!slot) return std::nullopt;
   const ir::Buffer& dst = nest.store->buffer;
   if (dst->dtype != ir::DataType::f32()) {
@@ -186,19 +184,13 @@ std::optional<WarpCall> plan_ldmatrix(const TileNest& nest, WarpPlanContext& con
     why = fmt::format("the copy's value is not a load of a {} buffer", ir::to_string(dtype));
     return std::nullopt;
   }
-  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, rows, cols, dtype, context, why);
+  auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, rows, cols, 32, dtype, context, why);
   if (!slot) return std::nullopt;
   // 8 elements of 2 bytes: ldmatrix reads 16-byte rows.
   auto tile = memory_tile(load->buffer, load->indices[0], nest, 0, 1, {"shared", "shared.dyn"}, 8, context, why);
   if (!tile) return std::nullopt;
   return WarpCall{
       helper, {at(nest.store->buffer, *slot), at(load->buffer, tile->base), value(tile->row_stride)}, false};
-}
-
-// f32(load) -> the load.
-const ir::BufferLoadNode* widened_load(const ir::Expr& e) {
-  const auto* cast = e.as<ir::CastNode>();
-  return cast != nullptr ? cast->value.as<ir::BufferLoadNode>() : nullptr;
 }
 
 std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
@@ -227,12 +219,12 @@ std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context,
   auto a_affine = decompose(a->indices[0], nest, context.analyzer);
   if (!a_affine || a_affine->coefs[0] == 0) std::swap(a, b);
   const ir::Buffer& c_buf = nest.store->buffer;
-  auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, ir::DataType::f32(), context, why);
+  auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(), context, why);
   if (!c_slot) return std::nullopt;
-  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, 16, dtype, context, why);
+  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, 16, 32, dtype, context, why);
   if (!a_slot) return std::nullopt;
-  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, 16, dtype, context, why)
-                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, 16, 8, dtype, context, why);
+  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, 16, 32, dtype, context, why)
+                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, 16, 8, 32, dtype, context, why);
   if (!b_slot) return std::nullopt;
   return WarpCall{helper, {at(c_buf, *c_slot), at(a->buffer, *a_slot), at(b->buffer, *b_slot)}, false};
 }
@@ -256,7 +248,8 @@ std::optional<TileNest> read_tile_nest(const ir::ForNode* unit) {
 }
 
 const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
-  static const std::map<std::string, WarpPlanner, std::less<>> planners = {
+  static const std::map<std::string, WarpPlanner, std::less<>> planners = [] {
+    std::map<std::string, WarpPlanner, std::less<>> table = {
       {"mma_fill_m16n8_f32", &plan_fill},
       {"mma_store_m16n8_f32", &plan_store},
       {"mma_ldmatrix_a_m16k16_f16",
@@ -299,7 +292,10 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
          return plan_mma(n, c, why, ir::DataType::bf16(), true, "dragon_mma_m16n8k16_bf16");
        }},
-  };
+    };
+    add_wgmma_planners(table);
+    return table;
+  }();
   return planners;
 }
 

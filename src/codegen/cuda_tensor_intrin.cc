@@ -1,14 +1,18 @@
 // Tensor-core blocks on CUDA: a unit loop annotated "tensor_intrin" = NAME (lower.h keeps
 // the annotation) is planned by the row NAME of warp_intrin_planners() (cuda_mma.cc: the
-// mma.sync family) and printed as one warp-wide helper call instead of its scalar loops.
+// mma.sync family; cuda_wgmma.cc: the wgmma family) and printed as one warp-wide (or
+// warpgroup-wide) helper call instead of its scalar loops.
 //
-// Warp mode, per kernel: the kernel gets threadIdx.x = 32 lanes (its other threads are
-// whole warps along threadIdx.y/z), fragments ("warp" scope) are declared per lane
-// (FragmentLayout), every tensorized block runs on all 32 lanes, and so does code that
-// reads threadIdx.x (a kernel may bind it with extent 32 only: the lanes, as cooperative
-// copies do). All other code runs on lane 0 only followed by __syncwarp(): it does not
-// depend on the lane, so one lane computes what the 32 would, and its writes are visible
-// to the lanes' next warp-wide instruction. Barriers and loops around tensorized blocks run
+// Warp mode, per kernel: the kernel gets threadIdx.x = its L lanes, L = 32 for mma.sync
+// blocks (its other threads are whole warps along threadIdx.y/z) and L = 128 for wgmma
+// blocks (a warpgroup: 4 warps; the other threads are whole warpgroups, so each starts at
+// a warp index divisible by 4); the two families do not mix in a kernel. Fragments ("warp"
+// scope) are declared per lane (FragmentLayout), every tensorized block runs on all L
+// lanes, and so does code that reads threadIdx.x (a kernel may bind it with extent L
+// only: the lanes, as cooperative copies do). All other code runs on lane 0 only followed
+// by a barrier of the L lanes (__syncwarp, or the warpgroup's named barrier): it does not
+// depend on the lane, so one lane computes what the L would, and its writes are visible to
+// the lanes' next tensor-core instruction. Barriers and loops around tensorized blocks run
 // on every lane (their control flow cannot depend on the lane unless it reads threadIdx.x,
 // and then it runs on every lane anyway).
 #include "cuda_emitter.h"
@@ -103,6 +107,17 @@ const ir::VarNode* thread_x_var(const ir::Stmt& root) {
   return find.var;
 }
 
+// Adds the variables `e` reads to `vars`.
+void collect_vars(const ir::Expr& e, std::unordered_set<const ir::VarNode*>& vars) {
+  struct Scan : ir::StmtExprVisitor {
+    std::unordered_set<const ir::VarNode*>* vars;
+    using ir::StmtExprVisitor::visit_;
+    void visit_(const ir::VarNode* op) override { vars->insert(op); }
+  } scan;
+  scan.vars = &vars;
+  scan.visit(e);
+}
+
 // The "local" buffers a statement reads.
 std::vector<const ir::BufferNode*> local_reads(const ir::Stmt& s) {
   struct Scan : ir::StmtExprVisitor {
@@ -122,9 +137,12 @@ std::vector<const ir::BufferNode*> local_reads(const ir::Stmt& s) {
 void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kernel,
                                    const std::map<std::string, int64_t>& extents) {
   warp_mode_ = false;
+  lanes_ = 32;
   lane_var_ = nullptr;
   warp_calls_.clear();
   fragments_.clear();
+  swizzled_.clear();
+  fragment_index_vars_.clear();
   scalar_reason_.clear();
   WarpBlockScan scan;
   scan.visit(root);
@@ -139,16 +157,27 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
   auto refuse = [&](const std::string& why) {
     throw UserError(fmt::format("CUDA codegen: kernel {} has tensor-core blocks, but {}", kernel, why));
   };
-  if (auto x = extents.find("threadIdx.x"); x != extents.end() && x->second != 32) {
-    refuse(fmt::format("it binds threadIdx.x to {}: warp-level blocks need threadIdx.x for the warp's 32 lanes (bind "
-                       "warps to threadIdx.y; only cooperative code may bind threadIdx.x, with extent 32)",
-                       x->second));
+  // wgmma blocks run on a warpgroup's 128 lanes, mma.sync blocks on a warp's 32.
+  auto lanes_of = [](const std::string& intrin) -> int64_t { return intrin.rfind("wgmma_", 0) == 0 ? 128 : 32; };
+  lanes_ = lanes_of(scan.blocks.front().intrin);
+  for (const WarpBlockScan::Block& block : scan.blocks) {
+    if (lanes_of(block.intrin) != lanes_) {
+      refuse(fmt::format("it mixes warpgroup (wgmma) blocks and warp (mma.sync) blocks ({} and {}); one kernel runs "
+                         "one of the two families",
+                         scan.blocks.front().intrin, block.intrin));
+    }
   }
-  int64_t threads = 32;
+  const char* group = lanes_ == 32 ? "warp" : "warpgroup";
+  if (auto x = extents.find("threadIdx.x"); x != extents.end() && x->second != lanes_) {
+    refuse(fmt::format("it binds threadIdx.x to {}: {}-level blocks need threadIdx.x for the {}'s {} lanes (bind "
+                       "{}s to threadIdx.y; only cooperative code may bind threadIdx.x, with extent {})",
+                       x->second, group, group, lanes_, group, lanes_));
+  }
+  int64_t threads = lanes_;
   for (const char* tag : {"threadIdx.y", "threadIdx.z"}) {
     if (auto it = extents.find(tag); it != extents.end()) threads *= it->second;
   }
-  if (threads > 1024) refuse(fmt::format("its warps need {} threads per block, more than 1024", threads));
+  if (threads > 1024) refuse(fmt::format("its {}s need {} threads per block, more than 1024", group, threads));
   if (!scan.stray_fragment_accesses.empty()) {
     refuse(fmt::format("{} is outside any tensorized block (a fragment is spread over the lanes; only warp-level "
                        "blocks may access it)",
@@ -157,10 +186,16 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
   for (const WarpBlockScan::Block& block : scan.blocks) {
     std::optional<TileNest> nest = read_tile_nest(block.unit);
     if (!nest) refuse(fmt::format("its {} block is not a chain of constant loops down to one store", block.intrin));
-    WarpPlanContext context{block.analyzer, fragments_};
+    WarpPlanContext context{block.analyzer, fragments_, swizzled_};
     std::string why;
     std::optional<WarpCall> call = planners.find(block.intrin)->second(*nest, context, why);
     if (!call) refuse(fmt::format("its {} block does not fit the instruction: {}", block.intrin, why));
+    DRAGON_CHECK(call->lanes == lanes_, "planner of {} returned a call over {} lanes, the kernel has {}", block.intrin,
+                 call->lanes, lanes_);
+    used_helpers_.insert(call->helper);
+    for (const WarpHelperArg& arg : call->args) {
+      if (arg.buffer.defined() && arg.buffer->scope == "warp") collect_vars(arg.offset, fragment_index_vars_);
+    }
     warp_calls_.emplace(block.unit, std::move(*call));
   }
   warp_mode_ = true;
@@ -178,8 +213,12 @@ bool CudaEmitter::print_tensor_intrin(const ir::ForNode* op, const std::string& 
   }
   args.push_back(lane_name_);
   line(fmt::format("{}({});  // tensor_intrin {}", it->second.helper, fmt::join(args, ", "), intrin));
-  if (it->second.writes_memory) line("__syncwarp();");
+  if (it->second.writes_memory) line(lanes_sync());
   return true;
+}
+
+std::string CudaEmitter::lanes_sync() const {
+  return lanes_ == 32 ? "__syncwarp();" : "dragon_warpgroup_sync();";
 }
 
 std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
@@ -187,8 +226,12 @@ std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
   // constants and the fragments stay in registers instead of local memory.
   constexpr int64_t kMaxUnrolledTiles = 64;
   auto extent = ir::as_const_int(op->extent);
-  if (warp_mode_ && extent && *extent <= kMaxUnrolledTiles && needs_all_lanes(op->body)) return "#pragma unroll";
-  return {};
+  if (!warp_mode_ || !extent || *extent > kMaxUnrolledTiles || !needs_all_lanes(op->body)) return {};
+  // Warpgroup mode unrolls only the loops that index fragment slots: a k-step loop around
+  // wgmma calls (64 steps at K = 4096) fully unrolled is a huge kernel that NVRTC takes
+  // minutes over, for no register it saves. (Warp mode keeps its broader rule.)
+  if (lanes_ == 128 && fragment_index_vars_.count(op->loop_var.get()) == 0) return {};
+  return "#pragma unroll";
 }
 
 bool CudaEmitter::needs_all_lanes(const ir::Stmt& s) const {
@@ -221,7 +264,7 @@ void CudaEmitter::print_lane_stmts(const std::vector<ir::Stmt>& stmts) {
     open(fmt::format("if ({} == 0)", lane_name_));
     while (i < stmts.size() && !needs_all_lanes(stmts[i])) print_stmt(stmts[i++]);
     close();
-    line("__syncwarp();");
+    line(lanes_sync());
   }
 }
 

@@ -72,8 +72,10 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   if (!store_base) return false;
   if (const ir::BufferLoadNode* source = async_copy_source(store); source != nullptr && source->indices.size() == 1) {
     if (std::optional<ir::Expr> source_base = aligned_base(source->buffer, source->indices[0])) {
-      print_async_copy(fmt::format("{} + {}", buffer_name(store->buffer), print_expr(*store_base)),
-                       fmt::format("{} + {}", buffer_name(source->buffer), print_expr(*source_base)), bytes);
+      print_async_copy(
+          fmt::format("{} + {}", buffer_name(store->buffer), physical_index(store->buffer, print_expr(*store_base))),
+          fmt::format("{} + {}", buffer_name(source->buffer), physical_index(source->buffer, print_expr(*source_base))),
+          bytes);
       return true;
     }
   }
@@ -99,7 +101,7 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
     std::string lanes = names_.fresh(buffer_name(load->buffer) + "_lanes");
     line(fmt::format("__align__(16) {} {}[{}];", type, lanes, *extent));
     line(fmt::format("*({}*){} = *(const {}*)({} + {});", vtype, lanes, vtype, buffer_name(load->buffer),
-                     print_expr(base)));
+                     physical_index(load->buffer, print_expr(base))));
     lane_arrays.emplace_back(load, lanes);
   }
   std::string result = names_.fresh(buffer_name(store->buffer) + "_result");
@@ -111,8 +113,8 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   }
   var_override_.erase(op->loop_var.get());
   load_override_.clear();
-  line(fmt::format("*({}*)({} + {}) = *(const {}*){};", vtype, buffer_name(store->buffer), print_expr(*store_base),
-                   vtype, result));
+  line(fmt::format("*({}*)({} + {}) = *(const {}*){};", vtype, buffer_name(store->buffer),
+                   physical_index(store->buffer, print_expr(*store_base)), vtype, result));
   close();
   return true;
 }

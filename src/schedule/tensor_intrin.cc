@@ -95,6 +95,7 @@ class Registry {
     if (builtins_loaded_) return;
     builtins_loaded_ = true;
     for (TensorIntrin& intrin : detail::builtin_mma_intrins()) add_locked(std::move(intrin));
+    for (TensorIntrin& intrin : detail::builtin_wgmma_intrins()) add_locked(std::move(intrin));
   }
 
   void add_locked(TensorIntrin intrin) {

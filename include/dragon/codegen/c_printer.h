@@ -74,7 +74,7 @@ class CPrinter : protected ir::StmtFunctor<void>, protected ir::ExprFunctor<std:
   std::string var_name(const ir::VarNode* v) { return names_.get(v, v->name); }
   std::string buffer_name(const ir::Buffer& b) { return names_.get(b.get(), b->name); }
   std::string buffer_name(const ir::BufferNode* b) { return names_.get(b, b->name); }
-  std::string flat_index(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
+  virtual std::string flat_index(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
   // Binds a loop variable's range for alignment proofs below it.
   void bind_loop(const ir::ForNode* op);
   void print_loop_header(const ir::ForNode* op);

@@ -21,8 +21,9 @@ inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
 // tensor_intrin = <name> still holds its loops and its inner block, whose body computes
 // exactly what the intrinsic's description computes on one tile; the interpreter runs it
 // as written, so it stays the reference. The CUDA emitter replaces the whole outer block
-// by the intrinsic, executed by the 32 lanes of one warp together (all lanes must reach
-// it: the outer block may not sit under a threadIdx.x loop that splits a warp).
+// by the intrinsic, executed by the 32 lanes of one warp together, or by the 128 lanes of
+// a warpgroup for the wgmma family below (all lanes must reach it: the outer block may not
+// sit under a threadIdx.x loop that splits a warp or warpgroup).
 //
 // Tile coordinates: the inner block's iteration variables that vary inside the tile
 // (tile extent > 1) are, in order, the description's iteration variables; each index of
@@ -71,6 +72,32 @@ inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
 //       (j: S 8, k: S 16): ldmatrix.sync.aligned.m8n8.x2.shared.b16 (no .trans).
 // Shared-memory tiles read by ldmatrix need 16-byte aligned rows; that is the emitter's
 // (and storage_align's) concern, not the matcher's.
+//
+// ---- The warpgroup family (Hopper, sm_90a; names are ours) ---------------------------
+// One wgmma instruction is issued by a warpgroup: 4 consecutive warps, 128 threads. A
+// kernel with wgmma blocks runs in warpgroup mode: threadIdx.x = the 128 lanes of a
+// warpgroup (implied by the blocks, as the 32 lanes are for mma.sync; cooperative code may
+// bind threadIdx.x with extent 128), whole warpgroups along threadIdx.y/z. The mma.sync
+// and wgmma families do not mix in one kernel.
+//   wgmma_m64n{N}k16_{f16f16,bf16bf16}f32_trans_b, N = 8, 16, ..., 256:
+//       C[64,N] += f32(A[64,16]) * f32(B[N,16]^T), i: S 64, j: S N, k: R 16;
+//       A and B in "shared"/"shared.dyn", both K-major (k the contiguous index), C in
+//       "warp"; no init (tensorize the decomposed init with the fill).
+//   wgmma_fill_m64n8_f32   C[64,8] = 0 in "warp".
+//   wgmma_store_m64n8_f32  D[64,8] = C[64,8], "warp" to f32 "shared"/"shared.dyn"/"global".
+// Accumulator fragments of this family are 64x8 tiles over the 128 lanes, 4 elements a
+// lane; with w = lane / 32, g = (lane % 32) / 4, t = lane % 4:
+//     c0,c1: (16w + g, 2t + {0,1})    c2,c3: (16w + g + 8, 2t + {0,1})
+// and a 64xN accumulator is its N/8 column tiles in order, which is PTX's wgmma D
+// fragment (register 4q + r of column tile q).
+// Shared operands: the IR indexes A and B logically (the interpreter's values), the
+// emitter chooses their physical layout: each shared buffer a wgmma reads must have rows
+// of exactly 64 two-byte elements (128 bytes: one swizzle row; BK = 64), a whole number
+// of 8-row (1024-byte) atoms, and is stored with the 128-byte swizzle (the 16-byte chunk
+// c of row r at chunk c ^ (r % 8), codegen::swizzle128_b16) by every access the kernel
+// makes to it (copies, vector copies, cp.async), so the copy into shared memory writes
+// the layout the wgmma's descriptors describe. The tile a wgmma reads starts on an 8-row
+// boundary and on a 16-element column. Numerics as for mma.sync.
 
 struct TensorIntrin {
   std::string name;
@@ -91,15 +118,24 @@ struct TensorIntrin {
 const TensorIntrin* find_tensor_intrin(std::string_view name);
 // Every registered name, sorted.
 std::vector<std::string> tensor_intrin_names();
-// Adds an intrinsic (tests and later targets); the built-in mma family is registered on
-// first use. Throws UserError when the name is taken or the description is not a root
+// Adds an intrinsic (tests and later targets); the built-in mma and wgmma families are
+// registered on first use. Throws UserError when the name is taken or the description is not a root
 // block over a loop chain down to one block bound to those loops, or the scopes do not
 // list one non-empty set per parameter.
 void register_tensor_intrin(TensorIntrin intrin);
 
+// The wgmma family's N: multiples of 8 from 8 to 256.
+inline constexpr int kWgmmaMinN = 8;
+inline constexpr int kWgmmaMaxN = 256;
+// The name of the wgmma m64nNk16 intrinsic for `dtype` "f16" or "bf16":
+// wgmma_m64n{N}k16_{dtype}{dtype}f32_trans_b.
+std::string wgmma_intrin_name(std::string_view dtype, int n);
+
 namespace detail {
 // The built-in mma.m16n8k16 family (tensor_intrin_mma.cc).
 std::vector<TensorIntrin> builtin_mma_intrins();
+// The built-in wgmma family (tensor_intrin_wgmma.cc).
+std::vector<TensorIntrin> builtin_wgmma_intrins();
 }  // namespace detail
 
 }  // namespace dragon::schedule

@@ -66,7 +66,39 @@ TEST(ExpertGpuScripts, IndexListsTheIssuesFourProblems) {
   std::vector<std::string> names;
   for (const ExpertScript& e : expert_scripts()) names.push_back(e.name);
   EXPECT_EQ(names, (std::vector<std::string>{"gemm_f16_4096", "gemm_f16_pipe3", "gemm_f16_pipe4", "gemm_f16_pipe3_128x256",
-                                             "gemm_f16_pipe3_k64", "gemm_bf16_pipe4", "gemm_f32_4096", "softmax_kb23", "layer_norm_kb40"}));
+                                             "gemm_f16_pipe3_k64", "gemm_bf16_pipe4", "gemm_f16_wgmma_128x256",
+                                             "gemm_f16_wgmma_pipe3_128x256", "gemm_f16_wgmma_pipe3_1024",
+                                             "gemm_bf16_wgmma_pipe3_128x256", "gemm_f32_4096",
+                                             "softmax_kb23", "layer_norm_kb40"}));
+}
+
+// The Hopper GEMMs (tests/unit/codegen/test_cuda_wgmma.cc generates their scripts): two
+// warpgroups of 128 lanes per block, each a 64xN accumulator in registers fed by wgmma
+// from 128-byte-swizzled shared tiles of 64 halves a row (k steps of 64), which the copies
+// write through the swizzle; unpipelined or 3 cp.async stages deep.
+TEST(ExpertGpuScripts, WgmmaGemmsIssueWarpgroupMmaFromSwizzledTiles) {
+  struct Case {
+    const char* name;
+    int64_t blocks, stages, bn;
+    const char* dtype;
+  };
+  for (Case c : {Case{"gemm_f16_wgmma_128x256", 512, 1, 256, "f16"}, Case{"gemm_f16_wgmma_pipe3_128x256", 512, 3, 256, "f16"},
+                 Case{"gemm_f16_wgmma_pipe3_1024", 64, 3, 128, "f16"},
+                 Case{"gemm_bf16_wgmma_pipe3_128x256", 512, 3, 256, "bf16"}}) {
+    Built b = build_expert(c.name);
+    ASSERT_EQ(b.source.kernels.size(), 2u) << c.name;
+    const KernelLaunch& k = b.source.kernels[0];
+    EXPECT_EQ(k.grid[0] * k.grid[1] * k.grid[2], c.blocks) << c.name;
+    EXPECT_EQ(k.block, (std::array<int64_t, 3>{128, 2, 1})) << c.name;
+    EXPECT_EQ(k.dynamic_shared_bytes, c.stages * (128 + c.bn) * 64 * 2) << c.name;
+    const std::string& code = b.source.code;
+    EXPECT_NE(code.find("wgmma.mma_async.sync.aligned.m64n" + std::to_string(c.bn) + "k16.f32." + c.dtype + "." +
+                        c.dtype),
+              std::string::npos)
+        << c.name;
+    EXPECT_NE(code.find("B_shared_dyn + dragon_swizzle128_b16("), std::string::npos) << c.name;
+    EXPECT_EQ(code.find("mma.sync"), std::string::npos) << c.name;
+  }
 }
 
 TEST(ExpertGpuScripts, TensorCoreGemmUsesMmaAndSixteenByteCopies) {
