@@ -63,17 +63,31 @@ runtime::CudaBuild decode_build(ByteReader& in) {
   return build;
 }
 
+std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes) {
+  max_per_program = std::max<size_t>(1, max_per_program);
+  processes = std::max<size_t>(1, processes);
+  // Enough programs that none exceeds the maximum, and at least one per child while there
+  // are functions to give them.
+  const size_t programs = std::max((count + max_per_program - 1) / max_per_program, std::min(count, processes));
+  std::vector<ProgramRange> ranges;
+  size_t begin = 0;
+  for (size_t p = 0; p < programs; ++p) {
+    // The first count % programs programs take one function more.
+    const size_t size = count / programs + (p < count % programs ? 1 : 0);
+    ranges.push_back({begin, begin + size});
+    begin += size;
+  }
+  return ranges;
+}
+
 std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir::PrimFunc>& flats,
                                                                      const CandidateBuildOptions& options) {
   const lower::Target target = lower::Target::cuda_h200();
-  const size_t per_program = static_cast<size_t>(std::max(1, options.functions_per_program));
   const size_t processes = options.processes > 0 ? static_cast<size_t>(options.processes)
                                                  : std::max(1u, std::thread::hardware_concurrency() - 1);
-  struct Chunk {
-    size_t begin, end;  // flats[begin, end)
-  };
-  std::vector<Chunk> chunks;
-  for (size_t i = 0; i < flats.size(); i += per_program) chunks.push_back({i, std::min(flats.size(), i + per_program)});
+  const std::vector<ProgramRange> chunks =
+      plan_programs(flats.size(), static_cast<size_t>(std::max(1, options.functions_per_program)), processes);
+  using Chunk = ProgramRange;  // flats[begin, end)
 
   std::vector<std::optional<Expected<runtime::CudaBuild>>> results(flats.size());
   for (size_t first = 0; first < chunks.size(); first += processes) {
@@ -83,11 +97,12 @@ std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir:
     std::vector<std::unique_ptr<search::WorkerProcess>> children;
     for (size_t c = first; c < last; ++c) {
       const Chunk chunk = chunks[c];
-      children.push_back(std::make_unique<search::WorkerProcess>([&flats, chunk, per_program, target](const std::string&) {
+      children.push_back(std::make_unique<search::WorkerProcess>([&flats, chunk, target](const std::string&) {
         std::vector<ir::PrimFunc> mine(flats.begin() + static_cast<std::ptrdiff_t>(chunk.begin),
                                        flats.begin() + static_cast<std::ptrdiff_t>(chunk.end));
         ByteWriter out;
-        for (auto& b : runtime::compile_cuda_batch(mine, target, {}, static_cast<int>(per_program))) {
+        // The whole range in one NVRTC program.
+        for (auto& b : runtime::compile_cuda_batch(mine, target, {}, static_cast<int>(mine.size()))) {
           out.u64(b.ok() ? 1 : 0);
           if (b.ok()) {
             encode_build(out, b.value());

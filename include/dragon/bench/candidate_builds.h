@@ -17,10 +17,22 @@
 namespace dragon::bench {
 
 struct CandidateBuildOptions {
-  int functions_per_program = 16;
+  int functions_per_program = 16;  // at most this many functions in one NVRTC program
   int processes = 0;  // children at once (0: the cores less one)
   std::chrono::milliseconds timeout{600000};  // one child's batch
 };
+
+// How `count` functions are cut into NVRTC programs: consecutive ranges [begin, end), as
+// even as can be, over as many of the `processes` children as there are functions, none
+// longer than `max_per_program`. Measured on the H200 (bench/results/2026-12-05-h200-
+// tuning.md): 32 candidates cut into programs of 16 kept 2 of 15 children busy, and
+// compiling took 267 ms a GEMM candidate; NVRTC's time grows with the functions in a
+// program, so a batch is spread over every child first.
+struct ProgramRange {
+  size_t begin = 0, end = 0;
+  bool operator==(const ProgramRange&) const = default;
+};
+std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes);
 
 // Compiles each flat (lowered) function for the H200; results in input order, a failure
 // with NVRTC's log (or why the child ended). Must be called while this process has no other

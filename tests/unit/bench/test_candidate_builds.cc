@@ -55,5 +55,27 @@ TEST(CandidateBuilds, CompilesInForkedChildrenAndKeepsTheOrder) {
   EXPECT_EQ(back.cubin.bytes, builds[2].value().cubin.bytes);
 }
 
+TEST(CandidateBuilds, ABatchIsSpreadOverEveryChildBeforeProgramsGrow) {
+  auto sizes = [](size_t count, size_t max_per_program, size_t processes) {
+    std::vector<size_t> out;
+    size_t next = 0;
+    for (const ProgramRange& r : plan_programs(count, max_per_program, processes)) {
+      EXPECT_EQ(r.begin, next) << "consecutive ranges";
+      next = r.end;
+      out.push_back(r.end - r.begin);
+    }
+    EXPECT_EQ(next, count) << "every function in one program";
+    return out;
+  };
+  // The H200 machine: 15 children. 32 candidates were 2 programs of 16; now 15 of 2 or 3.
+  EXPECT_EQ(sizes(32, 16, 15), (std::vector<size_t>{3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
+  EXPECT_EQ(sizes(5, 16, 15), (std::vector<size_t>{1, 1, 1, 1, 1}));
+  // More functions than children at the maximum: programs of at most the maximum.
+  EXPECT_EQ(sizes(40, 4, 3), (std::vector<size_t>(10, 4)));
+  EXPECT_EQ(sizes(41, 4, 3), (std::vector<size_t>{4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3}));
+  EXPECT_TRUE(plan_programs(0, 16, 15).empty());
+  EXPECT_EQ(sizes(7, 0, 0), (std::vector<size_t>(7, 1))) << "zeros mean one";
+}
+
 }  // namespace
 }  // namespace dragon::bench
