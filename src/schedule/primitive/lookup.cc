@@ -8,6 +8,35 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // The block named `name`.
+  // Requires:
+  //   1) a block of that name exists (BlockNotFound).
+  BlockRV get_block(std::string_view name);
+  // The loops above `block`, outermost first, up to the enclosing block.
+  std::vector<LoopRV> get_loops(BlockRV block);
+  // The blocks directly under `parent` (not nested in another block), in program order.
+  std::vector<BlockRV> get_child_blocks(BlockOrLoop parent);
+  // Blocks of the same scope that run before `block` and write a buffer it reads.
+  std::vector<BlockRV> get_producers(BlockRV block);
+  // Blocks of the same scope that run after `block` and read a buffer it writes.
+  std::vector<BlockRV> get_consumers(BlockRV block);
+  CheckResult check_get_block(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_loops(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_child_blocks(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_producers(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_consumers(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<const ir::BlockNode*> plan_get_block(std::string_view name) const;
+  detail::Planned<std::vector<const ir::ForNode*>> plan_get_loops(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_child_blocks(const BlockOrLoop& parent) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_producers(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_consumers(BlockRV block) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;
