@@ -14,6 +14,14 @@
 #include "plan_memo.h"
 #include "planned.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Marks the start of postprocessing in the trace; changes no IR.
+  void enter_postproc();
+  CheckResult check_enter_postproc(const detail::CheckedOperands& ops) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

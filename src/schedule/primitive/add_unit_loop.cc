@@ -5,6 +5,19 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Adds a loop of extent 1 directly above the block or loop.
+  // Requires:
+  //   1) the block is not the root block (RootBlock).
+  LoopRV add_unit_loop(BlockOrLoop target);
+  CheckResult check_add_unit_loop(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<const ir::StmtNode*> plan_add_unit_loop(const BlockOrLoop& target) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -6,6 +6,27 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct AnnotatePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Sets annotation `key` of a block or loop (an ExprRV is stored as its integer).
+  void annotate(BlockOrLoop target, std::string key, AnnotationInput value);
+  // Removes annotation `key`.
+  // Requires:
+  //   1) the block or loop has it (AnnotationNotFound).
+  void unannotate(BlockOrLoop target, std::string key);
+  CheckResult check_annotate(const detail::CheckedOperands& ops) const;
+  CheckResult check_unannotate(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::AnnotatePlan> plan_annotate(const BlockOrLoop& target, const AnnotationInput* value) const;
+  detail::Planned<const ir::StmtNode*> plan_unannotate(const BlockOrLoop& target,
+                                                       std::optional<std::string_view> key) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

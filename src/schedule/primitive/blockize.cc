@@ -13,6 +13,37 @@
 #include "../plan_memo.h"
 #include "blockize_plan.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct BlockizePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Wraps the loops under `loop` (included) and the block they hold into an outer block
+  // (named <block>_o, fresh) whose iteration variables count tiles: each binding of the
+  // inner block, outer_index * extent + offset, becomes vo * extent + offset with vo (same
+  // kind) bound outside to outer_index. The inner block keeps its body and init; conjuncts
+  // of its predicate over the loops above move to the outer block. With
+  // preserve_unit_iters false, outer variables of extent 1 are left out. Returns the
+  // outer block.
+  // Requires:
+  //   1) every statement from `loop` down is a loop holding only the next one, down to
+  //      one block (NotSingleBlockChain)
+  //   2) those loops have constant bounds (NonConstantExtent)
+  //   3) each binding of the block is quasi-affine in the loops (+, -, constant
+  //      multiples, floordiv/floormod by constants) and splits as outer * e + inner,
+  //      outer using only loops above `loop`, inner only loops from `loop` down with
+  //      values in [0, e), and the
+  //      iteration variable's domain starts at 0 with a constant extent (NotAffineBinding)
+  //   4) no conjunct of the block's predicate uses loops both above and from `loop` down
+  //      (UnsupportedPredicate).
+  BlockRV blockize(LoopRV loop, bool preserve_unit_iters = true);
+  CheckResult check_blockize(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::BlockizePlan> plan_blockize(LoopRV loop) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -12,6 +12,63 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct CachePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Reads buffer `reads[read_buffer_index]` of the block through a copy in
+  // `storage_scope`: a new block (named <buffer>_<scope>, made unique) with its own loop
+  // nest over the whole buffer, placed first in the scope block or right after the
+  // statement of the buffer's writer there, copies it into a new buffer of that name
+  // allocated in the scope block; the consumers (default: the block) read the copy.
+  // Returns the new block.
+  // Requires:
+  //   1) the index is one of the block's reads (IndexOutOfRange)
+  //   2) the scope is a storage scope: global, shared, shared.dyn, local, warp,
+  //      wmma.matrix_a/b, wmma.accumulator (InvalidScope)
+  //   3) every consumer is a leaf block of the block's scope that reads the buffer and
+  //      does not write it (NotAConsumer)
+  //   4) at most one block of the scope writes the buffer, in a statement of the scope
+  //      before those of the consumers (NotSingleWriter).
+  BlockRV cache_read(BlockRV block, int64_t read_buffer_index, std::string storage_scope,
+                     std::vector<BlockRV> consumer_blocks = {});
+  // Makes the block write buffer `writes[write_buffer_index]` into a new buffer of
+  // `storage_scope` (named <buffer>_<scope>, made unique, allocated in the scope block;
+  // its init and its own loads follow), and adds a block of that name, with its own
+  // loop nest right after the block's statement in the scope, copying the region written
+  // back into the buffer. Returns the new block.
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) the scope is a storage scope (InvalidScope)
+  //   3) the block is a leaf, the only block writing the buffer, and does not read it
+  //      when it is an inout parameter (NotSingleWriteBlock)
+  //   4) each dimension of the region written is one iteration variable or a constant
+  //      range (UnsupportedWriteRegion)
+  //   5) no other block in the block's statement of the scope accesses the buffer
+  //      (SharedLoopNest).
+  BlockRV cache_write(BlockRV block, int64_t write_buffer_index, std::string storage_scope);
+  // Moves buffer `writes[buffer_index]` of the block to `storage_scope` everywhere.
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) the scope is a storage scope (InvalidScope)
+  //   3) the buffer is allocated in a block, not a parameter (ParameterBuffer).
+  void set_scope(BlockRV block, int64_t buffer_index, std::string storage_scope);
+  CheckResult check_cache_read(const detail::CheckedOperands& ops) const;
+  CheckResult check_cache_write(const detail::CheckedOperands& ops) const;
+  CheckResult check_set_scope(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::CachePlan> plan_cache_read(BlockRV block, std::optional<int64_t> read_buffer_index,
+                                                     std::optional<std::string_view> storage_scope,
+                                                     const std::vector<BlockRV>* consumer_blocks) const;
+  detail::Planned<detail::CachePlan> plan_cache_write(BlockRV block, std::optional<int64_t> write_buffer_index,
+                                                      std::optional<std::string_view> storage_scope) const;
+  detail::Planned<detail::CachePlan> plan_set_scope(BlockRV block, std::optional<int64_t> buffer_index,
+                                                    std::optional<std::string_view> storage_scope) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

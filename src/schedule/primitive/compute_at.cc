@@ -20,6 +20,85 @@
 #include "../plan_memo.h"
 #include "region_cover.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct ComputeAtPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Moves the producer `block` under `loop` of its consumers, at position `index` of the
+  // loop's body (-1: the last possible, right before the first child reading its output;
+  // -2: the first). Its loops are regenerated (ax0, ax1, ...), one per iteration variable,
+  // spatial ones covering the region of its output that the blocks under `loop` read in
+  // one iteration (indices relaxed over the loops below `loop`), reduce ones their whole
+  // domain; a predicate keeps it inside that region and its domain when the covered extent
+  // is only bounded. A shared (warp) copy also covers what the other threads (lanes) of the
+  // block read: threadIdx and vthread (threadIdx.x) loops above `loop` are relaxed too.
+  // Unit loops are dropped unless preserve_unit_loops.
+  // Requires:
+  //   1) the block is not the root and `loop` is in its scope (NotInSameScope)
+  //   2) the loop is not an ancestor of the block (LoopIsAncestor)
+  //   3) the block is complete or a reduction with init: spatial and reduce iteration
+  //      variables, one output written at distinct spatial ones, no self-read, no
+  //      predicate, its loop nest an element of a sequence (NotCompleteOrReduction)
+  //   4) it does not write a function parameter (OutputBlock)
+  //   5) every other block reading its output is a block of the scope under `loop` that
+  //      runs after it, and no other block writes it (NotAllConsumersUnderLoop)
+  //   6) the blocks writing what it reads run before it and not under `loop`
+  //      (ProducerNotBefore)
+  //   7) index is -1, -2 or a position no later than the first child reading its output
+  //      (InvalidIndex)
+  //   8) the consumers' read indices are affine (with floordiv/floormod by constants) in
+  //      the loops below `loop`, with bounded extents (NonAffineRegion).
+  void compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+  // compute_at's outcome without building the new IR: throws the ScheduleError compute_at
+  // would throw (same preconditions, same order), returns when it would apply. For a
+  // search that only needs to know whether compute_at applies (the script decoder).
+  // preserve_unit_loops only shapes the new loops, so it is not an operand here.
+  void check_compute_at(BlockRV block, LoopRV loop, int64_t index = -1) const;
+  // Moves the consumer `block` under `loop` of its producers, at position `index` of the
+  // loop's body (-1: the last; -2: the first possible, right after the last child writing
+  // what it reads). Its loops are regenerated as compute_at's, its iteration variables
+  // covering the region of the buffer that the blocks under `loop` write in one iteration.
+  // Requires:
+  //   1) the block is not the root and `loop` is in its scope (NotInSameScope)
+  //   2) the loop is not an ancestor of the block (LoopIsAncestor)
+  //   3) the block is complete: spatial iteration variables, one output, no init, no
+  //      self-read, no predicate, its loop nest an element of a sequence (NotCompleteBlock)
+  //   4) of the buffers it reads, exactly one is written under `loop`, only there, before
+  //      the block, and read at distinct spatial iteration variables; the others' writers
+  //      run before `loop` (NotAllProducersUnderLoop)
+  //   5) the readers of its output run after it, not under `loop`; no other block writes
+  //      it (ConsumerNotAfter)
+  //   6) index is -1, -2 or a position after the last child writing what it reads
+  //      (InvalidIndex)
+  //   7) neither `loop` nor a loop above it feeds a reduce iteration variable of a block
+  //      writing that buffer under `loop` (LoopFeedsReduction)
+  //   8) the producers' write indices are affine in the loops below `loop`, with bounded
+  //      extents (NonAffineRegion).
+  void reverse_compute_at(BlockRV block, LoopRV loop, bool preserve_unit_loops = true, int64_t index = -1);
+  // reverse_compute_at's outcome without building the new IR: throws the ScheduleError
+  // reverse_compute_at would throw (same preconditions, same order), returns when it
+  // would apply. For a search that only needs to know whether it applies (the script
+  // decoder); preserve_unit_loops only shapes the new loops, so it is not an operand here.
+  void check_reverse_compute_at(BlockRV block, LoopRV loop, int64_t index = -1) const;
+  CheckResult check_placement(const detail::CheckedOperands& ops) const;  // (reverse_)compute_at
+  CheckResult check_compute_inline(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  // compute_at's preconditions for a loop that is not a location mark (nullopt: unknown).
+  detail::Planned<detail::ComputeAtPlan> plan_compute_at(BlockRV block, std::optional<LoopRV> loop,
+                                                         std::optional<int64_t> index) const;
+  detail::Planned<detail::ComputeAtPlan> plan_reverse_compute_at(BlockRV block, std::optional<LoopRV> loop,
+                                                                 std::optional<int64_t> index) const;
+  // Whether compute_at of `block` at `loop` (with index -1) would apply.
+  bool compute_at_applies(const ir::BlockNode* block, const ir::ForNode* loop) const;
+  // When `loop` is one of SampleComputeLocation's marks, applies it for ComputeAt or
+  // ReverseComputeAt (`inst`): root records `inst` and changes nothing, inline runs
+  // (reverse_)compute_inline with its preconditions and records `inst`. False otherwise.
+  bool apply_location_mark(BlockRV block, LoopRV loop, Instruction& inst);
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -14,6 +14,58 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct ComputeInlinePlan;
+struct ReverseComputeInlinePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Inlines the block into every block that reads its buffer: each load B[idx] becomes
+  // the stored value with the store's index variables replaced by idx. The block, its
+  // loops left empty and the buffer's allocation disappear; readers' regions are redone.
+  // Requires:
+  //   1) the block writes exactly one buffer (NotSingleWriteBlock)
+  //   2) that buffer is allocated in a block, not a parameter (OutputBlock)
+  //   3) the block is complete: spatial iteration variables only, no init, the only
+  //      writer of the buffer, not a reader of it (NotCompleteBlock)
+  //   4) the body is one store B[v0, v1, ...] = f(...) indexed by distinct iteration
+  //      variables, and f uses no other iteration variable (BodyAnalysisError)
+  //   5) the block is not the only leaf of its scope (OnlyLeafError)
+  //   6) every reader of the buffer is a leaf block after the block that sees every
+  //      buffer f reads (UnsupportedConsumer)
+  //   7) no block writes a buffer f reads between the block and its readers (loops
+  //      shared with them included) (ValueOverwritten).
+  void compute_inline(BlockRV block);
+  // Inlines the consumer `block`, C[f(v)] = g(B[v], ...), into the single producer of B,
+  // B[u] = h(u), which becomes C[f(u)] = g(h(u), ...) (keeping its name); the block, its
+  // loops left empty and B's allocation disappear.
+  // Requires:
+  //   1) the block writes exactly one buffer (NotSingleWriteBlock)
+  //   2) the block is complete (NotCompleteBlock)
+  //   3) the body is one store and the realization has no predicate (BodyAnalysisError)
+  //   4) it reads exactly one buffer that another block writes, and that producer is
+  //      complete, writes only it, with a body B[u0, u1, ...] = h indexed by distinct
+  //      iteration variables (NonSingleProducer)
+  //   5) every load of B is at the same distinct iteration variables, which are the only
+  //      ones the body uses, ranging over the producer's domains (BodyAnalysisError)
+  //   6) B is allocated, written before the block, read by no other block
+  //      (ProducerHasOtherConsumers)
+  //   7) the producer sees what the block reads and writes and does not read C, and no
+  //      block between them (loops shared with them included) accesses C or writes what
+  //      the block reads (UnsafeToMove)
+  //   8) the block is not the only leaf of its scope (OnlyLeafError).
+  void reverse_compute_inline(BlockRV block);
+  CheckResult check_reverse_compute_inline(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::ComputeInlinePlan> plan_compute_inline(BlockRV block) const;
+  detail::Planned<detail::ReverseComputeInlinePlan> plan_reverse_compute_inline(BlockRV block) const;
+  // The verdict of compute_inline (kind ComputeInline) or reverse_compute_inline of `block`
+  // (compute_inline.cc); also for compute_at's inline location mark.
+  CheckResult check_inline(InstructionKind kind, BlockRV block) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -12,6 +12,32 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct DecomposeReductionPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Splits a reduction block into an init block (named <block>_init, fresh; spatial
+  // iteration variables only) placed right before `loop`, under copies of the loops from
+  // `loop` down that feed those variables, and the update: the same block (same name)
+  // without init. Returns the init block.
+  // Requires:
+  //   1) the loop is an ancestor of the block in the block's scope (LoopNotAncestor)
+  //   2) the block has an init, its iteration variables are spatial or reduce and the
+  //      init does not use a reduce one (NotReductionBlock)
+  //   3) no loop above `loop` feeds a reduce iteration variable (LoopBelowReduceLoop)
+  //   4) each conjunct of the block's predicate over loops the init does not copy holds
+  //      where those loops start, so the init runs for the same elements as before
+  //      (UnsupportedPredicate).
+  BlockRV decompose_reduction(BlockRV block, LoopRV loop);
+  CheckResult check_decompose_reduction(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::DecomposeReductionPlan> plan_decompose_reduction(BlockRV block,
+                                                                           std::optional<LoopRV> loop) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

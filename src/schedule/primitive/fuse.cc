@@ -10,6 +10,26 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct FusePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Fuses consecutive loops, outermost first, into one; each old variable becomes a
+  // floordiv/floormod of the fused one (i64 when the product does not fit i32).
+  // Requires:
+  //   1) at least one loop, none twice (DuplicateLoop)
+  //   2) each loop is the only child of the previous one (NotConsecutive)
+  //   3) every loop starts at 0 and has a constant extent (LoopNotStartAtZero)
+  //   4) every loop is serial, with no annotation and no binding (HasAnnotationOrBinding).
+  LoopRV fuse(const std::vector<LoopRV>& loops, bool preserve_unit_iters = true);
+  CheckResult check_fuse(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::FusePlan> plan_fuse(std::span<const LoopRV> loops) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

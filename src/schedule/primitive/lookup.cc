@@ -1,5 +1,6 @@
 // Lookup primitives (pure): get_block, get_loops, get_child_blocks, get_producers,
-// get_consumers. They read the IR and record an instruction; they never change the IR.
+// get_consumers, get_output_blocks. They read the IR and record an instruction; they never
+// change the IR.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -7,6 +8,42 @@
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
+
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // The block named `name`.
+  // Requires:
+  //   1) a block of that name exists (BlockNotFound).
+  BlockRV get_block(std::string_view name);
+  // The loops above `block`, outermost first, up to the enclosing block.
+  std::vector<LoopRV> get_loops(BlockRV block);
+  // The blocks directly under `parent` (not nested in another block), in program order.
+  std::vector<BlockRV> get_child_blocks(BlockOrLoop parent);
+  // Blocks of the same scope that run before `block` and write a buffer it reads.
+  std::vector<BlockRV> get_producers(BlockRV block);
+  // Blocks of the same scope that run after `block` and read a buffer it writes.
+  std::vector<BlockRV> get_consumers(BlockRV block);
+  // The blocks under `scope_block` (at any depth, not itself), in program order, that write
+  // a buffer their own scope block does not allocate: under the root, the blocks writing a
+  // function output (TVM's GetOutputBlocks). Rules find the stage to tile, bind or keep
+  // from inlining without naming it. No precondition beyond the block resolving.
+  std::vector<BlockRV> get_output_blocks(BlockRV scope_block);
+  CheckResult check_get_block(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_loops(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_child_blocks(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_producers(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_consumers(const detail::CheckedOperands& ops) const;
+  CheckResult check_get_output_blocks(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<const ir::BlockNode*> plan_get_block(std::string_view name) const;
+  detail::Planned<std::vector<const ir::ForNode*>> plan_get_loops(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_child_blocks(const BlockOrLoop& parent) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_producers(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_consumers(BlockRV block) const;
+  detail::Planned<std::vector<const ir::BlockNode*>> plan_get_output_blocks(BlockRV scope_block) const;
+#endif
 
 namespace dragon::schedule {
 
@@ -126,6 +163,28 @@ std::vector<BlockRV> Schedule::get_consumers(BlockRV block) {
   return result;
 }
 
+detail::Planned<std::vector<const BlockNode*>> Schedule::plan_get_output_blocks(BlockRV scope_block) const {
+  auto scope = find(scope_block, InstructionKind::GetOutputBlocks, "scope_block");
+  if (!scope.ok()) return std::move(scope).take_error();
+  std::vector<const BlockNode*> outputs;
+  for (const BlockTree::BlockInfo& info : tree_->blocks()) {
+    if (!tree_->encloses(*scope, info.block)) continue;
+    const std::vector<Buffer>& allocated = info.scope->alloc_buffers;
+    const bool writes_outside = std::any_of(info.block->writes.begin(), info.block->writes.end(), [&](const BufferRegion& w) {
+      return std::none_of(allocated.begin(), allocated.end(), [&](const Buffer& b) { return b.same_as(w.buffer); });
+    });
+    if (writes_outside) outputs.push_back(info.block);
+  }
+  return outputs;
+}
+
+std::vector<BlockRV> Schedule::get_output_blocks(BlockRV scope_block) {
+  std::vector<BlockRV> result;
+  for (const BlockNode* b : plan_get_output_blocks(scope_block).take()) result.push_back(new_block_rv(b->name));
+  record(detail::make_instruction(InstructionKind::GetOutputBlocks, detail::as_outputs(result), scope_block));
+  return result;
+}
+
 CheckResult Schedule::check_get_block(const detail::CheckedOperands& ops) const {
   ops.expect(0, 2);
   ops.string_attr(1);  // func_name: read by replay, not by the lookup
@@ -166,6 +225,15 @@ CheckResult Schedule::check_get_consumers(const detail::CheckedOperands& ops) co
   auto block = ops.block(0);
   if (!block) return detail::unknown();
   auto blocks = plan_get_consumers(*block);
+  const size_t n = blocks.ok() ? blocks->size() : 0;
+  return detail::verdict(std::move(blocks), true, n);
+}
+
+CheckResult Schedule::check_get_output_blocks(const detail::CheckedOperands& ops) const {
+  ops.expect(1, 0);
+  auto scope_block = ops.block(0);
+  if (!scope_block) return detail::unknown();
+  auto blocks = plan_get_output_blocks(*scope_block);
   const size_t n = blocks.ok() ? blocks->size() : 0;
   return detail::verdict(std::move(blocks), true, n);
 }
@@ -232,6 +300,17 @@ constinit const InstructionSignature kGetConsumersSignature{
     .outputs = OutputSignature::written(1, RVType::kBlock),
     .replay = replay_method<&Schedule::get_consumers>,
     .check = check_method<&Schedule::check_get_consumers>,
+};
+
+constexpr auto kGetOutputBlocksSlots = numbered_slots({slot::input("scope_block", ValueType::kBlock), slot::output_count()});
+
+constinit const InstructionSignature kGetOutputBlocksSignature{
+    .python_name = "get_output_blocks",
+    .is_pure = true,
+    .slots = kGetOutputBlocksSlots,
+    .outputs = OutputSignature::written(1, RVType::kBlock),
+    .replay = replay_method<&Schedule::get_output_blocks>,
+    .check = check_method<&Schedule::check_get_output_blocks>,
 };
 
 }  // namespace detail

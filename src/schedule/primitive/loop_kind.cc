@@ -10,6 +10,32 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Runs the loop in parallel (CPU threads) or as vector lanes.
+  // Requires:
+  //   1) every block below binds the loop only into spatial iteration variables
+  //      (NotDataParallel).
+  void parallel(LoopRV loop);
+  void vectorize(LoopRV loop);
+  // Unrolls the loop. No precondition.
+  void unroll(LoopRV loop);
+  // Binds the loop to a GPU thread axis.
+  // Requires:
+  //   1) the tag is one of blockIdx.x/y/z, threadIdx.x/y/z, vthread.x/y/z
+  //      (InvalidThreadTag)
+  //   2) every block below binds the loop only into spatial iteration variables, or
+  //      also reduce ones for threadIdx.* (a cross-thread reduction) (NotDataParallel).
+  void bind(LoopRV loop, std::string thread_axis);
+  CheckResult check_loop_kind(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  // parallel, vectorize, unroll and bind (`kind`; bind's `thread_axis`).
+  detail::Planned<const ir::ForNode*> plan_loop_kind(InstructionKind kind, LoopRV loop,
+                                                     std::optional<std::string_view> thread_axis) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -10,6 +10,31 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct ReorderPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Puts `loops` in the given order, in the positions they occupy now; other loops of
+  // the chain keep their places.
+  // Requires:
+  //   1) no loop is given twice (DuplicateLoop)
+  //   2) the loops lie on one chain in which each loop from the outermost to the
+  //      innermost given has exactly one child, the next loop (NotSingleBranchChain)
+  //   3) no loop's bounds use a loop that would be inside it (DependentLoopDomain)
+  //   4) loops whose order a block below depends on keep their relative order: those
+  //      feeding an ordered or opaque iteration variable, and those feeding a reduce
+  //      variable when one of the two also feeds a spatial one (a fused
+  //      spatial-and-reduce loop, where a reorder could run an update before its init)
+  //      (IterationOrderChanged).
+  void reorder(const std::vector<LoopRV>& loops);
+  CheckResult check_reorder(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::ReorderPlan> plan_reorder(std::span<const LoopRV> loops) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -15,6 +15,41 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct RFactorPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Factors the reduction over `loop` out: the rfactor block (named <block>_rf, fresh)
+  // accumulates partial results, one per iteration of `loop`, into a new buffer of the
+  // same name with an extra dimension at factor_axis (negative counts from the end, as
+  // in Python); the write-back block (the old block's name, same init) combines them
+  // into the old buffer under copies of the loops feeding it. The update must read
+  // `C = C + x`, `C * x`, `max(C, x)` or `min(C, x)`. When no other loop feeds a reduce
+  // variable, each partial is one value and the rfactor block a plain store without init.
+  // Returns the rfactor block.
+  // Requires:
+  //   1) the loop is serial, starts at 0 and has a constant extent (UnsupportedLoop)
+  //   2) exactly one block lies under the loop; it has an init and spatial or reduce
+  //      iteration variables only (NotReductionBlock)
+  //   3) its update is one store C[I] = C[I] op x, op one of +, *, max, min, x not
+  //      reading C, and its init one store to C[I] (UnrecognizedReducer)
+  //   4) the loop feeds exactly one iteration variable, a reduce one, and every loop
+  //      feeding a reduce variable feeds no spatial one and has bounds free of other
+  //      loops; the block's predicate holds where the other reduce loops start, so every
+  //      partial is initialized (InvalidRFactorLoop)
+  //   5) the outermost loop above the block in its scope holds no other block
+  //      (NotSingleBlockNest)
+  //   6) factor_axis is in [-(rank + 1), rank] for the reduced buffer's rank
+  //      (InvalidFactorAxis).
+  BlockRV rfactor(LoopRV loop, int64_t factor_axis = 0);
+  CheckResult check_rfactor(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::RFactorPlan> plan_rfactor(LoopRV loop, std::optional<int64_t> factor_axis) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -14,6 +14,55 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct SamplePerfectTilePlan;
+struct LocationCandidates;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // n factors whose product is the loop's extent, the innermost at most
+  // max_innermost_factor (-1: unbounded). A given decision is repaired to a perfect
+  // tiling of the current extent (repair_perfect_tile).
+  // Requires:
+  //   1) n >= 1 (InvalidTileCount)
+  //   2) the loop has a constant extent >= 1 (NonConstantExtent)
+  //   3) max_innermost_factor is -1 or >= 1 (InvalidMaxInnermost)
+  //   4) a decision, if given, has n entries (WrongDecisionLength).
+  std::vector<ExprRV> sample_perfect_tile(LoopRV loop, int n, int max_innermost_factor,
+                                          std::optional<std::vector<int64_t>> decision = std::nullopt);
+  // One of `candidates`, drawn with probabilities `probs`.
+  // Requires:
+  //   1) candidates are not empty and have as many probs, each >= 0, summing to > 0
+  //      (InvalidDistribution)
+  //   2) a decision, if given, is an index into candidates (InvalidDecision).
+  ExprRV sample_categorical(std::vector<int64_t> candidates, std::vector<double> probs,
+                            std::optional<int64_t> decision = std::nullopt);
+  // Where to compute `block`, drawn uniformly (TVM's SampleComputeLocation) among: the
+  // inline mark (-2, when compute_inline would succeed), the root mark (-1: stay where it
+  // is), and the loops of its first consumer (at their position i in get_loops of that
+  // consumer) down to the innermost loop holding every consumer, where compute_at would
+  // succeed, skipping unit loops and stopping at a data-parallel loop below a reduce one
+  // or at a reduce loop below the last data-parallel one. The decision is that index; a
+  // given one that is no longer a candidate becomes the nearest candidate below it (root
+  // when none). compute_at and reverse_compute_at take the marks (root: no change,
+  // inline: compute_inline / reverse_compute_inline); other primitives refuse them
+  // (precondition 0). No precondition beyond the block resolving.
+  LoopRV sample_compute_location(BlockRV block, std::optional<int64_t> decision = std::nullopt);
+  CheckResult check_sample_perfect_tile(const detail::CheckedOperands& ops, const std::optional<Arg>& decision) const;
+  CheckResult check_sample_categorical(const detail::CheckedOperands& ops, const std::optional<Arg>& decision) const;
+  CheckResult check_sample_compute_location(const detail::CheckedOperands& ops,
+                                            const std::optional<Arg>& decision) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::SamplePerfectTilePlan> plan_sample_perfect_tile(LoopRV loop, std::optional<int64_t> n,
+                                                                          std::optional<int64_t> max_innermost_factor,
+                                                                          const std::vector<int64_t>* decision) const;
+  detail::Planned<int64_t> plan_sample_categorical(std::span<const int64_t> candidates, std::span<const double> probs,
+                                                   std::optional<int64_t> decision) const;
+  detail::Planned<detail::LocationCandidates> plan_sample_compute_location(BlockRV block) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

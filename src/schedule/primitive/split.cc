@@ -8,6 +8,31 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct SplitPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Splits `loop` into len(factors) nested loops, outermost first; the old variable
+  // becomes ((l0 * f1 + l1) * f2 + l2)...; a product larger than the extent guards the
+  // blocks below with the predicate `that expression < extent`. With
+  // preserve_unit_iters false, unit loops do not appear in bindings.
+  // Requires:
+  //   1) the loop starts at 0 (LoopNotStartAtZero)
+  //   2) it is serial with no annotation and no thread binding (HasAnnotationOrBinding)
+  //   3) at most one factor is None (NotSingleInferFactor)
+  //   4) every factor is positive and fits the loop's index type (NonPositiveFactor)
+  //   5) the product covers the extent when none is inferred, and fits the loop's index
+  //      type (WrongFactorProduct)
+  //   6) the extent is a constant (NonConstantExtent).
+  std::vector<LoopRV> split(LoopRV loop, const std::vector<SplitFactor>& factors, bool preserve_unit_iters = true);
+  CheckResult check_split(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::SplitPlan> plan_split(LoopRV loop, const std::vector<SplitFactor>* factors) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -10,6 +10,37 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct StorageAlignPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Asks lowering to pad buffer `writes[buffer_index]` of the block so that the stride of
+  // dimension `axis` (negative counts from the end) satisfies stride % factor == offset
+  // (shared-memory bank conflicts). Shapes do not change: the block gets the annotation
+  // "buffer_dim_align" (ir/buffer_dim_align.h), a string of entries
+  // "<buffer>:<axis>:<factor>:<offset>" joined by ";", sorted by buffer name then axis,
+  // axis normalized to [0, rank); a later storage_align of the same (buffer, axis) on the
+  // block replaces its entry. flatten_buffers honours the entries of every block for the
+  // buffer of that name, computing strides with ir::aligned_strides; entries are read
+  // against the buffer's shape at lowering (a later transform_layout changes the axes).
+  // Requires:
+  //   1) the index is one of the block's writes (IndexOutOfRange)
+  //   2) axis is in [-rank, rank) (AxisOutOfRange)
+  //   3) factor > 0 (InvalidFactor)
+  //   4) 0 <= offset < factor (InvalidOffset)
+  //   5) the buffer is allocated in a block, not a parameter (ParameterBuffer).
+  void storage_align(BlockRV block, int64_t buffer_index, int64_t axis, int64_t factor, int64_t offset);
+  CheckResult check_storage_align(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::StorageAlignPlan> plan_storage_align(BlockRV block, std::optional<int64_t> buffer_index,
+                                                               std::optional<int64_t> axis,
+                                                               std::optional<int64_t> factor,
+                                                               std::optional<int64_t> offset) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -17,6 +17,47 @@
 #include "../ir_tree.h"
 #include "blockize_plan.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct TensorizePlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Marks a tile as computed by the tensor intrinsic `intrin_name` (tensor_intrin.h):
+  // a loop is blockized first (as blockize(loop, preserve_unit_iters)); a block must be an
+  // outer block already. Its single inner block must compute what the intrinsic's
+  // description computes, in tile coordinates (each binding and index = an offset from the
+  // outer variables + the description's position in the tile). The outer block gets the
+  // annotation tensor_intrin = <name>; no statement changes, so the interpreter still runs
+  // the tile as written. Records one Tensorize instruction and returns nothing (as TVM).
+  // Requires:
+  //   1) the intrinsic is registered (UnknownIntrinsic)
+  //   2-5) for a loop, blockize's preconditions 1-4, under blockize's error names
+  //   6) the block is not the root, has no init, and holds a chain of loops with constant
+  //      bounds and no thread binding down to one block (NotOuterBlock)
+  //   7) it has no tensor_intrin annotation yet (AlreadyTensorized)
+  //   8) the inner block has no predicate; each binding is an offset from outer variables
+  //      plus a mixed-radix number of inner loops, each loop of extent > 1 feeding one
+  //      binding; the variables moving in the tile have the intrinsic's kinds and extents,
+  //      in order (TileMismatch)
+  //   9) its loads and stores, in order, pair one to one with the intrinsic's buffers
+  //      (BufferMismatch)
+  //   10) each paired buffer has the intrinsic operand's dtype (DtypeMismatch)
+  //   11) and one of the operand's scopes (ScopeMismatch)
+  //   12) init and body have the intrinsic's statements, operators, casts and constants
+  //      (PatternMismatch)
+  //   13) each access, minus its offset, is the intrinsic's index in tile coordinates
+  //      (unit stride, same layout; dimensions fixed in the tile are left out), and all
+  //      accesses to one buffer share one offset (LayoutMismatch).
+  void tensorize(BlockOrLoop target, std::string intrin_name, bool preserve_unit_iters = true);
+  CheckResult check_tensorize(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::TensorizePlan> plan_tensorize(const BlockOrLoop& target,
+                                                        std::optional<std::string_view> intrin_name,
+                                                        bool preserve_unit_iters) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -15,6 +15,38 @@
 #include "../instruction_check.h"
 #include "../ir_tree.h"
 
+// ---- Members of class Schedule: these blocks are compiled in include/dragon/schedule/
+// schedule.h (gathered by src/schedule/gather_schedule_members.cc), not here. ----
+#ifdef DRAGON_SCHEDULE_DETAIL_DECLARATIONS
+struct TransformLayoutPlan;
+#endif
+#ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
+  // Which list of a block's accesses buffer_index refers to (TVM's values).
+  enum class BufferIndexType : uint8_t { kRead = 0, kWrite = 1 };
+  // Replaces buffer `reads[buffer_index]` or `writes[buffer_index]` of the block by a
+  // buffer of the same name, dtype and scope whose shape is the image of the old shape
+  // under `index_map` (schedule/index_map.h: each new extent is the largest image + 1):
+  // every access B[idx] of the function (loads, stores, access regions, the allocation)
+  // becomes B[index_map(idx)], simplified. Recorded as TVM v0.18 does:
+  // TransformLayout(block, "lambda ..." | buffer_index, 0 read / 1 write, None, false).
+  // Requires:
+  //   1) the index is one of the block's reads or writes (IndexOutOfRange)
+  //   2) the buffer is allocated in a block, not a parameter (ParameterBuffer)
+  //   3) the map has one parameter per dimension of the buffer (MapArityMismatch)
+  //   4) the buffer has at most 2^20 elements, the limit of the checks below
+  //      (DomainTooLarge)
+  //   5) no index of the buffer maps to a negative index (NegativeIndex)
+  //   6) no two indices of the buffer map to the same index (NotInjective).
+  void transform_layout(BlockRV block, int64_t buffer_index, BufferIndexType buffer_index_type,
+                        const class IndexMap& index_map);
+  CheckResult check_transform_layout(const detail::CheckedOperands& ops) const;
+#endif
+#ifdef DRAGON_SCHEDULE_PRIVATE_MEMBERS
+  detail::Planned<detail::TransformLayoutPlan> plan_transform_layout(BlockRV block, std::optional<int64_t> buffer_index,
+                                                                     std::optional<BufferIndexType> buffer_index_type,
+                                                                     const class IndexMap* index_map) const;
+#endif
+
 namespace dragon::schedule {
 
 using namespace dragon::ir;

@@ -9,12 +9,15 @@
 
 #include <map>
 #include <optional>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "dragon/ir/op.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/schedule/apply_instruction.h"
+#include "dragon/schedule/instruction_signature.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "random_trace.h"
 
@@ -47,6 +50,63 @@ struct Candidate {
   Instruction inst;
   std::optional<Arg> decision;
 };
+
+// Instructions of each kind that candidates() lists none of, drawn from the kind's
+// declaration alone (operand values by slot type, without decisions): a new kind is held
+// to applying with no line here; its own tests choose the operands that matter.
+void add_from_declarations(std::vector<Candidate>& out, const std::vector<Arg>& blocks,
+                           const std::vector<Arg>& loops, const std::vector<Arg>& exprs) {
+  std::set<InstructionKind> listed;
+  for (const Candidate& c : out) listed.insert(c.inst.kind);
+  std::vector<Arg> blocks_or_loops = blocks;
+  blocks_or_loops.insert(blocks_or_loops.end(), loops.begin(), loops.end());
+  const Arg kNone = Arg(None{});
+  auto pool = [&](ValueType type) -> std::vector<Arg> {
+    switch (type) {
+      case ValueType::kBlock: return blocks;
+      case ValueType::kLoop: return loops;
+      case ValueType::kExpr: return exprs;
+      case ValueType::kBlockOrLoop: return blocks_or_loops;
+      case ValueType::kInt: return {Arg(int64_t{-1}), Arg(int64_t{0}), Arg(int64_t{1}), Arg(int64_t{2})};
+      case ValueType::kFloat: return {Arg(0.5), Arg(1.0)};
+      case ValueType::kBool: return {Arg(true), Arg(false)};
+      case ValueType::kString:
+      case ValueType::kEnum: return {Arg("x"), Arg("shared"), Arg("threadIdx.x")};
+      case ValueType::kSplitFactor: return {kNone, Arg(int64_t{2}), exprs.front()};
+      case ValueType::kAnnValue: return {Arg(int64_t{1}), exprs.front()};
+      case ValueType::kOptionalNumber: return {kNone, Arg(int64_t{0})};
+      case ValueType::kCount: return {};
+    }
+    return {};
+  };
+  std::mt19937 rng(7);
+  auto pick = [&](ValueType type) {
+    std::vector<Arg> values = pool(type);
+    return values.empty() ? kNone : values[rng() % values.size()];
+  };
+  for (int k = 0; k < kNumInstructionKinds; ++k) {
+    const auto kind = static_cast<InstructionKind>(k);
+    if (listed.count(kind) != 0) continue;
+    for (int draw = 0; draw < 24; ++draw) {
+      Instruction inst{kind, {}, {}, {}};
+      for (const SlotSignature& slot : instruction_signature(kind).slots) {
+        if (slot.source == SlotSource::kOutputCount) continue;
+        std::vector<Arg> values;
+        const size_t n = slot.shape == SlotShape::kSingle ? 1 : rng() % 3;
+        for (size_t i = 0; i < n; ++i) values.push_back(pick(slot.type));
+        std::vector<Arg>& where = slot.source == SlotSource::kAttr ? inst.attrs : inst.inputs;
+        if (slot.source == SlotSource::kInputsFrom) {
+          where.insert(where.end(), values.begin(), values.end());
+        } else if (slot.shape == SlotShape::kSingle) {
+          where.push_back(values.front());
+        } else {
+          where.emplace_back(Arg::List(values.begin(), values.end()));
+        }
+      }
+      out.push_back(Candidate{std::move(inst), std::nullopt});
+    }
+  }
+}
 
 std::vector<Candidate> candidates(Schedule& sch) {
   using K = InstructionKind;
@@ -170,6 +230,7 @@ std::vector<Candidate> candidates(Schedule& sch) {
     if (i + 2 < all_loops.size()) add(K::Reorder, {all_loops[i + 2], l, all_loops[i + 1]}, {});
     add(K::Split, {blocks.front(), kNone}, {kTrue, kFalse});  // malformed: a block as the loop
   }
+  add_from_declarations(out, blocks, all_loops, exprs);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "dragon/decode/constrained_decoder.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/script.h"
+#include "dragon/script/script_schema.h"
 #include "dragon/script/tokenizer.h"
 #include "script_judge.h"
 #include "workload_traces.h"
@@ -73,6 +74,48 @@ TEST(Constrained, RealScriptsAreAllowedTokenByToken) {
     EXPECT_TRUE(decoder.is_complete(c.script));
     EXPECT_GT(decoder.stats().lines_applied, 20);
   }
+}
+
+// The decoder knows a kind only by its declaration (script_schema.h, Schedule::check):
+// after a script's first lines, each kind with a valid next line among the brute-force
+// enumerator's first 200 candidates has that line allowed token by token, a kind added
+// with no change to the decoder included (22 kinds on the GEMM, 18 on softmax).
+TEST(Constrained, EveryKindWithAValidLineIsAllowedTokenByToken) {
+  std::set<schedule::InstructionKind> allowed_kinds;
+  for (const Case& c : {make_case("matmul:m=64,n=64,k=64", 1), make_case("softmax:shape=8x256", 4)}) {
+    // The script up to its first GetLoops: blocks and loops are named.
+    const size_t get_loops = c.script.find("\ngl ");
+    ASSERT_NE(get_loops, std::string::npos) << c.script;
+    const std::string complete = c.script.substr(0, c.script.find('\n', get_loops + 1) + 1);
+    ConstrainedDecoder decoder(tok(), c.func);
+    for (const KindSchema& kind : all_kind_schemas()) {
+      const std::string mnemonic(kind.mnemonic);
+      std::string valid;
+      for (const std::string& line : candidate_lines(c.func, complete, mnemonic, 200)) {
+        const bool of_kind = line.compare(0, mnemonic.size(), mnemonic) == 0 &&
+                             (line[mnemonic.size()] == ' ' || line[mnemonic.size()] == '\n');
+        if (of_kind && script_valid(c.func, complete + line)) {
+          valid = line;
+          break;
+        }
+      }
+      if (valid.empty()) continue;
+      const std::vector<TokenId> ids = tok().encode(complete + valid);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        ASSERT_TRUE(contains(decoder.allowed_tokens(std::span(ids).first(i)), ids[i]))
+            << c.spec << ": forbade '" << tok().display(ids[i]) << "' of the valid line " << valid << "after:\n"
+            << complete;
+      }
+      EXPECT_TRUE(contains(decoder.allowed_tokens(ids), tok().special(SpecialToken::kEos))) << valid;
+      allowed_kinds.insert(kind.kind);
+    }
+  }
+  // The lookups whose count the script writes apply after any line naming a block.
+  for (const KindSchema& kind : all_kind_schemas()) {
+    if (kind.outputs.rule != schedule::OutputRule::kWritten) continue;
+    EXPECT_EQ(allowed_kinds.count(kind.kind), 1u) << kind.mnemonic;
+  }
+  EXPECT_GT(allowed_kinds.size(), 15u);
 }
 
 // The cost of a call is mostly trial applications of candidate lines. Generating a GEMM
