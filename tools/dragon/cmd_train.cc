@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "model_binary.h"
 #ifdef DRAGON_MODEL_IN_PROCESS
@@ -95,7 +97,12 @@ Command add_train_command(CLI::App& app) {
     }
     if (!rl->parsed()) return 1;
     // The measurers first: the GPU one starts its worker before libtorch touches the GPU.
-    std::shared_ptr<TuneEnvironments> environments = make_tune_environments({.target = *target, .rules_file = ""});
+    std::shared_ptr<TuneEnvironments> environments;
+    try {
+      environments = make_tune_environments({.target = *target, .rules_file = ""});
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("train rl --target {}: {}", *target, e.what()));
+    }
     model::MeasuredRewarder rewarder(
         [environments](const std::string& spec, const ir::PrimFunc& func) {
           search::TaskEnvironment env = environments->environment({spec, spec, func, 1});
