@@ -65,6 +65,8 @@ Command add_train_command(CLI::App& app) {
   rl->add_option("--target", *target, "Where rewards are measured: cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  rl->add_option("--updates", r->updates, "Optimizer steps on each step's samples (> 1: off-policy, clipped)")
+      ->capture_default_str();
   rl->add_option("--lr", r->lr, "Learning rate")->capture_default_str();
   rl->add_option("--grad-clip", r->grad_clip, "Global gradient norm limit (0: none)")->capture_default_str();
   rl->add_option("--temperature", r->temperature, "Sampling temperature (> 0)")->capture_default_str();

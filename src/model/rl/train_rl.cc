@@ -32,6 +32,7 @@ std::string settings_json(const RlSettings& s) {
   j["steps"] = s.steps;
   j["group"] = s.group;
   j["prompts_per_step"] = s.prompts_per_step;
+  j["updates"] = s.updates;
   j["lr"] = s.lr;
   j["grad_clip"] = s.grad_clip;
   j["weight_decay"] = s.weight_decay;
@@ -58,6 +59,7 @@ RlSettings settings_from_checkpoint(const std::string& json, RlSettings base, co
     base.steps = j.at("steps").get<int64_t>();
     base.group = j.at("group").get<int64_t>();
     base.prompts_per_step = j.at("prompts_per_step").get<int64_t>();
+    base.updates = j.at("updates").get<int64_t>();
     base.lr = j.at("lr").get<double>();
     base.grad_clip = j.at("grad_clip").get<double>();
     base.weight_decay = j.at("weight_decay").get<double>();
@@ -81,8 +83,8 @@ RlSettings settings_from_checkpoint(const std::string& json, RlSettings base, co
 
 void check_settings(const RlSettings& s) {
   auto bad = [](std::string_view why) { return UserError(fmt::format("train rl: {}", why)); };
-  if (s.steps <= 0 || s.prompts_per_step <= 0 || s.checkpoint_every <= 0 || s.max_new_tokens <= 0)
-    throw bad("--steps, --prompts-per-step, --checkpoint-every and --max-tokens must be positive");
+  if (s.steps <= 0 || s.prompts_per_step <= 0 || s.checkpoint_every <= 0 || s.max_new_tokens <= 0 || s.updates <= 0)
+    throw bad("--steps, --prompts-per-step, --updates, --checkpoint-every and --max-tokens must be positive");
   if (s.group < 2) throw bad(fmt::format("--group {}: a group needs at least 2 samples to compare", s.group));
   if (!(s.temperature > 0)) throw bad(fmt::format("--temperature {}: sampling needs a positive temperature", s.temperature));
   if (!(s.lr > 0)) throw bad(fmt::format("--lr {} must be positive", s.lr));
@@ -240,12 +242,16 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
       (advantages[begin] ? stats.groups_used : stats.groups_dropped) += 1;
     if (!kept.empty()) {
       const PolicyBatch batch = make_policy_batch(kept, model->config.vocab, pad, device);
-      const GrpoStepResult r = grpo_step(model, optimizer, batch, grpo, reference ? &*reference : nullptr, s.lr, s.grad_clip);
+      for (int64_t u = 0; u < s.updates; ++u) {
+        const GrpoStepResult r =
+            grpo_step(model, optimizer, batch, grpo, reference ? &*reference : nullptr, s.lr, s.grad_clip);
+        stats.loss = r.loss;
+        stats.grad_norm = r.grad_norm;
+        stats.clipped_fraction = r.clipped_fraction;
+        stats.mean_ratio = r.mean_ratio;
+        stats.kl = r.kl;
+      }
       stats.updated = true;
-      stats.loss = r.loss;
-      stats.grad_norm = r.grad_norm;
-      stats.clipped_fraction = r.clipped_fraction;
-      stats.kl = r.kl;
     }
     ++progress.step;
     stats.samples = static_cast<int64_t>(rewards.size());
@@ -257,11 +263,11 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
     stats.rewards = rewards;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     log(fmt::format("step {}/{}  reward {:.3f}  correct {:.2f}  applied {:.2f}  speedup {}  groups {}/{}  loss {:.4f}  "
-                    "grad {:.3f}  clipped {:.3f}  kl {:.4f}  {:.1f} s/step",
+                    "grad {:.3f}  ratio {:.3f}  clipped {:.3f}  kl {:.4f}  {:.1f} s/step",
                     progress.step, s.steps, stats.mean_reward, stats.correct_rate, stats.applied_rate,
                     verified > 0 ? fmt::format("{:.3f}x", stats.mean_speedup) : "-", stats.groups_used,
-                    stats.groups_used + stats.groups_dropped, stats.loss, stats.grad_norm, stats.clipped_fraction,
-                    stats.kl, seconds));
+                    stats.groups_used + stats.groups_dropped, stats.loss, stats.grad_norm, stats.mean_ratio,
+                    stats.clipped_fraction, stats.kl, seconds));
     summary.steps.push_back(std::move(stats));
     if (progress.step % s.checkpoint_every == 0 || progress.step == last_step) save();
   }

@@ -431,6 +431,21 @@ TEST(TrainRl, ResumedRunEqualsUninterruptedRun) {
   EXPECT_EQ(load_progress(b, "pieces"), load_progress(a, "whole"));
   EXPECT_EQ(load_progress(a, "whole")->step, 3);
   EXPECT_TRUE(fs::is_regular_file(root / "pieces" / "model.safetensors"));
+  // Several updates on one step's samples: after the first the policy is not the
+  // sampler's, ratios move off 1 and the clip starts to act.
+  RlSettings more = s;
+  more.resume = false;
+  more.run_steps = 0;
+  more.steps = 1;
+  more.updates = 4;
+  more.lr = 3e-2;
+  more.out_dir = (root / "updates").string();
+  const RlSummary updated = train_rl(more, rewarder, log);
+  ASSERT_TRUE(updated.steps.at(0).updated);
+  EXPECT_GT(std::abs(updated.steps[0].mean_ratio - 1.0), 1e-3) << "the last update is off-policy";
+  EXPECT_GT(updated.steps[0].clipped_fraction, 0.0) << "and some of its ratios are clipped";
+  EXPECT_EQ(whole.steps[0].clipped_fraction, 0.0) << "a single update is on-policy: nothing clipped";
+  EXPECT_NEAR(whole.steps[0].mean_ratio, 1.0, 1e-4);
   s.out_dir = (root / "nothing").string();
   EXPECT_THROW(train_rl(s, rewarder, log), UserError) << "--resume without a checkpoint";
   s.resume = false;

@@ -23,6 +23,8 @@ struct RlSettings {
   int64_t run_steps = 0;     // at most this many steps in this run (0: until `steps`)
   int64_t group = 8;         // samples per prompt
   int64_t prompts_per_step = 1;
+  int64_t updates = 1;       // optimizer steps on each step's samples; after the first the
+                             // policy has moved from the sampler's and the ratio clip acts
   double lr = 1e-5;
   double grad_clip = 1.0;
   double weight_decay = 0.0;
@@ -48,7 +50,8 @@ struct RlStepStats {
   double mean_speedup = 0;     // geometric mean over the verified samples (0: none)
   int64_t groups_used = 0;     // groups with unequal rewards, which carry the update
   int64_t groups_dropped = 0;
-  double loss = 0, grad_norm = 0, clipped_fraction = 0, kl = 0;
+  // Of the step's last update (the first has ratio 1 up to rounding: nothing is clipped).
+  double loss = 0, grad_norm = 0, clipped_fraction = 0, mean_ratio = 0, kl = 0;
   bool updated = false;        // false when every group was dropped
   std::vector<double> rewards;       // every sample's, in order
   std::vector<std::string> scripts;  // every sample's text, in order
