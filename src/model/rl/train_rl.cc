@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "../checkpoint.h"
@@ -194,6 +195,7 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
     std::vector<double> rewards;
     double log_speedup_sum = 0;
     int64_t verified = 0, applied = 0;
+    std::map<std::string, int64_t> failures;  // why samples were not verified, by kind
     for (int64_t slot = 0; slot < s.prompts_per_step; ++slot) {
       if (progress.cursor >= n) {
         ++progress.epoch;
@@ -220,6 +222,11 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
       DRAGON_CHECK(scores.size() == scripts.size(), "the rewarder scored {} of {} scripts", scores.size(), scripts.size());
       for (size_t g = 0; g < scores.size(); ++g) {
         rewards.push_back(scores[g].reward);
+        if (scores[g].outcome == RewardOutcome::kFailed && scores[g].measured) {
+          ++failures[std::string(search::measure_status_id(scores[g].measured->status))];
+        } else if (scores[g].outcome == RewardOutcome::kNotApplied) {
+          ++failures[scripts[g].ended ? "not_applied" : "unfinished"];
+        }
         applied += scores[g].outcome != RewardOutcome::kNotApplied ? 1 : 0;
         if (scores[g].outcome == RewardOutcome::kVerified) {
           ++verified;
@@ -262,12 +269,18 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
     stats.mean_speedup = verified > 0 ? std::exp(log_speedup_sum / static_cast<double>(verified)) : 0;
     stats.rewards = rewards;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    log(fmt::format("step {}/{}  reward {:.3f}  correct {:.2f}  applied {:.2f}  speedup {}  groups {}/{}  loss {:.4f}  "
-                    "grad {:.3f}  ratio {:.3f}  clipped {:.3f}  kl {:.4f}  {:.1f} s/step",
+    std::string update = "no update (every group's rewards equal)";
+    if (stats.updated)
+      update = fmt::format("loss {:.4f}  grad {:.3f}  ratio {:.3f}  clipped {:.3f}  kl {:.4f}", stats.loss,
+                           stats.grad_norm, stats.mean_ratio, stats.clipped_fraction, stats.kl);
+    std::string why_not;
+    for (const auto& [kind, count] : failures) why_not += fmt::format("{}{} {}", why_not.empty() ? "" : ", ", kind, count);
+    log(fmt::format("step {}/{}  reward {:.3f}  correct {:.2f}  applied {:.2f}  speedup {}  groups {}/{}  {}  {:.1f} "
+                    "s/step{}",
                     progress.step, s.steps, stats.mean_reward, stats.correct_rate, stats.applied_rate,
                     verified > 0 ? fmt::format("{:.3f}x", stats.mean_speedup) : "-", stats.groups_used,
-                    stats.groups_used + stats.groups_dropped, stats.loss, stats.grad_norm, stats.mean_ratio,
-                    stats.clipped_fraction, stats.kl, seconds));
+                    stats.groups_used + stats.groups_dropped, update, seconds,
+                    why_not.empty() ? "" : fmt::format("  (not verified: {})", why_not)));
     summary.steps.push_back(std::move(stats));
     if (progress.step % s.checkpoint_every == 0 || progress.step == last_step) save();
   }
