@@ -112,7 +112,7 @@ Command add_train_command(CLI::App& app) {
         },
         r->reward);
     model::train_rl(*r, rewarder, print);
-    std::printf("measured %lld candidates (%lld from the kernel-hash cache); %s\n",
+    std::printf("the measurers were given %lld candidates, %lld answered from their kernel-hash caches; %s\n",
                 static_cast<long long>(rewarder.measured()), static_cast<long long>(rewarder.cached()),
                 environments->costs_summary().c_str());
     return 0;
