@@ -23,7 +23,7 @@ std::vector<script::TokenId> nucleus(std::span<const float> probs, double top_p)
 }
 
 script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings& settings, std::mt19937_64& rng,
-                             std::span<const script::TokenId> allowed) {
+                             std::span<const script::TokenId> allowed, double* log_prob) {
   torch::Tensor host = logits.detach().to(torch::kCPU, torch::kFloat32).contiguous();  // (V)
   const int64_t V = host.size(0);
   const float* l = host.data_ptr<float>();
@@ -43,6 +43,7 @@ script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings
     for (script::TokenId id : ids) {
       if (l[id] > l[best]) best = id;  // ids ascend: ties keep the lowest
     }
+    if (log_prob != nullptr) *log_prob = 0;
     return best;
   }
   // Softmax of logits / temperature over the candidates, in double.
@@ -61,11 +62,22 @@ script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings
   for (script::TokenId k : kept) kept_mass += probs[k];
   const double u = std::uniform_real_distribution<double>(0.0, kept_mass)(rng);
   double cumulative = 0;
+  script::TokenId chosen = kept.back();  // u at the very top of the range (rounding)
   for (script::TokenId k : kept) {
     cumulative += probs[k];
-    if (u < cumulative) return ids[k];
+    if (u < cumulative) {
+      chosen = k;
+      break;
+    }
   }
-  return ids[kept.back()];  // u at the very top of the range (rounding)
+  if (log_prob != nullptr) {
+    // In double from the logits, not from the float probabilities: the trainer recomputes
+    // it with a log-softmax and the two must agree to rounding. Without a nucleus cut
+    // (top_p 1) kept_mass is 1 up to rounding and is left out.
+    *log_prob = (static_cast<double>(l[ids[chosen]]) - top) / settings.temperature - std::log(total);
+    if (kept.size() < ids.size()) *log_prob -= std::log(kept_mass);
+  }
+  return ids[chosen];
 }
 
 std::string_view stop_name(Generation::Stop stop) {
@@ -79,7 +91,7 @@ std::string_view stop_name(Generation::Stop stop) {
 }
 
 Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
-                    const SamplingSettings& settings, TokenConstraint* constraint) {
+                    const SamplingSettings& settings, TokenConstraint* constraint, PolicyRecord* record) {
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
@@ -103,7 +115,13 @@ Generation generate(Transformer& model, std::span<const script::TokenId> prompt,
     }
     torch::Tensor ids = torch::tensor(sequence, torch::kInt64).view({1, -1}).to(device);  // (1, T)
     torch::Tensor logits = model->forward(ids).select(0, 0).select(0, -1);               // (V)
-    const script::TokenId next = sample_token(logits, settings, rng, allowed);
+    double log_prob = 0;
+    const script::TokenId next = sample_token(logits, settings, rng, allowed, &log_prob);
+    if (record != nullptr) {
+      record->actions.push_back(next);
+      record->log_probs.push_back(log_prob);
+      record->allowed.push_back(allowed);
+    }
     if (next == eos) {
       out.stop = Generation::Stop::kEos;
       break;

@@ -27,9 +27,21 @@ struct SamplingSettings {
 std::vector<script::TokenId> nucleus(std::span<const float> probs, double top_p);
 
 // One token from `logits` (V, float32 on any device): only ids in `allowed` (sorted; empty
-// means all), scaled by 1/temperature, cut to the nucleus, drawn with `rng`.
+// means all), scaled by 1/temperature, cut to the nucleus, drawn with `rng`. With
+// `log_prob`, also the natural log of the drawn token's probability under the distribution
+// it was drawn from (the nucleus renormalised; 0 for greedy, which is deterministic).
 script::TokenId sample_token(const torch::Tensor& logits, const SamplingSettings& settings, std::mt19937_64& rng,
-                             std::span<const script::TokenId> allowed);
+                             std::span<const script::TokenId> allowed, double* log_prob = nullptr);
+
+// What reinforcement learning needs of a generation: every action the policy took (each
+// generated token, then the EOS when it stopped there), its log-probability when drawn,
+// and the ids the constraint allowed at that step (empty: all), so that the trainer can
+// recompute the same distribution (rl/grpo.h).
+struct PolicyRecord {
+  std::vector<script::TokenId> actions;
+  std::vector<double> log_probs;
+  std::vector<std::vector<script::TokenId>> allowed;
+};
 
 struct Generation {
   std::vector<script::TokenId> tokens;  // generated, without the EOS
@@ -40,7 +52,8 @@ std::string_view stop_name(Generation::Stop stop);
 // Continues `prompt` (ending with <|script|>) until EOS or a limit. With a constraint,
 // each token is drawn among the ones it allows. Every forward pass reads the whole
 // sequence (no key/value cache yet).
+// With `record`, the actions, their log-probabilities and allowed ids are appended to it.
 Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
-                    const SamplingSettings& settings, TokenConstraint* constraint);
+                    const SamplingSettings& settings, TokenConstraint* constraint, PolicyRecord* record = nullptr);
 
 }  // namespace dragon::model

@@ -39,16 +39,6 @@ Examples tokenize_all(const std::vector<SftRecord>& records, const script::Token
   return out;
 }
 
-// The order of epoch `epoch`: Fisher-Yates driven by mt19937_64, whose output the
-// standard fixes (std::shuffle's use of it is not), so every machine trains alike.
-std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
-  for (int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
-  return order;
-}
-
 // The settings a resumed run keeps from its checkpoint (everything that shapes the
 // model, the curve or the data order).
 std::string settings_json(const SftSettings& s) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "dragon/support/error.h"
 
@@ -81,6 +82,14 @@ void AdamW::zero_grad() {
       s.param.mutable_grad().zero_();
     }
   }
+}
+
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
+  for (int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng() % static_cast<uint64_t>(i + 1)]);
+  return order;
 }
 
 StepResult train_step(Transformer& model, AdamW& optimizer, const Batch& batch, double lr, double grad_clip) {

@@ -68,6 +68,11 @@ class AdamW {
   int64_t steps_ = 0;
 };
 
+// The order of epoch `epoch` over n examples (SFT) or prompts (RL): Fisher-Yates driven by
+// mt19937_64, whose output the standard fixes (std::shuffle's use of it is not), so every
+// machine trains alike.
+std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch);
+
 struct StepResult {
   double loss = 0;
   double grad_norm = 0;  // before clipping

@@ -72,7 +72,8 @@ Command add_propose_command(CLI::App& app) {
     return 0;
   };
 #else
-  return []() -> int { exec_model_binary(); };
+  // The options' storage must outlive parsing, which writes into it before the command runs.
+  return [o]() -> int { exec_model_binary(); };
 #endif
 }
 

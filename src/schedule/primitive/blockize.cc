@@ -78,8 +78,11 @@ std::optional<Division> divide(const Expr& binding, const std::vector<const ForN
   if (!analyzer.can_prove_equal(binding, outer_scaled + inner)) return std::nullopt;
   ConstIntBound bound = analyzer.const_int_bound(inner);
   if (!bound.min || !bound.max || *bound.min != 0) return std::nullopt;
-  const int64_t extent = *bound.max + 1;
   const DataType type = binding.dtype();
+  // An offset bounded only by its type (an inner loop var the analyzer knows no range of)
+  // is no tile: its extent would not even be a constant of that type.
+  if (*bound.max >= int_max_value(type)) return std::nullopt;
+  const int64_t extent = *bound.max + 1;
   Expr outer = extent == 1 ? outer_scaled : analyzer.simplify(floordiv(outer_scaled, make_const(type, extent)));
   if (extent != 1 && !analyzer.can_prove_equal(outer * make_const(type, extent), outer_scaled)) return std::nullopt;
   return Division{outer, inner, extent};
