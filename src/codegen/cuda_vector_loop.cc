@@ -62,7 +62,11 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   auto aligned_base = [&](const ir::Buffer& buffer, const ir::Expr& index) -> std::optional<ir::Expr> {
     if (!vectorizable_scope(buffer->scope) || buffer->dtype.bytes() != dtype.bytes()) return std::nullopt;
     ir::Expr base = analyzer_.simplify(ReplaceVar(op->loop_var.get(), op->min).visit(index));
-    if (!analyzer_.can_prove_equal(index, base + (op->loop_var - op->min))) return std::nullopt;
+    // The lane offset in the index's type: a buffer past 2^31 elements is indexed in i64
+    // while the loop counts in i32.
+    ir::Expr lane = op->loop_var - op->min;
+    if (lane.dtype() != index.dtype()) lane = ir::cast(index.dtype(), lane);
+    if (!analyzer_.can_prove_equal(index, base + lane)) return std::nullopt;
     if (!analyzer_.can_prove(ir::eq(ir::floormod(base, ir::make_const(base.dtype(), *extent)), 0))) {
       return std::nullopt;
     }

@@ -7,6 +7,8 @@
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/build.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/script/script.h"
 #include "default_gpu_schedule.h"
 #include "unit/schedule/random_trace.h"
 
@@ -40,6 +42,91 @@ TEST(CudaCodegenOps, EveryOpKindCompilesToSm90aCubin) {
       EXPECT_LE(k.threads_per_block(), 1024);
     }
   }
+}
+
+// A candidate that search drew on the H200 for KernelBench 9's shape scaled up (A holds
+// 2^31 elements, so its indices are i64) with a vectorized cooperative fetch: code
+// generation added the i32 lane offset to an i64 index ("Add of i64 and i32", an internal
+// error) for 19 of its candidates. It builds now.
+TEST(CudaCodegenOps, AVectorLoopOverABufferIndexedInI64Builds) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const std::string spec = "matmul:m=2048,n=1,k=1048576,trans_a=false,trans_b=false,dtype=f32";
+  const std::string script = R"(gb C
+ann b0 tiling SSSRRSRS
+gl b0 3
+spt l0 5 64 = 2 1 1024 1 1
+sp l0 v0 v1 v2 v3 v4
+spt l1 5 64 = 1 1 1 1 1
+sp l1 v5 v6 v7 v8 v9
+spt l2 3 64 = 65536 16 1
+sp l2 v10 v11 v12
+ro l3 l8 l4 l9 l5 l10 l13 l14 l6 l11 l15 l7 l12
+fu l3 l8
+bind l16 bx
+fu l4 l9
+bind l17 vx
+fu l5 l10
+bind l18 tx
+ann b0 tlow 32
+ann b0 thigh 1024
+cw b0 0 local
+rca b1 l18
+cr b0 0 shared b0
+ca b2 l13
+gl b2 6
+fu l23 l24
+sc [1 2 4] = 2
+ann b2 coop v13
+cr b0 1 shared b0
+ca b3 l13
+gl b3 6
+fu l30 l31
+sc [1 2 4] = 2
+ann b3 coop v14
+gb root
+sc [0 16 64 512 1024] = 0
+ann b4 unrollx v15
+post
+gb C
+gl b5 10
+dr b5 l36
+gb A_shared
+gl b7 5
+sp l47 None 1024 4
+bind l49 tx
+vec l50
+unann b7 coop
+gb B_shared
+gl b8 5
+sp l55 None 1024 4
+bind l57 tx
+vec l58
+unann b8 coop
+gb root
+gcb b9 5
+gb C_init
+gl b15 3
+gb A_shared
+gl b16 7
+gb B_shared
+gl b17 7
+gb C
+gl b18 10
+gb C_local
+gl b19 5
+gb root
+unann b20 unrollx
+)";
+  schedule::Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
+  script::decode(script).apply_to(sch);
+  runtime::BuildOptions options;
+  options.cache = &testing::test_cache();
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all(
+      {lower::lower(sch.func(), lower::Target::cuda_h200()).func}, lower::Target::cuda_h200(), options);
+  ASSERT_EQ(builds.size(), 1u);
+  ASSERT_TRUE(builds[0].ok()) << builds[0].error().describe();
+  EXPECT_NE(builds[0].value().source.code.find("vectorized"), std::string::npos)
+      << "the fetch into shared memory is still a vector copy:\n" << builds[0].value().source.code;
 }
 
 }  // namespace
