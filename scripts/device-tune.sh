@@ -29,7 +29,9 @@
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
 # exported to $OUT/tune/h200.jsonl (commit that file as bench/tuning/h200.jsonl).
 # Writes under $OUT/tune: summary.md (machine, GPU name and clocks, commit, each stage, the
-# per-problem table of speedups over eager), the logs, bench JSON and HTML, tuning curves.
+# per-problem table of speedups over eager), h200.jsonl, the bench JSON, and logs.tgz with
+# the rest (logs, HTML reports, tuning curves; KEEP_FILES=1 leaves them loose), since the
+# device tool returns at most 8 files.
 # Without a usable GPU the GPU stages are skipped, saying so, and the exit status is 1.
 # Usage: DRAGON_COMMIT=<sha> bash scripts/device-tune.sh [STAGE...]
 # Environment: BUILD_DIR (build-tune), JOBS (nproc), DEADLINE (seconds from the start, 530),
@@ -202,6 +204,13 @@ finish() {
   note "GPU at the end (SM clock, max SM clock, memory clock, temperature, power): ${gpu_end:-none}"
   note "done after $(elapsed) s, exit $status"
   cat "$summary"
+  # The device tool returns at most 8 files: the summary, the database export and the bench
+  # JSON stay as they are, everything else travels in one archive.
+  if [ "${KEEP_FILES:-0}" != 1 ]; then
+    (cd "$work" && tar czf logs.tgz --exclude=logs.tgz --exclude=summary.md --exclude=h200.jsonl \
+       --exclude='bench-*.json' --exclude='h200.db*' . && \
+       find . -maxdepth 1 -type f ! -name logs.tgz ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete)
+  fi
 }
 trap finish EXIT
 
