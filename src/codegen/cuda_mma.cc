@@ -134,6 +134,33 @@ const ir::BufferLoadNode* widened_load(const ir::Expr& e) {
   return cast != nullptr ? cast->value.as<ir::BufferLoadNode>() : nullptr;
 }
 
+std::optional<MultiplyAccumulate> match_multiply_accumulate(const TileNest& nest, WarpPlanContext& context,
+                                                            std::string& why) {
+  // C = C + f32(A) * f32(B), in either operand order.
+  const auto* add = nest.store->value.as<ir::AddNode>();
+  const ir::BufferLoadNode* acc = nullptr;
+  const ir::MulNode* mul = nullptr;
+  if (add != nullptr) {
+    acc = add->a.as<ir::BufferLoadNode>();
+    mul = add->b.as<ir::MulNode>();
+    if (acc == nullptr || mul == nullptr) {
+      acc = add->b.as<ir::BufferLoadNode>();
+      mul = add->a.as<ir::MulNode>();
+    }
+  }
+  const ir::BufferLoadNode* a = mul ? widened_load(mul->a) : nullptr;
+  const ir::BufferLoadNode* b = mul ? widened_load(mul->b) : nullptr;
+  if (acc == nullptr || a == nullptr || b == nullptr || !acc->buffer.same_as(nest.store->buffer) ||
+      !context.analyzer.can_prove_equal(acc->indices[0], nest.store->indices[0])) {
+    why = "the body is not C = C + f32(A) * f32(B)";
+    return std::nullopt;
+  }
+  // A is the operand indexed by the tile's row (loop 0).
+  std::optional<Affine> a_affine = decompose(a->indices[0], nest, context.analyzer);
+  if (!a_affine || a_affine->coefs[0] == 0) std::swap(a, b);
+  return MultiplyAccumulate{a, b};
+}
+
 namespace {
 
 WarpHelperArg at(const ir::Buffer& buffer, ir::Expr offset) { return {buffer, std::move(offset)}; }
@@ -196,28 +223,9 @@ std::optional<WarpCall> plan_ldmatrix(const TileNest& nest, WarpPlanContext& con
 std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
                                  bool trans_b, const char* helper) {
   if (!expect_extents(nest, {16, 8, 16}, why)) return std::nullopt;
-  // C = C + f32(A) * f32(B), in either operand order.
-  const auto* add = nest.store->value.as<ir::AddNode>();
-  const ir::BufferLoadNode* acc = nullptr;
-  const ir::MulNode* mul = nullptr;
-  if (add != nullptr) {
-    acc = add->a.as<ir::BufferLoadNode>();
-    mul = add->b.as<ir::MulNode>();
-    if (acc == nullptr || mul == nullptr) {
-      acc = add->b.as<ir::BufferLoadNode>();
-      mul = add->a.as<ir::MulNode>();
-    }
-  }
-  const ir::BufferLoadNode* a = mul ? widened_load(mul->a) : nullptr;
-  const ir::BufferLoadNode* b = mul ? widened_load(mul->b) : nullptr;
-  if (acc == nullptr || a == nullptr || b == nullptr || !acc->buffer.same_as(nest.store->buffer) ||
-      !context.analyzer.can_prove_equal(acc->indices[0], nest.store->indices[0])) {
-    why = "the body is not C = C + f32(A) * f32(B)";
-    return std::nullopt;
-  }
-  // A is the operand indexed by the tile's row (loop 0).
-  auto a_affine = decompose(a->indices[0], nest, context.analyzer);
-  if (!a_affine || a_affine->coefs[0] == 0) std::swap(a, b);
+  std::optional<MultiplyAccumulate> mac = match_multiply_accumulate(nest, context, why);
+  if (!mac) return std::nullopt;
+  const ir::BufferLoadNode *a = mac->a, *b = mac->b;
   const ir::Buffer& c_buf = nest.store->buffer;
   auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(), context, why);
   if (!c_slot) return std::nullopt;

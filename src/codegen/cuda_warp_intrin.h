@@ -113,6 +113,15 @@ std::optional<MemoryTile> memory_tile(const ir::Buffer& buffer, const ir::Expr& 
 bool expect_extents(const TileNest& nest, std::vector<int64_t> extents, std::string& why);
 // f32(load) -> the load, else nullptr.
 const ir::BufferLoadNode* widened_load(const ir::Expr& e);
+// The body of an MMA tile, C = C + f32(A) * f32(B) in either operand order, with A the
+// operand indexed by the tile's row (loop 0); nullopt (and `why`) for another body. Shared
+// by the mma.sync and wgmma planners.
+struct MultiplyAccumulate {
+  const ir::BufferLoadNode* a = nullptr;
+  const ir::BufferLoadNode* b = nullptr;
+};
+std::optional<MultiplyAccumulate> match_multiply_accumulate(const TileNest& nest, WarpPlanContext& context,
+                                                            std::string& why);
 // "buffer[index]" for messages.
 std::string describe_access(const ir::Buffer& buffer, const ir::Expr& index);
 
