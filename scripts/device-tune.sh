@@ -209,7 +209,8 @@ finish() {
   if [ "${KEEP_FILES:-0}" != 1 ]; then
     (cd "$work" && tar czf logs.tgz --exclude=logs.tgz --exclude=summary.md --exclude=h200.jsonl \
        --exclude='bench-*.json' --exclude='h200.db*' . && \
-       find . -maxdepth 1 -type f ! -name logs.tgz ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete)
+       find . -maxdepth 1 -type f ! -name logs.tgz ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete && \
+       find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
   fi
 }
 trap finish EXIT

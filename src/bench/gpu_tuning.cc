@@ -47,6 +47,8 @@ struct Verdict {
   std::string error;
   bool poisoned = false;  // a CUDA error that may have broken the context: start a new worker
   std::vector<double> samples_ms;
+  // Where the worker's time went (wall): loading, the checked calls, timing.
+  double load_ms = 0, check_ms = 0, time_ms = 0;
 };
 
 class GpuWorkerHost {
@@ -69,6 +71,7 @@ class GpuWorkerHost {
     comparer_ = std::make_unique<DeviceComparer>(services_.driver);
     services_.filler = filler_.get();
     services_.comparer = comparer_.get();
+    timer_ = or_fail(harness::GpuTimer::create(), "the GPU timer");
     const EagerPlugin& plugin = eager_plugin();
     if (plugin.baselines && plugin.baselines->cuda_available()) services_.eager = plugin.baselines;
   }
@@ -158,7 +161,21 @@ class GpuWorkerHost {
     return v;
   }
 
+  // measure_phases with the phases' wall times filled in, however it ends.
   Verdict measure(ByteReader& in) {
+    Phases phases;
+    Verdict v = measure_phases(in, phases);
+    v.load_ms = phases.load_ms;
+    v.check_ms = phases.check_ms;
+    v.time_ms = phases.time_ms;
+    return v;
+  }
+
+  struct Phases {
+    double load_ms = 0, check_ms = 0, time_ms = 0;
+  };
+
+  Verdict measure_phases(ByteReader& in, Phases& phases) {
     std::string spec(in.bytes());
     uint64_t seed = in.u64();
     harness::GpuTimerOptions timer;
@@ -169,13 +186,16 @@ class GpuWorkerHost {
     timer.target_relative_ci = in.f64();
     timer.flush_l2 = in.u64() != 0;
     const double cutoff_ms = in.f64();  // 0: none
+    timer.abandon_above_ms = in.f64();   // 0: none
     runtime::CudaBuild build = decode_build(in);
     start_services();
     Held& held = problem(spec, seed);
     ProblemOnDevice& p = *held.problem;
     const harness::PhysicsFloor& floor = held.floor;
 
+    Clock::time_point phase = Clock::now();
     Expected<std::unique_ptr<runtime::LoadedCudaFunction>> loaded = runtime::LoadedCudaFunction::load(std::move(build));
+    phases.load_ms = 1000 * seconds_since(phase);
     if (!loaded) return failed(MeasureStatus::kRunFailed, "loading: " + loaded.error().describe(), true);
     const runtime::LoadedCudaFunction& kernels = *loaded.value();
     std::vector<runtime::DevicePtr> results;
@@ -183,6 +203,7 @@ class GpuWorkerHost {
     // Two checked runs: outputs pre-filled with NaN (0xff), then with zeros, so an element
     // the kernel leaves alone fails one of them.
     double first_call_ms = 0;
+    phase = Clock::now();
     for (unsigned char prefill : {static_cast<unsigned char>(0xff), static_cast<unsigned char>(0)}) {
       p.prefill_outputs(prefill);
       Clock::time_point launched = Clock::now();
@@ -199,6 +220,7 @@ class GpuWorkerHost {
                       fmt::format("outputs pre-filled with {:#04x}: {}", prefill, ProblemOnDevice::describe_failures(checks)));
       }
     }
+    phases.check_ms = 1000 * seconds_since(phase);
     // A verified kernel far slower than the best so far needs no precise time: its checked
     // call is its one sample (wall time around launch and synchronize, slightly above the
     // timer's). A slow kernel gets few calls, as in `dragon bench`.
@@ -211,8 +233,9 @@ class GpuWorkerHost {
       timer.warmup_calls = 0;
       timer.min_calls = std::min(timer.min_calls, 3);
     }
-    Expected<harness::GpuTiming> timing =
-        harness::time_gpu([&](int) { return kernels.launch(p.params()); }, timer);
+    phase = Clock::now();
+    Expected<harness::GpuTiming> timing = timer_->time([&](int) { return kernels.launch(p.params()); }, timer);
+    phases.time_ms = 1000 * seconds_since(phase);
     if (!timing) return failed(MeasureStatus::kRunFailed, "timing: " + timing.error().describe(), true);
     // The last timed call's outputs must still be right.
     std::vector<OutputCheck> checks = p.check_outputs(results);
@@ -235,12 +258,16 @@ class GpuWorkerHost {
     out.u64(v.poisoned ? 1 : 0);
     out.u64(v.samples_ms.size());
     for (double s : v.samples_ms) out.f64(s);
+    out.f64(v.load_ms);
+    out.f64(v.check_ms);
+    out.f64(v.time_ms);
     return out.take();
   }
 
   DeviceServices services_;
   std::unique_ptr<DeviceFiller> filler_;
   std::unique_ptr<DeviceComparer> comparer_;
+  std::unique_ptr<harness::GpuTimer> timer_;  // one flush buffer for every candidate
   std::list<Held> held_;  // most recently used first
 };
 
@@ -397,6 +424,7 @@ class CudaMeasurer final : public search::Measurer {
     out.f64(options_.timer.target_relative_ci);
     out.u64(options_.timer.flush_l2 ? 1 : 0);
     out.f64(best_ms_ ? options_.cutoff_factor * *best_ms_ : 0.0);
+    out.f64(best_ms_ ? options_.abandon_factor * *best_ms_ : 0.0);
     encode_build(out, build);
     // The first request of a problem sets it up in the worker: the longer limit.
     const bool setting_up = !worker_->process || worker_->process->alive() == false || worker_->last_spec != spec_;
@@ -416,6 +444,10 @@ class CudaMeasurer final : public search::Measurer {
     }
     uint64_t count = in.u64();
     for (uint64_t i = 0; i < count; ++i) r.samples_ms.push_back(in.f64());
+    costs_.run_load += in.f64() / 1000;
+    costs_.run_check += in.f64() / 1000;
+    costs_.run_time += in.f64() / 1000;
+    costs_.timed_calls += static_cast<int64_t>(count);
     if (std::optional<double> ms = r.median_ms(); ms && (!best_ms_ || *ms < *best_ms_)) best_ms_ = ms;
     return r;
   }

@@ -30,6 +30,9 @@ struct GpuTuningOptions {
   // A verified candidate whose checked call took more than this times the task's best
   // median so far is not timed further: that call is its one sample.
   double cutoff_factor = 5;
+  // A candidate whose first timed calls' median is above this times the best so far is
+  // not timed further (GpuTimerOptions::abandon_above_ms): it ranks below the best anyway.
+  double abandon_factor = 2;
   int functions_per_program = 16;  // candidates per NVRTC program
   int compile_processes = 0;       // NVRTC children at once (0: the cores less one)
   int lowering_threads = 0;        // (0: hardware concurrency)

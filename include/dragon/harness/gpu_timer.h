@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct GpuTimerOptions {
   double max_seconds = 2.0;            // wall-clock cap on the measuring phase
   double target_relative_ci = 0.01;    // stop when the 95% CI half-width <= 1% of the mean
   bool flush_l2 = true;                // write a buffer of 2x the L2 before each timed call
+  // Search's early exit (0: none): once `abandon_after_calls` calls are timed and their
+  // median is above this, timing stops. A candidate far slower than the best so far needs
+  // no precise time to be ranked below it.
+  double abandon_above_ms = 0;
+  int abandon_after_calls = 3;
 };
 
 struct GpuTiming {
@@ -47,11 +53,37 @@ using TimedCall = std::function<Status(int call_index)>;
 Expected<GpuTiming> time_gpu(const TimedCall& timed_call, const GpuTimerOptions& options = {},
                                       const TimedCall& after_call = {});
 
+// The timer's device resources (the L2 flush buffer, two events), made once and reused:
+// a search worker times thousands of candidates, and allocating twice the L2 per
+// candidate costs more than timing a small kernel. time_gpu makes one per call.
+class GpuTimer {
+ public:
+  static Expected<std::unique_ptr<GpuTimer>> create(bool flush_l2 = true);
+  ~GpuTimer();
+  GpuTimer(const GpuTimer&) = delete;
+  GpuTimer& operator=(const GpuTimer&) = delete;
+  // As time_gpu; options.flush_l2 needs a timer created with a flush buffer.
+  Expected<GpuTiming> time(const TimedCall& timed_call, const GpuTimerOptions& options = {},
+                                    const TimedCall& after_call = {});
+
+ private:
+  explicit GpuTimer(runtime::CudaDriver* driver) : driver_(driver) {}
+  runtime::CudaDriver* driver_;
+  void* start_ = nullptr;
+  void* end_ = nullptr;
+  runtime::DevicePtr flush_ = 0;
+  size_t flush_bytes_ = 0;
+};
+
 // Summary statistics of samples (exposed for tests and for CPU-side timings). The 95%
 // confidence interval of the mean uses Student's t for the sample count.
 GpuTiming summarize_samples(std::vector<double> samples_ms);
 // Whether `timing` meets the options' stopping rule (at least min_calls, CI within target).
 bool timing_converged(const GpuTiming& timing, const GpuTimerOptions& options);
+// Whether the timer stops after these samples (in call order) and `seconds` of measuring:
+// converged, a cap reached (max_calls, max_seconds once min_calls are in), or abandoned
+// (abandon_above_ms).
+bool timing_should_stop(const std::vector<double>& samples_ms, double seconds, const GpuTimerOptions& options);
 
 // The GPU's state for a results file: name, SM and memory clocks (current and max),
 // temperature, driver version; read through NVML when present, otherwise "unknown".

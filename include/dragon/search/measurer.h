@@ -21,6 +21,10 @@ struct MeasureCosts {
   double lower_and_codegen = 0;  // CPU time (thread clock) in this process: part of what issue 17 bounds at 2 ms
   double compile = 0;            // wall time of the compiler batches
   double run = 0;                // wall time verifying and timing in the worker
+  // The worker's share of `run`, where it reports one (the GPU worker): loading the
+  // kernels, the checked calls, timing; and the calls timed.
+  double run_load = 0, run_check = 0, run_time = 0;
+  int64_t timed_calls = 0;
   int64_t candidates = 0;        // functions given to measure()
   int64_t built = 0;             // compiled (not from a cache, not failed before)
   int64_t cached = 0;            // answered from the kernel-hash cache

@@ -51,6 +51,17 @@ bool timing_converged(const GpuTiming& timing, const GpuTimerOptions& options) {
          timing.ci95_half_width_ms <= options.target_relative_ci * timing.mean_ms;
 }
 
+bool timing_should_stop(const std::vector<double>& samples_ms, double seconds, const GpuTimerOptions& options) {
+  const auto n = static_cast<int>(samples_ms.size());
+  if (n >= options.max_calls) return true;
+  if (options.abandon_above_ms > 0 && n >= std::max(1, options.abandon_after_calls) &&
+      summarize_samples(samples_ms).median_ms > options.abandon_above_ms) {
+    return true;
+  }
+  if (n < options.min_calls) return false;
+  return seconds >= options.max_seconds || timing_converged(summarize_samples(samples_ms), options);
+}
+
 std::string GpuTiming::describe() const {
   if (samples_ms.empty()) return "no samples";
   const double relative = mean_ms > 0 ? 100.0 * ci95_half_width_ms / mean_ms : 0.0;

@@ -50,6 +50,33 @@ TEST(TimingStatistics, DescribeNamesMedianRangeAndCount) {
   EXPECT_EQ(GpuTiming{}.describe(), "no samples");
 }
 
+TEST(TimingStopRule, StopsAtConvergenceOrACapButNotBeforeMinCalls) {
+  GpuTimerOptions o;
+  o.min_calls = 4;
+  o.max_calls = 6;
+  o.max_seconds = 1.0;
+  o.target_relative_ci = 0.01;
+  const std::vector<double> steady = {2.0, 2.0, 2.0, 2.0};
+  EXPECT_FALSE(timing_should_stop({2.0, 2.0, 2.0}, 0.0, o)) << "fewer than min_calls";
+  EXPECT_FALSE(timing_should_stop({2.0, 2.0, 2.0}, 5.0, o)) << "the time cap waits for min_calls";
+  EXPECT_TRUE(timing_should_stop(steady, 0.0, o)) << "converged";
+  EXPECT_FALSE(timing_should_stop({1.0, 3.0, 1.0, 3.0}, 0.0, o)) << "noisy, under both caps";
+  EXPECT_TRUE(timing_should_stop({1.0, 3.0, 1.0, 3.0}, 1.0, o)) << "the time cap";
+  EXPECT_TRUE(timing_should_stop({1.0, 3.0, 1.0, 3.0, 1.0, 3.0}, 0.0, o)) << "max_calls";
+}
+
+TEST(TimingStopRule, AbandonsACandidateWhoseFirstCallsAreFarAboveTheBar) {
+  GpuTimerOptions o;
+  o.min_calls = 6;
+  o.abandon_above_ms = 5.0;
+  o.abandon_after_calls = 3;
+  EXPECT_FALSE(timing_should_stop({9.0, 9.0}, 0.0, o)) << "too few calls to judge";
+  EXPECT_TRUE(timing_should_stop({9.0, 9.0, 9.0}, 0.0, o));
+  EXPECT_FALSE(timing_should_stop({9.0, 4.0, 4.0}, 0.0, o)) << "the median, not one slow call, decides";
+  o.abandon_above_ms = 0;
+  EXPECT_FALSE(timing_should_stop({9.0, 9.0, 9.0}, 0.0, o)) << "0 turns abandoning off";
+}
+
 TEST(GpuTimer, WithoutAGpuReturnsTheDriversFailure) {
   if (runtime::cuda_device_available()) GTEST_SKIP() << "a CUDA device is present: tests/gpu times real kernels";
   int calls = 0;
@@ -60,6 +87,7 @@ TEST(GpuTimer, WithoutAGpuReturnsTheDriversFailure) {
   ASSERT_FALSE(timing.ok());
   EXPECT_EQ(calls, 0);
   EXPECT_FALSE(timing.error().api.empty());
+  EXPECT_FALSE(GpuTimer::create().ok());
 }
 
 TEST(GpuState, UnknownFieldsSayUnknown) {
