@@ -97,7 +97,7 @@ class GpuWorkerHost {
     harness::PhysicsFloor floor;
     int64_t bytes = 0;
   };
-  static constexpr size_t kMaxHeld = 6;
+  static constexpr size_t kMaxHeld = 16;
   static constexpr int64_t kMaxHeldBytes = int64_t{48} << 30;
 
   static int64_t device_bytes(const ir::PrimFunc& func) {
@@ -313,8 +313,9 @@ struct Pending {
 
 class CudaMeasurer final : public search::Measurer {
  public:
-  CudaMeasurer(std::shared_ptr<GpuTuning::Worker> worker, std::string spec, const GpuTuningOptions& options)
-      : worker_(std::move(worker)), spec_(std::move(spec)), options_(options) {}
+  CudaMeasurer(std::shared_ptr<GpuTuning::Worker> worker, std::string spec, const GpuTuningOptions& options,
+               search::MeasureGroup* group)
+      : worker_(std::move(worker)), spec_(std::move(spec)), options_(options), group_(group) {}
 
   std::string target_name() const override { return "cuda"; }
   std::string target_arch() const override { return lower::Target::cuda_h200().arch; }
@@ -323,13 +324,36 @@ class CudaMeasurer final : public search::Measurer {
   const search::MeasureCosts& costs() const override { return costs_; }
   void set_known(search::KnownResult known) override { known_ = std::move(known); }
 
+  search::MeasureGroup* group() override { return group_; }
+
+  // What lowering leaves for the compilers: the results known so far, the candidates to
+  // build (their flat functions), and the duplicates of those in the batch.
+  struct Prepared {
+    std::vector<MeasureResult> results;
+    std::vector<Pending> lowered;
+    std::vector<Pending*> pending;
+    std::vector<std::pair<size_t, size_t>> duplicates;  // (index, the index it repeats)
+  };
+
   std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) override {
+    Prepared prepared = prepare(scheduled);
+    std::vector<ir::PrimFunc> flats;
+    for (const Pending* p : prepared.pending) flats.push_back(p->flat);
+    Clock::time_point start = Clock::now();
+    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(flats, build_options());
+    costs_.compile += seconds_since(start);
+    return finish(std::move(prepared), builds);
+  }
+
+  // Lowers and prints every candidate (on threads: the CPU work per candidate) and
+  // answers what the caches know.
+  Prepared prepare(const std::vector<ir::PrimFunc>& scheduled) {
     const lower::Target target = lower::Target::cuda_h200();
-    std::vector<MeasureResult> results(scheduled.size());
-    std::vector<Pending> lowered(scheduled.size());
+    Prepared prep;
+    prep.results.resize(scheduled.size());
+    prep.lowered.resize(scheduled.size());
     std::vector<double> cpu_seconds(scheduled.size(), 0);
     costs_.candidates += static_cast<int64_t>(scheduled.size());
-    // Lowering and code generation on threads: the CPU work per candidate.
     const size_t threads = options_.lowering_threads > 0 ? static_cast<size_t>(options_.lowering_threads)
                                                          : std::max(1u, std::thread::hardware_concurrency());
     {
@@ -337,15 +361,15 @@ class CudaMeasurer final : public search::Measurer {
       auto work = [&] {
         for (size_t i = next++; i < scheduled.size(); i = next++) {
           const double start = search::thread_cpu_seconds();
-          lowered[i].index = i;
+          prep.lowered[i].index = i;
           try {
             runtime::Generated generated = runtime::generate(scheduled[i], target);
-            lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, generated.code()});
-            lowered[i].flat = std::move(generated.lowered);
+            prep.lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, generated.code()});
+            prep.lowered[i].flat = std::move(generated.lowered);
           } catch (const UserError& e) {  // a schedule the GPU cannot run
-            results[i] = MeasureResult::failure(MeasureStatus::kRejected, std::string("lowering: ") + e.what());
+            prep.results[i] = MeasureResult::failure(MeasureStatus::kRejected, std::string("lowering: ") + e.what());
           } catch (const Error& e) {
-            results[i] = MeasureResult::failure(MeasureStatus::kBuildFailed, std::string("lowering: ") + e.what());
+            prep.results[i] = MeasureResult::failure(MeasureStatus::kBuildFailed, std::string("lowering: ") + e.what());
           }
           cpu_seconds[i] = search::thread_cpu_seconds() - start;
         }
@@ -357,53 +381,53 @@ class CudaMeasurer final : public search::Measurer {
     }
     for (double s : cpu_seconds) costs_.lower_and_codegen += s;
 
-    std::vector<Pending*> pending;
     std::unordered_map<std::string, size_t> first_of_hash;
-    std::vector<std::pair<size_t, size_t>> duplicates;
-    for (Pending& p : lowered) {
+    for (Pending& p : prep.lowered) {
       if (!p.flat.defined()) continue;
       if (std::optional<MeasureResult> known = lookup(p.hash)) {
-        results[p.index] = std::move(*known);
-        results[p.index].from_cache = true;
+        prep.results[p.index] = std::move(*known);
+        prep.results[p.index].from_cache = true;
         ++costs_.cached;
         continue;
       }
       if (auto it = first_of_hash.find(p.hash); it != first_of_hash.end()) {
-        duplicates.emplace_back(p.index, it->second);
+        prep.duplicates.emplace_back(p.index, it->second);
         continue;
       }
       first_of_hash.emplace(p.hash, p.index);
-      pending.push_back(&p);
+      prep.pending.push_back(&p);
     }
+    return prep;
+  }
 
+  // Runs the built candidates of `prep` (builds[k] is pending[k]'s) in the worker.
+  std::vector<MeasureResult> finish(Prepared prep, std::vector<Expected<runtime::CudaBuild>>& builds) {
     Clock::time_point start = Clock::now();
-    std::vector<ir::PrimFunc> flats;
-    for (const Pending* p : pending) flats.push_back(p->flat);
-    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(
-        flats, {.functions_per_program = options_.functions_per_program, .processes = options_.compile_processes,
-                .timeout = options_.setup_timeout});
-    costs_.compile += seconds_since(start);
-
-    start = Clock::now();
-    for (size_t k = 0; k < pending.size(); ++k) {
-      MeasureResult& r = results[pending[k]->index];
+    for (size_t k = 0; k < prep.pending.size(); ++k) {
+      MeasureResult& r = prep.results[prep.pending[k]->index];
       if (!builds[k]) {
         r = MeasureResult::failure(MeasureStatus::kBuildFailed, builds[k].error().describe());
       } else {
         ++costs_.built;
         r = run(builds[k].value());
       }
-      r.kernel_hash = pending[k]->hash;
-      cache_[pending[k]->hash] = r;
+      r.kernel_hash = prep.pending[k]->hash;
+      cache_[prep.pending[k]->hash] = r;
     }
     costs_.run += seconds_since(start);
-    for (auto [index, same] : duplicates) {
-      results[index] = results[same];
-      results[index].from_cache = true;
+    for (auto [index, same] : prep.duplicates) {
+      prep.results[index] = prep.results[same];
+      prep.results[index].from_cache = true;
       ++costs_.cached;
     }
-    return results;
+    return std::move(prep.results);
   }
+
+  CandidateBuildOptions build_options() const {
+    return {.functions_per_program = options_.functions_per_program, .processes = options_.compile_processes,
+            .timeout = options_.setup_timeout};
+  }
+  void add_compile_seconds(double seconds) { costs_.compile += seconds; }
 
  private:
   std::optional<MeasureResult> lookup(const std::string& hash) const {
@@ -455,16 +479,51 @@ class CudaMeasurer final : public search::Measurer {
   std::shared_ptr<GpuTuning::Worker> worker_;
   std::string spec_;
   GpuTuningOptions options_;
+  search::MeasureGroup* group_;
   search::KnownResult known_;
   std::unordered_map<std::string, MeasureResult> cache_;
   search::MeasureCosts costs_;
   std::optional<double> best_ms_;  // of this task's candidates so far: the cutoff's base
 };
 
+// Several tasks' batches of a round: lowered per task, compiled in one spread of NVRTC
+// children, then run task by task in the worker.
+class CudaMeasureGroup final : public search::MeasureGroup {
+ public:
+  std::vector<std::vector<MeasureResult>> measure(const std::vector<search::MeasureBatch>& batches) override {
+    std::vector<CudaMeasurer*> measurers;
+    std::vector<CudaMeasurer::Prepared> prepared;
+    std::vector<ir::PrimFunc> flats;
+    for (const search::MeasureBatch& b : batches) {
+      auto* m = dynamic_cast<CudaMeasurer*>(b.measurer);
+      if (m == nullptr) throw InternalError("a GPU tuning group was given another kind of measurer");
+      measurers.push_back(m);
+      prepared.push_back(m->prepare(b.scheduled));
+      for (const Pending* p : prepared.back().pending) flats.push_back(p->flat);
+    }
+    if (measurers.empty()) return {};
+    Clock::time_point start = Clock::now();
+    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(flats, measurers.front()->build_options());
+    const double seconds = seconds_since(start);
+    std::vector<std::vector<MeasureResult>> results;
+    size_t offset = 0;
+    for (size_t k = 0; k < measurers.size(); ++k) {
+      const size_t count = prepared[k].pending.size();
+      // The batch's compile time is shared by its candidates.
+      if (!flats.empty()) measurers[k]->add_compile_seconds(seconds * static_cast<double>(count) / static_cast<double>(flats.size()));
+      std::vector<Expected<runtime::CudaBuild>> mine;
+      for (size_t i = 0; i < count; ++i) mine.push_back(std::move(builds[offset + i]));
+      offset += count;
+      results.push_back(measurers[k]->finish(std::move(prepared[k]), mine));
+    }
+    return results;
+  }
+};
+
 }  // namespace
 
 GpuTuning::GpuTuning(const search::RuleSet& rules, GpuTuningOptions options)
-    : rules_(rules), options_(options), worker_(std::make_shared<Worker>()) {
+    : rules_(rules), options_(options), worker_(std::make_shared<Worker>()), group_(std::make_unique<CudaMeasureGroup>()) {
   worker_->start();
   WorkerReply reply = worker_->call("I", options_.setup_timeout);
   if (!reply.ok()) throw UserError("dragon tune --target cuda needs a CUDA GPU: " + reply.error);
@@ -484,7 +543,7 @@ search::TaskEnvironment GpuTuning::environment(const search::TuningTask& task) {
   search::TaskEnvironment env;
   env.target = lower::Target::cuda_h200();
   env.space = search::make_rule_space(task.func, env.target, rules_);
-  env.measurer = std::make_shared<CudaMeasurer>(worker_, task.spec, options_);
+  env.measurer = std::make_shared<CudaMeasurer>(worker_, task.spec, options_, group_.get());
   env.default_schedule = default_gpu_schedule(task.func);
   env.mutators = search::default_mutators(env.target);
   measurers_.push_back(env.measurer);

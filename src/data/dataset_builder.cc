@@ -180,6 +180,7 @@ BuildResult build_shard(const Corpus& corpus, db::Database& database, const sear
   search::TuneOptions tuning;
   tuning.trials_per_task = options.trials_per_workload;
   tuning.batch_size = options.batch_size;
+  tuning.tasks_per_round = options.tasks_per_round;
   tuning.time_budget_s = options.time_budget_s;
   tuning.scheduler.objective =
       tasks.size() > 1 ? search::TaskObjective::kGeometricMean : search::TaskObjective::kTotalLatency;

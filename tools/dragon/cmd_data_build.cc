@@ -61,6 +61,7 @@ int build(const DataBuildOptions& o) {
   options.shard_count = count;
   options.trials_per_workload = o.search.trials;
   options.batch_size = run.batch_size;
+  options.tasks_per_round = o.search.tasks_per_round;
   if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
   options.mining = {o.min_ratio, o.max_ratio, o.refinements};
   options.search = run.search;
@@ -100,6 +101,8 @@ Command add_data_build_subcommand(CLI::App& data) {
   sub->add_option("--shard", o->shard, "K/N: this run's shard, the workloads whose hash % N == K")
       ->capture_default_str();
   // A run stopped by --time-budget still writes what it mined (the shard, marked partial).
+  // Workloads are small and many: a round measures 16 together.
+  o->search.tasks_per_round = 16;
   add_search_run_flags(*sub, o->search, "workload");
   sub->add_option("--min-ratio", o->min_ratio, "Refinement prompts at least this much slower than the best")
       ->capture_default_str();

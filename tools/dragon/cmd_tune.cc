@@ -93,6 +93,7 @@ int tune(const TuneCliOptions& o) {
   search::TuneOptions options;
   options.trials_per_task = o.search.trials;
   options.batch_size = run.batch_size;
+  options.tasks_per_round = o.search.tasks_per_round;
   if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
   options.scheduler.objective = tasks.size() > 1 ? search::TaskObjective::kGeometricMean : search::TaskObjective::kTotalLatency;
   options.search = run.search;

@@ -78,6 +78,11 @@ void add_search_run_flags(CLI::App& command, SearchRunFlags& flags, const std::s
       .add_option("--batch", flags.batch,
                   "Candidates per round (0: 16 on the CPU, whose rounds take seconds; 64 on the GPU)")
       ->capture_default_str();
+  command
+      .add_option("--tasks-per-round", flags.tasks_per_round,
+                  "Tasks whose batches are measured together in a round: on the GPU their candidates compile in one "
+                  "spread over the cores, which small tasks alone leave idle")
+      ->capture_default_str();
   command.add_option("--population", flags.population, "Evolutionary search's population (0: the target's default)");
   command.add_option("--seed", flags.seed, "Seed of the search's draws")->capture_default_str();
   command.add_option("--rules", flags.rules,
@@ -92,6 +97,7 @@ SearchRun start_search_run(const SearchRunFlags& flags, const std::string& db_pa
   if (flags.trials < 0) throw UserError(command + ": --trials must not be negative");
   if (flags.batch < 0) throw UserError(command + ": --batch must not be negative");
   if (flags.population < 0) throw UserError(command + ": --population must not be negative");
+  if (flags.tasks_per_round < 1) throw UserError(command + ": --tasks-per-round must be at least 1");
   if (flags.time_budget < 0) throw UserError(command + ": --time-budget must not be negative");
   TuneEnvironmentOptions env_options;
   env_options.target = flags.target;

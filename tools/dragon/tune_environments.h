@@ -38,12 +38,13 @@ class TuneEnvironments {
 std::unique_ptr<TuneEnvironments> make_tune_environments(const TuneEnvironmentOptions& options);
 
 // The flags of a command that runs search: --target, --trials, --batch, --population,
-// --seed, --rules, --cost-model, --time-budget, --quiet.
+// --seed, --rules, --cost-model, --time-budget, --tasks-per-round, --quiet.
 struct SearchRunFlags {
   std::string target = "cpu";
   int64_t trials = 64;
   int batch = 0;       // 0: the target's default (cpu 16, cuda 64)
   int population = 0;  // 0: the target's default
+  int tasks_per_round = 1;  // a caller may set its own default before add_search_run_flags
   int64_t seed = 1;
   std::string rules;
   std::string cost_model = "xgb";

@@ -70,6 +70,7 @@ class GpuTuning {
   const search::RuleSet& rules_;
   GpuTuningOptions options_;
   std::shared_ptr<Worker> worker_;
+  std::unique_ptr<search::MeasureGroup> group_;  // every task's measurer is in it
   std::vector<std::shared_ptr<const search::Measurer>> measurers_;
 };
 

@@ -33,6 +33,7 @@ struct BuildOptions {
   int64_t shard_count = 1;
   int64_t trials_per_workload = 64;  // measured candidates per workload, earlier runs' included
   int batch_size = 16;
+  int tasks_per_round = 16;  // workloads measured together (search::TuneOptions)
   std::optional<double> time_budget_s;  // no tuning round starts after it; what is mined is written
   MiningOptions mining;
   search::EvolutionarySearchOptions search;

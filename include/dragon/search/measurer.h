@@ -16,6 +16,8 @@
 
 namespace dragon::search {
 
+class MeasureGroup;
+
 // Where CPU time per candidate goes, summed over a measurer's life (seconds).
 struct MeasureCosts {
   double lower_and_codegen = 0;  // CPU time (thread clock) in this process: part of what issue 17 bounds at 2 ms
@@ -47,6 +49,27 @@ class Measurer {
   // Consulted before building a kernel not in the measurer's own cache (the tuning
   // database: a kernel measured in an earlier run is not measured again).
   virtual void set_known(KnownResult known) = 0;
+  // The group this measurer's batches can be measured with (MeasureGroup), or none.
+  virtual MeasureGroup* group() { return nullptr; }
 };
+
+// Measurers whose candidates are cheaper built together: the GPU ones compile every
+// task's candidates of a round in one spread of NVRTC processes, so that several small
+// tasks fill the cores that one task's batch would leave idle.
+struct MeasureBatch {
+  Measurer* measurer = nullptr;
+  std::vector<ir::PrimFunc> scheduled;
+};
+class MeasureGroup {
+ public:
+  virtual ~MeasureGroup() = default;
+  // One result list per batch, in order, each as its measurer's measure() would give it;
+  // every batch's measurer has this group.
+  virtual std::vector<std::vector<MeasureResult>> measure(const std::vector<MeasureBatch>& batches) = 0;
+};
+
+// Measures the batches of a round: those whose measurers share a group together, the
+// others one by one. Results per batch, in order.
+std::vector<std::vector<MeasureResult>> measure_batches(const std::vector<MeasureBatch>& batches);
 
 }  // namespace dragon::search

@@ -31,6 +31,9 @@ class GradientTaskScheduler {
 
   // The task to tune next, or nullopt when every task is finished.
   std::optional<size_t> next();
+  // The `count` unfinished tasks next() would rank first (fewer when fewer are left), best
+  // first: the tasks of a round whose candidates are measured together.
+  std::vector<size_t> next_tasks(size_t count);
   // After a round of `task`: its best verified latency now (nullopt: none yet).
   void report(size_t task, std::optional<double> best_ms);
   // `task` gets no more rounds (its trial budget is spent, or its space yields nothing).

@@ -59,7 +59,12 @@ struct TuneProgress {
 
 struct TuneOptions {
   int64_t trials_per_task = 64;  // measured candidates per task, those of earlier runs included
-  int batch_size = 64;           // candidates per round
+  int batch_size = 64;           // candidates per task and round
+  // Tasks in one round (the scheduler's first picks): their batches are measured together
+  // (measure_batches), so measurers of a group build them in one spread of compilers. One
+  // task a round is MetaSchedule's loop; many small tasks (a data set's workloads) need
+  // several to keep the compilers busy.
+  int tasks_per_round = 1;
   std::optional<double> time_budget_s;  // no round starts after it
   TaskSchedulerOptions scheduler;
   EvolutionarySearchOptions search;

@@ -1,5 +1,6 @@
 // The gradient-based task scheduler (task_scheduler.h), after MetaSchedule's
 // GradientBasedScheduler: round robin first, then the largest weighted expected gain.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,16 +39,20 @@ double GradientTaskScheduler::priority(size_t task) const {
 }
 
 std::optional<size_t> GradientTaskScheduler::next() {
-  std::optional<size_t> chosen;
-  double top = -std::numeric_limits<double>::infinity();
+  std::vector<size_t> first = next_tasks(1);
+  if (first.empty()) return std::nullopt;
+  return first.front();
+}
+
+std::vector<size_t> GradientTaskScheduler::next_tasks(size_t count) {
+  std::vector<std::pair<double, size_t>> ranked;
   for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (tasks_[i].finished) continue;
-    double p = priority(i);
-    if (!chosen || p > top) {
-      chosen = i;
-      top = p;
-    }
+    if (!tasks_[i].finished) ranked.emplace_back(priority(i), i);
   }
+  // Highest priority first; ties to the lowest index (stable on index order).
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> chosen;
+  for (size_t k = 0; k < std::min(count, ranked.size()); ++k) chosen.push_back(ranked[k].second);
   return chosen;
 }
 

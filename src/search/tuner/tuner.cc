@@ -33,6 +33,7 @@ class Tuning {
       : database_(database), factory_(factory), model_(model), options_(options) {
     if (options.trials_per_task < 0) throw UserError("tune: the trial budget must not be negative");
     if (options.batch_size < 1) throw UserError("tune: the batch size must be at least 1");
+    if (options.tasks_per_round < 1) throw UserError("tune: a round needs at least 1 task");
     std::vector<double> weights;
     for (const TuningTask& t : tasks) {
       TaskState s;
@@ -47,20 +48,24 @@ class Tuning {
   std::vector<TaskOutcome> run() {
     start_ = Clock::now();
     for (;;) {
-      std::optional<size_t> next = scheduler_->next();
-      if (!next) break;
-      TaskState& s = states_[*next];
+      std::vector<size_t> picked = scheduler_->next_tasks(static_cast<size_t>(options_.tasks_per_round));
+      if (picked.empty()) break;
       if (options_.time_budget_s && elapsed() > *options_.time_budget_s) {
         for (TaskState& t : states_) {
           if (t.outcome.note.empty()) t.outcome.note = "time budget";
         }
         break;
       }
-      if (!s.started && !start_task(s)) {
-        scheduler_->finish(*next);
-        continue;
+      std::vector<size_t> round_tasks;
+      for (size_t index : picked) {
+        TaskState& s = states_[index];
+        if (!s.started && !start_task(s)) {
+          scheduler_->finish(index);
+          continue;
+        }
+        round_tasks.push_back(index);
       }
-      round(*next, s);
+      round(round_tasks);
     }
     int64_t started = 0, failed = 0;
     std::vector<TaskOutcome> outcomes;
@@ -154,12 +159,35 @@ class Tuning {
     }
   }
 
-  void round(size_t index, TaskState& s) {
+  // One round: a batch proposed for each task that has trials left, the batches measured
+  // together, every result committed before the scheduler hears of the round.
+  void round(const std::vector<size_t>& tasks) {
+    std::vector<size_t> proposing;
+    std::vector<std::vector<SearchCandidate>> batches;
+    std::vector<MeasureBatch> measure;
+    for (size_t index : tasks) {
+      TaskState& s = states_[index];
+      std::vector<SearchCandidate> batch = propose(index, s);
+      if (batch.empty()) continue;
+      MeasureBatch m{s.env->measurer.get(), {}};
+      for (const SearchCandidate& c : batch) m.scheduled.push_back(c.scheduled);
+      proposing.push_back(index);
+      batches.push_back(std::move(batch));
+      measure.push_back(std::move(m));
+    }
+    if (measure.empty()) return;
+    std::vector<std::vector<MeasureResult>> results = measure_batches(measure);
+    for (size_t k = 0; k < proposing.size(); ++k) record(proposing[k], states_[proposing[k]], batches[k], results[k]);
+  }
+
+  // The task's next batch; empty (and the task finished, saying why) when its budget is
+  // spent or its space yields nothing new.
+  std::vector<SearchCandidate> propose(size_t index, TaskState& s) {
     const int64_t left = options_.trials_per_task - s.trials;
     if (left <= 0) {
       if (s.outcome.note.empty()) s.outcome.note = "trial budget";
       scheduler_->finish(index);
-      return;
+      return {};
     }
     std::vector<SearchCandidate> batch = s.search->propose(static_cast<int>(std::min<int64_t>(left, options_.batch_size)));
     if (batch.empty()) {
@@ -169,11 +197,12 @@ class Tuning {
       log(s.task->name + ": " + s.outcome.note);
       scheduler_->finish(index);
       scheduler_->report(index, s.search->best_ms());
-      return;
     }
-    std::vector<ir::PrimFunc> funcs;
-    for (const SearchCandidate& c : batch) funcs.push_back(c.scheduled);
-    std::vector<MeasureResult> results = s.env->measurer->measure(funcs);
+    return batch;
+  }
+
+  void record(size_t index, TaskState& s, const std::vector<SearchCandidate>& batch,
+              const std::vector<MeasureResult>& results) {
     std::vector<db::Record> records;
     for (size_t i = 0; i < batch.size(); ++i) {
       if (results[i].ok()) ++s.outcome.ok;

@@ -19,6 +19,18 @@ TEST(GradientTaskScheduler, FirstVisitsEveryTaskInOrder) {
   }
 }
 
+TEST(GradientTaskScheduler, NextTasksRanksDistinctUnfinishedTasksAsNextWould) {
+  GradientTaskScheduler s({1, 1, 1, 1});
+  EXPECT_EQ(s.next_tasks(3), (std::vector<size_t>{0, 1, 2})) << "the round-robin round, in order";
+  s.report(0, 10.0);
+  s.report(1, 0.1);
+  s.finish(2);
+  // Task 3 has not had its first round; 0 (slow) before 1 under total latency; 2 is done.
+  EXPECT_EQ(s.next_tasks(8), (std::vector<size_t>{3, 0, 1}));
+  EXPECT_EQ(s.next_tasks(1).front(), *s.next());
+  EXPECT_TRUE(s.next_tasks(0).empty());
+}
+
 TEST(GradientTaskScheduler, TotalLatencyFavoursTheSlowTask) {
   GradientTaskScheduler s({1, 1});
   s.report(0, 10.0);  // 10 ms

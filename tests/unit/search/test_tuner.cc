@@ -110,5 +110,79 @@ TEST_F(TunerTest, NoRoundStartsAfterTheTimeBudget) {
   EXPECT_EQ(outcomes[0].note, "time budget");
 }
 
+// A group that measures each batch with its measurer's own measure() and remembers how
+// many batches each call brought.
+class CountingGroup final : public MeasureGroup {
+ public:
+  std::vector<size_t> batches_per_call;
+  std::vector<std::vector<MeasureResult>> measure(const std::vector<MeasureBatch>& batches) override;
+};
+
+// The CPU measurer of a task, in a group.
+class GroupedMeasurer final : public Measurer {
+ public:
+  GroupedMeasurer(std::shared_ptr<Measurer> inner, CountingGroup* group) : inner_(std::move(inner)), group_(group) {}
+  std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) override {
+    return inner_->measure(scheduled);
+  }
+  std::string target_name() const override { return inner_->target_name(); }
+  std::string target_arch() const override { return inner_->target_arch(); }
+  std::string device() const override { return inner_->device(); }
+  std::string driver() const override { return inner_->driver(); }
+  const MeasureCosts& costs() const override { return inner_->costs(); }
+  void set_known(KnownResult known) override { inner_->set_known(std::move(known)); }
+  MeasureGroup* group() override { return group_; }
+
+ private:
+  std::shared_ptr<Measurer> inner_;
+  CountingGroup* group_;
+};
+
+std::vector<std::vector<MeasureResult>> CountingGroup::measure(const std::vector<MeasureBatch>& batches) {
+  batches_per_call.push_back(batches.size());
+  std::vector<std::vector<MeasureResult>> results;
+  for (const MeasureBatch& b : batches) {
+    EXPECT_EQ(b.measurer->group(), this);
+    results.push_back(static_cast<GroupedMeasurer*>(b.measurer)->measure(b.scheduled));
+  }
+  return results;
+}
+
+TEST_F(TunerTest, SeveralTasksARoundAreMeasuredTogetherAndEachKeepsItsBudget) {
+  std::vector<TuningTask> tasks = {{"a", "matmul:m=16,n=16,k=16", workload("matmul:m=16,n=16,k=16"), 1},
+                                   {"b", "matmul:m=32,n=32,k=32", workload("matmul:m=32,n=32,k=32"), 1},
+                                   {"c", "matmul:m=32,n=16,k=32", workload("matmul:m=32,n=16,k=32"), 1}};
+  CountingGroup group;
+  TaskEnvironmentFactory grouped = [&](const TuningTask& task) {
+    TaskEnvironment env = environment(task);
+    env.measurer = std::make_shared<GroupedMeasurer>(env.measurer, &group);
+    return env;
+  };
+  RandomCostModel model(3);
+  db::Database database = db::Database::open(path_.string());
+  TuneOptions o = options(8);
+  o.batch_size = 4;
+  o.tasks_per_round = 3;
+  std::vector<TaskOutcome> outcomes = tune(tasks, database, grouped, model, o);
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const TaskOutcome& outcome : outcomes) {
+    EXPECT_EQ(outcome.trials, 8) << outcome.name;
+    EXPECT_EQ(outcome.note, "trial budget") << outcome.name;
+  }
+  // The default schedules are measured on their own when each task starts; then two
+  // rounds of three batches of 4.
+  size_t rounds_of_three = 0;
+  for (size_t n : group.batches_per_call) rounds_of_three += n == 3 ? 1 : 0;
+  EXPECT_EQ(rounds_of_three, 2u);
+  EXPECT_EQ(database.count(), 3 * 9);
+  EXPECT_THROW(
+      {
+        TuneOptions bad = options(8);
+        bad.tasks_per_round = 0;
+        tune(tasks, database, grouped, model, bad);
+      },
+      UserError);
+}
+
 }  // namespace
 }  // namespace dragon::search
