@@ -33,7 +33,8 @@ struct FailedRecord {
 };
 
 std::vector<FailedRecord> records() {
-  std::istringstream in(read_text_file(std::string(DRAGON_SOURCE_DIR) + "/data/regressions/h200_illegal_address.jsonl"));
+  const std::string path = std::string(DRAGON_SOURCE_DIR) + "/data/regressions/h200_illegal_address.jsonl";
+  std::istringstream in(read_text_file(path));
   std::vector<FailedRecord> out;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;

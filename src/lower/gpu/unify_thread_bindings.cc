@@ -169,7 +169,8 @@ class GlobalAllocationHoister : public ir::StmtExprMutator {
       int64_t counted = 1;
       for (const ir::ForNode* l : launch_) {
         int64_t extent = ir::as_const_int(l->extent).value_or(1);
-        instance = counted == 1 ? index_of(l, type) : instance * ir::make_const(type, double(extent)) + index_of(l, type);
+        instance = counted == 1 ? index_of(l, type)
+                                : instance * ir::make_const(type, double(extent)) + index_of(l, type);
         counted *= extent;
       }
       copy.offset = instance * ir::make_const(type, double(old->shape[0]));

@@ -44,7 +44,8 @@ struct FailedRecord {
 };
 
 std::vector<FailedRecord> h200_illegal_address_records() {
-  std::istringstream in(read_text_file(std::string(DRAGON_SOURCE_DIR) + "/data/regressions/h200_illegal_address.jsonl"));
+  const std::string path = std::string(DRAGON_SOURCE_DIR) + "/data/regressions/h200_illegal_address.jsonl";
+  std::istringstream in(read_text_file(path));
   std::vector<FailedRecord> records;
   for (std::string line; std::getline(in, line);) {
     if (line.empty()) continue;
@@ -165,8 +166,9 @@ TEST(VerifyIndexWidths, RejectsAnI32OffsetIntoABufferPastTwoToThe31Elements) {
     ir::Stmt body = ir::ForNode::make(
         i, ir::make_zero(index_type), ir::make_const(index_type, 3.0), ir::ForKind::kSerial,
         ir::BufferStoreNode::make(out, ir::BufferLoadNode::make(big, {offset}), {ir::cast(ir::DataType::i32(), i)}));
-    return ir::PrimFunc::make("f", {ir::Param{big, ir::ParamRole::kInput, {}}, ir::Param{out, ir::ParamRole::kOutput, {}}},
-                              body);
+    std::vector<ir::Param> params = {ir::Param{big, ir::ParamRole::kInput, {}},
+                                     ir::Param{out, ir::ParamRole::kOutput, {}}};
+    return ir::PrimFunc::make("f", std::move(params), body);
   };
   try {
     verify_index_widths(func_with(3000000000LL, ir::DataType::i32()));
