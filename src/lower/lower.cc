@@ -85,6 +85,7 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
     p.run("simplify_func", simplify_func);
     p.check("verify_gpu_code", [&](const ir::PrimFunc& f) { verify_gpu_code(f, target); });
   }
+  p.check("verify_index_widths", verify_index_widths);
   return p.finish();
 }
 

@@ -52,6 +52,9 @@ ir::PrimFunc flatten_buffers(const ir::PrimFunc& func);
 // Simplifies every expression and drops statements that do nothing (empty loops,
 // if(false), loops of extent 0), between passes.
 ir::PrimFunc simplify_func(const ir::PrimFunc& func);
+// Flat form: every access to a buffer of more than 2^31 - 1 elements indexes in i64, or an
+// InternalError names the access (an i32 offset would wrap to a negative address).
+void verify_index_widths(const ir::PrimFunc& func);
 
 // ---- GPU (src/lower/gpu/) --------------------------------------------------------------
 // The annotation inject_virtual_threads leaves on the loops a vthread.* loop became (its

@@ -4,6 +4,7 @@
 // (plan_gpu_allocations) nor of barriers (insert_thread_syncs).
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -154,20 +155,30 @@ class GlobalAllocationHoister : public ir::StmtExprMutator {
     Copy copy;
     if (old->shape.size() == 1) {
       int64_t instances = 1;
-      ir::Expr instance = ir::make_zero(ir::DataType::i32());
+      for (const ir::ForNode* l : launch_) instances *= ir::as_const_int(l->extent).value_or(1);
+      if (__builtin_mul_overflow(old->shape[0], instances, &shape[0])) {
+        throw UserError(fmt::format("global buffer '{}' of {} elements, one copy for each of the {} threads around "
+                                    "its allocation, has more elements than an i64 holds",
+                                    old->name, old->shape[0], instances));
+      }
+      // The copies together may pass 2^31 elements (an intermediate computed at a thread
+      // loop, tens of thousands of elements per thread): then the offset is i64, since
+      // instance * size in i32 would wrap to a negative address.
+      const ir::DataType type = index_type(shape[0]);
+      ir::Expr instance = ir::make_zero(type);
+      int64_t counted = 1;
       for (const ir::ForNode* l : launch_) {
         int64_t extent = ir::as_const_int(l->extent).value_or(1);
-        instance = instances == 1 ? index_of(l)
-                                  : instance * ir::make_const(ir::DataType::i32(), double(extent)) + index_of(l);
-        instances *= extent;
+        instance = counted == 1 ? index_of(l, type)
+                                : instance * ir::make_const(type, double(extent)) + index_of(l, type);
+        counted *= extent;
       }
-      shape[0] *= instances;
-      copy.offset = instance * ir::make_const(ir::DataType::i32(), double(old->shape[0]));
+      copy.offset = instance * ir::make_const(type, double(old->shape[0]));
     } else {
       std::vector<int64_t> dims;
       for (const ir::ForNode* l : launch_) {
         dims.push_back(ir::as_const_int(l->extent).value_or(1));
-        copy.leading.push_back(index_of(l));
+        copy.leading.push_back(index_of(l, ir::DataType::i32()));
       }
       shape.insert(shape.begin(), dims.begin(), dims.end());
     }
@@ -198,8 +209,11 @@ class GlobalAllocationHoister : public ir::StmtExprMutator {
     std::vector<ir::Expr> leading;   // otherwise
     std::vector<ir::Expr> select(std::vector<ir::Expr> indices) const {
       if (offset.defined()) {
-        ir::DataType type = indices[0].dtype();
-        indices[0] = (offset.dtype() == type ? offset : ir::cast(type, offset)) + indices[0];
+        // The wider of the two: an i64 offset stays i64 whatever the access indexed with.
+        const bool wide = offset.dtype() == ir::DataType::i64() || indices[0].dtype() == ir::DataType::i64();
+        const ir::DataType type = wide ? ir::DataType::i64() : indices[0].dtype();
+        auto as = [&](const ir::Expr& e) { return e.dtype() == type ? e : ir::cast(type, e); };
+        indices[0] = as(offset) + as(indices[0]);
         return indices;
       }
       indices.insert(indices.begin(), leading.begin(), leading.end());
@@ -207,10 +221,16 @@ class GlobalAllocationHoister : public ir::StmtExprMutator {
     }
   };
 
-  static ir::Expr index_of(const ir::ForNode* l) {
+  // i32 offsets while every element of the hoisted buffer has one (flatten_buffers' rule).
+  static ir::DataType index_type(int64_t elements) {
+    return elements > std::numeric_limits<int32_t>::max() ? ir::DataType::i64() : ir::DataType::i32();
+  }
+
+  static ir::Expr index_of(const ir::ForNode* l, ir::DataType type) {
     ir::Expr v = l->loop_var;
-    if (!(v.dtype() == ir::DataType::i32())) v = ir::cast(ir::DataType::i32(), v);
-    return ir::is_const_int(l->min, 0) ? v : v - ir::cast(ir::DataType::i32(), l->min);
+    if (!(v.dtype() == type)) v = ir::cast(type, v);
+    if (ir::is_const_int(l->min, 0)) return v;
+    return v - (l->min.dtype() == type ? l->min : ir::cast(type, l->min));
   }
 
   std::vector<const ir::ForNode*> launch_;

@@ -28,7 +28,7 @@ std::vector<std::string> pass_names(const std::vector<testing::Stage>& stages) {
 
 const std::vector<std::string> kCpuPasses = {
     "lower_reduction_init", "plan_buffer_allocation", "lower_blocks", "simplify_func", "compact_buffers",
-    "serialize_thread_loops", "unroll_loops", "flatten_buffers", "simplify_func"};
+    "serialize_thread_loops", "unroll_loops", "flatten_buffers", "simplify_func", "verify_index_widths"};
 
 TEST(LowerOptions, AfterPassSeesEveryCpuPassInOrder) {
   Lowered result;
@@ -92,7 +92,8 @@ TEST(LowerOptions, CudaRunsTheGpuPassesAroundTheCorePasses) {
   std::vector<std::string> names = pass_names(testing::lower_stages(sch.func(), Target::cuda_h200()));
   ASSERT_FALSE(names.empty());
   EXPECT_EQ(names.front(), "lower_cross_thread_reduction");
-  EXPECT_EQ(names.back(), "verify_gpu_code");
+  EXPECT_EQ(names.back(), "verify_index_widths");
+  EXPECT_EQ(names[names.size() - 2], "verify_gpu_code");
   auto position = [&](const char* pass) { return std::find(names.begin(), names.end(), pass) - names.begin(); };
   EXPECT_LT(position("lower_blocks"), position("inject_virtual_threads"));
   EXPECT_LT(position("flatten_buffers"), position("unify_thread_bindings"));

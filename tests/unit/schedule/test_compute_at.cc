@@ -1,6 +1,7 @@
 // compute_at: the regenerated loops cover the region the consumers read per iteration
 // (conv2d padding, softmax stages, split elementwise chains, a cached matmul operand),
-// semantic preservation on the interpreter, each precondition's error, replay.
+// semantic preservation on the interpreter, each precondition's error, replay; gathers
+// (indirect reads) are covered by their declared range or refused.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -561,6 +562,68 @@ TEST(ReverseComputeAt, FailureLeavesTheScheduleUnchanged) {
   EXPECT_THROW(sch.reverse_compute_at(c, r), ScheduleError);
   EXPECT_TRUE(sch.func().same_as(before));
   EXPECT_EQ(sch.trace().size(), trace_size);
+}
+
+// Indirect reads (gathers). compute_at's region comes from the consumers' declared read
+// regions, never from indices it cannot bound: a consumer that reads the producer through
+// an index buffer declares the whole range and the producer is recomputed in full at the
+// loop; a region declared at a data-dependent index is refused, not guessed.
+constexpr const char* kGatherOfIntermediate = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
+  block root {
+    alloc B: f32[8]
+    for i0 in 8 {
+      block B [vi0: S 8 = i0] {
+        reads A[vi0]
+        writes B[vi0]
+        B[vi0] = A[vi0] * 2f32 + 1f32
+      }
+    }
+    for i0 in 4 {
+      block C [vi0: S 4 = i0] {
+        reads idx[vi0], B[0 +: 8]
+        writes C[vi0]
+        C[vi0] = B[idx[vi0]]
+      }
+    }
+  }
+}
+)";
+
+TEST(ComputeAt, AtAGathersLoopTheProducerCoversTheWholeDeclaredRange) {
+  Schedule sch(ir::parse_function(kGatherOfIntermediate));
+  sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0]);
+  std::string text = ir::print_function(sch.func());
+  EXPECT_TRUE(has_line(text, "for ax0 in 8 {")) << text;  // every row idx may name, the last included
+  for (uint64_t seed = 1; seed <= 8; ++seed) EXPECT_TRUE(same_outputs(sch.original(), sch.func(), seed)) << seed;
+  EXPECT_TRUE(replays_exactly(sch));
+}
+
+TEST(ComputeAt, ARegionDeclaredAtADataDependentIndexIsRefused) {
+  std::string ir_text = kGatherOfIntermediate;
+  ir_text.replace(ir_text.find("B[0 +: 8]"), 9, "B[idx[vi0]]");
+  Schedule sch(ir::parse_function(ir_text));
+  BlockRV b = sch.get_block("B");
+  LoopRV c_loop = sch.get_loops(sch.get_block("C"))[0];
+  const size_t trace_size = sch.trace().size();
+  try {
+    sch.compute_at(b, c_loop);
+    ADD_FAILURE() << "compute_at accepted a region it cannot bound:\n" << ir::print_function(sch.func());
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find("data-dependent index"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sch.trace().size(), trace_size);
+}
+
+// The producer's own gathers (embedding_bag's pooled reads weight[indices[offsets[b] + r]])
+// need no cover: its region is its consumer's affine read, one bag's row per row of out.
+TEST(ComputeAt, EmbeddingBagPooledAtTheOutputRowLoop) {
+  Schedule sch(workload("embedding_bag:num_embeddings=20,embedding_dim=8,batch=6,max_bag_length=4,num_indices=16,mode=mean"));
+  sch.compute_at(sch.get_block("pooled"), sch.get_loops(sch.get_block("out"))[0]);
+  std::string text = ir::print_function(sch.func());
+  EXPECT_TRUE(has_line(text, "for ax0 in 1 {")) << text;  // one bag
+  EXPECT_TRUE(has_line(text, "for ax1 in 8 {")) << text;  // its 8 columns
+  for (uint64_t seed = 1; seed <= 4; ++seed) EXPECT_TRUE(same_outputs(sch.original(), sch.func(), seed)) << seed;
+  EXPECT_TRUE(replays_exactly(sch));
 }
 
 }  // namespace
