@@ -11,7 +11,7 @@
 #                         (kept in BUILD_DIR between calls on a warm machine)
 #   check-default         the untuned default schedule of every problem of every suite (reduced
 #                         shapes) and a 2^22-term f32 mean against the interpreter on the device
-#   tests                 tests/gpu/test_gpu_tune (built on demand): the GPU measurer and a short run
+#   tests                 the GPU test programs GPU_TESTS names (test_gpu_tune), built and run
 #   throughput            dragon tune on small kernels: verified candidates per second and the CPU
 #                         work per candidate, the issue's >= 300/s and <= 2 ms
 #   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
@@ -258,13 +258,17 @@ for stage in "$@"; do
       ;;
     tests)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
-      timeout "$(left)" cmake --build "$build" -j "$jobs" --target test_gpu_tune >"$work/gpu-tune-tests-build.log" 2>&1
-      DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout "$(left)" "$build/tests/gpu/test_gpu_tune" \
-        >"$work/gpu-tune-tests.log" 2>&1
-      s=$?
-      [ $s -eq 0 ] || status=1
-      note "gpu tune tests: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/gpu-tune-tests.log" | tr '\n' ' ')"
-      grep -E '^\[  FAILED|Failure' -A3 "$work/gpu-tune-tests.log" | head -n 30 >>"$summary"
+      read -r -a gpu_tests <<<"${GPU_TESTS:-test_gpu_tune}"
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target "${gpu_tests[@]}" >"$work/gpu-tests-build.log" 2>&1 ||
+        { note "gpu tests: the build failed"; grep -E "error|FAILED" "$work/gpu-tests-build.log" | head -n 20 >>"$summary"; }
+      for t in "${gpu_tests[@]}"; do
+        DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout "$(left)" "$build/tests/gpu/$t" \
+          >"$work/$t.log" 2>&1
+        s=$?
+        [ $s -eq 0 ] || status=1
+        note "$t: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$t.log" | tr '\n' ' ')"
+        grep -E '^\[  FAILED|Failure' -A3 "$work/$t.log" | head -n 30 >>"$summary"
+      done
       ;;
     throughput)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
