@@ -364,6 +364,11 @@ class CudaMeasurer final : public search::Measurer {
           prep.lowered[i].index = i;
           try {
             runtime::Generated generated = runtime::generate(scheduled[i], target);
+            if (std::optional<std::string> why = excessive_workspaces(generated, scheduled[i])) {
+              prep.results[i] = MeasureResult::failure(MeasureStatus::kRejected, *why);
+              cpu_seconds[i] = search::thread_cpu_seconds() - start;
+              continue;
+            }
             prep.lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, generated.code()});
             prep.lowered[i].flat = std::move(generated.lowered);
           } catch (const UserError& e) {  // a schedule the GPU cannot run
@@ -521,6 +526,17 @@ class CudaMeasureGroup final : public search::MeasureGroup {
 };
 
 }  // namespace
+
+std::optional<std::string> excessive_workspaces(const runtime::Generated& generated, const ir::PrimFunc& scheduled) {
+  int64_t scratch = 0;
+  for (const codegen::Workspace& w : std::get<codegen::CudaSource>(generated.source).workspaces) scratch += w.bytes;
+  int64_t own = 0;
+  for (const ir::Param& p : scheduled->params) own += p.buffer->num_elements() * p.buffer->dtype.bytes();
+  const int64_t limit = std::max<int64_t>(int64_t{1} << 30, 4 * own);
+  if (scratch <= limit) return std::nullopt;
+  return fmt::format("its workspaces take {:.3g} GiB, more than 1 GiB and 4 times the problem's buffers ({:.3g} GiB)",
+                     static_cast<double>(scratch) / (1 << 30), static_cast<double>(own) / (1 << 30));
+}
 
 GpuTuning::GpuTuning(const search::RuleSet& rules, GpuTuningOptions options)
     : rules_(rules), options_(options), worker_(std::make_shared<Worker>()), group_(std::make_unique<CudaMeasureGroup>()) {

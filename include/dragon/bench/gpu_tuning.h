@@ -12,10 +12,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dragon/harness/gpu_timer.h"
+#include "dragon/runtime/compile.h"
 #include "dragon/search/rule_set.h"
 #include "dragon/search/tuner.h"
 
@@ -44,6 +46,13 @@ struct GpuTuningOptions {
   // on inputs search never saw.
   uint64_t seed = 0x74756e65;
 };
+
+// Why a candidate's scratch memory is out of proportion, if it is: its workspaces take more
+// than 1 GiB and more than 4 times the problem's own buffers. Such a schedule (say, an
+// intermediate computed at a thread loop, one private copy per thread: 16 GiB for an
+// embedding bag on the H200) cannot be the fast one, and allocating it can take the device
+// from the other problems the worker holds. The GPU measurers reject it before compiling.
+std::optional<std::string> excessive_workspaces(const runtime::Generated& generated, const ir::PrimFunc& scheduled);
 
 class GpuTuning {
  public:

@@ -3,7 +3,14 @@
 // fails alone; the wire form round-trips. Skips without NVRTC in this build.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "dragon/bench/candidate_builds.h"
+#include "dragon/bench/gpu_tuning.h"
+#include "dragon/script/script.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/nvrtc_compiler.h"
@@ -75,6 +82,28 @@ TEST(CandidateBuilds, ABatchIsSpreadOverEveryChildBeforeProgramsGrow) {
   EXPECT_EQ(sizes(41, 4, 3), (std::vector<size_t>{4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3}));
   EXPECT_TRUE(plan_programs(0, 16, 15).empty());
   EXPECT_EQ(sizes(7, 0, 0), (std::vector<size_t>(7, 1))) << "zeros mean one";
+}
+
+// The five candidates that crashed the H200 (data/regressions/h200_illegal_address.jsonl)
+// keep one copy of an embedding bag's pooled rows per thread: 16 GiB of scratch for a
+// problem of about 1 GiB. The GPU measurers reject them before compiling; the untuned
+// default of the same problem passes.
+TEST(CandidateBuilds, ACandidateWithScratchFarBeyondItsProblemIsRejected) {
+  std::ifstream in(std::string(DRAGON_SOURCE_DIR) + "/data/regressions/h200_illegal_address.jsonl");
+  ASSERT_TRUE(in) << "the regression records are missing";
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  nlohmann::json record = nlohmann::json::parse(line);
+  const ops::Workload w = ops::OpRegistry::global().make_workload(record.at("spec").get<std::string>());
+  ir::PrimFunc scheduled = schedule::replay(script::decode(record.at("script").get<std::string>()), w.func).func();
+  runtime::Generated generated = runtime::generate(scheduled, lower::Target::cuda_h200());
+  std::optional<std::string> why = excessive_workspaces(generated, scheduled);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("GiB"), std::string::npos) << *why;
+
+  schedule::Schedule plain(w.func);
+  search::auto_bind(plain);
+  EXPECT_FALSE(excessive_workspaces(runtime::generate(plain.func(), lower::Target::cuda_h200()), plain.func()).has_value());
 }
 
 }  // namespace
