@@ -66,9 +66,11 @@ runtime::CudaBuild decode_build(ByteReader& in) {
 std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes) {
   max_per_program = std::max<size_t>(1, max_per_program);
   processes = std::max<size_t>(1, processes);
-  // Enough programs that none exceeds the maximum, and at least one per child while there
-  // are functions to give them.
-  const size_t programs = std::max((count + max_per_program - 1) / max_per_program, std::min(count, processes));
+  // Enough programs that none exceeds the maximum, in waves of one program per child: a
+  // last wave of one program would leave every other child idle for a whole compile.
+  const size_t needed = (count + max_per_program - 1) / max_per_program;
+  const size_t waves = std::max<size_t>(1, (needed + processes - 1) / processes);
+  const size_t programs = std::min(count, waves * processes);
   std::vector<ProgramRange> ranges;
   size_t begin = 0;
   for (size_t p = 0; p < programs; ++p) {

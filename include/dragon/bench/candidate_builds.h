@@ -27,7 +27,8 @@ struct CandidateBuildOptions {
 // longer than `max_per_program`. Measured on the H200 (bench/results/2026-12-05-h200-
 // tuning.md): 32 candidates cut into programs of 16 kept 2 of 15 children busy, and
 // compiling took 267 ms a GEMM candidate; NVRTC's time grows with the functions in a
-// program, so a batch is spread over every child first.
+// program, so a batch is spread over every child first, and programs come in full waves of
+// one per child.
 struct ProgramRange {
   size_t begin = 0, end = 0;
   bool operator==(const ProgramRange&) const = default;

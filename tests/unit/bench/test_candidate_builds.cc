@@ -77,9 +77,14 @@ TEST(CandidateBuilds, ABatchIsSpreadOverEveryChildBeforeProgramsGrow) {
   // The H200 machine: 15 children. 32 candidates were 2 programs of 16; now 15 of 2 or 3.
   EXPECT_EQ(sizes(32, 16, 15), (std::vector<size_t>{3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
   EXPECT_EQ(sizes(5, 16, 15), (std::vector<size_t>{1, 1, 1, 1, 1}));
-  // More functions than children at the maximum: programs of at most the maximum.
-  EXPECT_EQ(sizes(40, 4, 3), (std::vector<size_t>(10, 4)));
-  EXPECT_EQ(sizes(41, 4, 3), (std::vector<size_t>{4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3}));
+  // More functions than children at the maximum: programs of at most the maximum, in full
+  // waves of one program per child (256 candidates of 16 tasks: not 16 programs of 16,
+  // whose 16th would compile alone after the other 15, but 30 of 8 or 9).
+  EXPECT_EQ(sizes(40, 4, 3), (std::vector<size_t>{4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3}));
+  EXPECT_EQ(sizes(41, 4, 3), (std::vector<size_t>{4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3}));
+  std::vector<size_t> h200 = sizes(256, 16, 15);
+  EXPECT_EQ(h200.size(), 30u);
+  EXPECT_EQ(*std::max_element(h200.begin(), h200.end()), 9u);
   EXPECT_TRUE(plan_programs(0, 16, 15).empty());
   EXPECT_EQ(sizes(7, 0, 0), (std::vector<size_t>(7, 1))) << "zeros mean one";
 }
