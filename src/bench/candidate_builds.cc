@@ -63,13 +63,13 @@ runtime::CudaBuild decode_build(ByteReader& in) {
   return build;
 }
 
-std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes) {
+std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes, size_t min_waves) {
   max_per_program = std::max<size_t>(1, max_per_program);
   processes = std::max<size_t>(1, processes);
   // Enough programs that none exceeds the maximum, in waves of one program per child: a
   // last wave of one program would leave every other child idle for a whole compile.
   const size_t needed = (count + max_per_program - 1) / max_per_program;
-  const size_t waves = std::max<size_t>(1, (needed + processes - 1) / processes);
+  const size_t waves = std::max<size_t>({1, min_waves, (needed + processes - 1) / processes});
   const size_t programs = std::min(count, waves * processes);
   std::vector<ProgramRange> ranges;
   size_t begin = 0;
@@ -84,18 +84,35 @@ std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, si
 
 std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir::PrimFunc>& flats,
                                                                      const CandidateBuildOptions& options) {
+  std::vector<std::optional<Expected<runtime::CudaBuild>>> results(flats.size());
+  build_candidates_streaming(flats, options,
+                             [&](size_t index, Expected<runtime::CudaBuild> build) { results[index].emplace(std::move(build)); });
+  std::vector<Expected<runtime::CudaBuild>> out;
+  out.reserve(flats.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+void build_candidates_streaming(const std::vector<ir::PrimFunc>& flats, const CandidateBuildOptions& options,
+                                const TakeBuild& take) {
   const lower::Target target = lower::Target::cuda_h200();
   const size_t processes = options.processes > 0 ? static_cast<size_t>(options.processes)
                                                  : std::max(1u, std::thread::hardware_concurrency() - 1);
   const std::vector<ProgramRange> chunks =
-      plan_programs(flats.size(), static_cast<size_t>(std::max(1, options.functions_per_program)), processes);
+      plan_programs(flats.size(), static_cast<size_t>(std::max(1, options.functions_per_program)), processes,
+                    static_cast<size_t>(std::max(1, options.min_waves)));
   using Chunk = ProgramRange;  // flats[begin, end)
 
-  std::vector<std::optional<Expected<runtime::CudaBuild>>> results(flats.size());
+  // Built by the previous wave, not yet taken: handed over while the next wave compiles.
+  std::vector<std::pair<size_t, Expected<runtime::CudaBuild>>> ready;
+  auto hand_over = [&] {
+    for (auto& [index, build] : ready) take(index, std::move(build));
+    ready.clear();
+  };
   for (size_t first = 0; first < chunks.size(); first += processes) {
     const size_t last = std::min(chunks.size(), first + processes);
-    // Forked from this thread, before any waiting thread starts; each child compiles its
-    // chunk (inherited with the rest of this process's memory) and sends the builds back.
+    // Forked from this thread while no other runs; each child compiles its chunk
+    // (inherited with the rest of this process's memory) and sends the builds back.
     std::vector<std::unique_ptr<search::WorkerProcess>> children;
     for (size_t c = first; c < last; ++c) {
       const Chunk chunk = chunks[c];
@@ -116,34 +133,40 @@ std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir:
       }));
     }
     std::vector<search::WorkerReply> replies(children.size());
+    std::vector<bool> sent(children.size(), false);
+    for (size_t k = 0; k < children.size(); ++k) {
+      if (std::optional<search::WorkerReply> failed = children[k]->send("compile")) {
+        replies[k] = std::move(*failed);
+      } else {
+        sent[k] = true;
+      }
+    }
+    hand_over();  // the children compile meanwhile
     std::vector<std::thread> waiting;
     for (size_t k = 0; k < children.size(); ++k) {
-      waiting.emplace_back([&, k] { replies[k] = children[k]->call("compile", options.timeout); });
+      if (sent[k]) waiting.emplace_back([&, k] { replies[k] = children[k]->receive(options.timeout); });
     }
     for (std::thread& t : waiting) t.join();
     for (size_t k = 0; k < children.size(); ++k) {
       const Chunk& chunk = chunks[first + k];
       if (!replies[k].ok()) {
         for (size_t i = chunk.begin; i < chunk.end; ++i) {
-          results[i].emplace(DRAGON_RUNTIME_FAILURE("NVRTC child", replies[k].error, ""));
+          ready.emplace_back(i, DRAGON_RUNTIME_FAILURE("NVRTC child", replies[k].error, ""));
         }
         continue;
       }
       ByteReader in(replies[k].bytes);
       for (size_t i = chunk.begin; i < chunk.end; ++i) {
         if (in.u64() == 1) {
-          results[i].emplace(decode_build(in));
+          ready.emplace_back(i, decode_build(in));
         } else {
-          results[i].emplace(DRAGON_RUNTIME_FAILURE("nvrtcCompileProgram", "NVRTC rejected the candidate",
-                                                    std::string(in.bytes())));
+          ready.emplace_back(i, DRAGON_RUNTIME_FAILURE("nvrtcCompileProgram", "NVRTC rejected the candidate",
+                                                       std::string(in.bytes())));
         }
       }
     }
   }
-  std::vector<Expected<runtime::CudaBuild>> out;
-  out.reserve(flats.size());
-  for (auto& r : results) out.push_back(std::move(*r));
-  return out;
+  hand_over();
 }
 
 }  // namespace dragon::bench

@@ -407,19 +407,27 @@ class CudaMeasurer final : public search::Measurer {
 
   // Runs the built candidates of `prep` (builds[k] is pending[k]'s) in the worker.
   std::vector<MeasureResult> finish(Prepared prep, std::vector<Expected<runtime::CudaBuild>>& builds) {
+    for (size_t k = 0; k < prep.pending.size(); ++k) run_pending(prep, k, builds[k]);
+    return complete(std::move(prep));
+  }
+
+  // The result of pending[k] of `prep`, from its build: a build failure, or the worker's.
+  void run_pending(Prepared& prep, size_t k, Expected<runtime::CudaBuild>& build) {
     Clock::time_point start = Clock::now();
-    for (size_t k = 0; k < prep.pending.size(); ++k) {
-      MeasureResult& r = prep.results[prep.pending[k]->index];
-      if (!builds[k]) {
-        r = MeasureResult::failure(MeasureStatus::kBuildFailed, builds[k].error().describe());
-      } else {
-        ++costs_.built;
-        r = run(builds[k].value());
-      }
-      r.kernel_hash = prep.pending[k]->hash;
-      cache_[prep.pending[k]->hash] = r;
+    MeasureResult& r = prep.results[prep.pending[k]->index];
+    if (!build) {
+      r = MeasureResult::failure(MeasureStatus::kBuildFailed, build.error().describe());
+    } else {
+      ++costs_.built;
+      r = run(build.value());
     }
+    r.kernel_hash = prep.pending[k]->hash;
+    cache_[prep.pending[k]->hash] = r;
     costs_.run += seconds_since(start);
+  }
+
+  // The results once every pending candidate has run: duplicates get their first's.
+  std::vector<MeasureResult> complete(Prepared prep) {
     for (auto [index, same] : prep.duplicates) {
       prep.results[index] = prep.results[same];
       prep.results[index].from_cache = true;
@@ -507,19 +515,34 @@ class CudaMeasureGroup final : public search::MeasureGroup {
       for (const Pending* p : prepared.back().pending) flats.push_back(p->flat);
     }
     if (measurers.empty()) return {};
+    // Which batch and which of its pending candidates each flat function is.
+    std::vector<std::pair<size_t, size_t>> owner;
+    for (size_t b = 0; b < prepared.size(); ++b) {
+      for (size_t k = 0; k < prepared[b].pending.size(); ++k) owner.emplace_back(b, k);
+    }
+    // Two waves of compilers when there is enough to share: the first wave's candidates
+    // run on the GPU while the second compiles.
+    CandidateBuildOptions build = measurers.front()->build_options();
+    const size_t processes = build.processes > 0 ? static_cast<size_t>(build.processes)
+                                                 : std::max(1u, std::thread::hardware_concurrency() - 1);
+    if (flats.size() >= 4 * processes) build.min_waves = 2;
     Clock::time_point start = Clock::now();
-    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(flats, measurers.front()->build_options());
-    const double seconds = seconds_since(start);
+    double running = 0;  // of the wall time, spent running candidates (not compiling)
+    build_candidates_streaming(flats, build, [&](size_t index, Expected<runtime::CudaBuild> built) {
+      Clock::time_point ran = Clock::now();
+      auto [b, k] = owner[index];
+      measurers[b]->run_pending(prepared[b], k, built);
+      running += seconds_since(ran);
+    });
+    // The compilers' share of the wall time, spread over the candidates.
+    const double compiling = std::max(0.0, seconds_since(start) - running);
     std::vector<std::vector<MeasureResult>> results;
-    size_t offset = 0;
-    for (size_t k = 0; k < measurers.size(); ++k) {
-      const size_t count = prepared[k].pending.size();
-      // The batch's compile time is shared by its candidates.
-      if (!flats.empty()) measurers[k]->add_compile_seconds(seconds * static_cast<double>(count) / static_cast<double>(flats.size()));
-      std::vector<Expected<runtime::CudaBuild>> mine;
-      for (size_t i = 0; i < count; ++i) mine.push_back(std::move(builds[offset + i]));
-      offset += count;
-      results.push_back(measurers[k]->finish(std::move(prepared[k]), mine));
+    for (size_t b = 0; b < measurers.size(); ++b) {
+      if (!flats.empty()) {
+        measurers[b]->add_compile_seconds(compiling * static_cast<double>(prepared[b].pending.size()) /
+                                          static_cast<double>(flats.size()));
+      }
+      results.push_back(measurers[b]->complete(std::move(prepared[b])));
     }
     return results;
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct CandidateBuildOptions {
   int functions_per_program = 16;  // at most this many functions in one NVRTC program
   int processes = 0;  // children at once (0: the cores less one)
   std::chrono::milliseconds timeout{600000};  // one child's batch
+  // At least this many waves of children: with 2 or more, the parent can use what one wave
+  // built while the next compiles (build_candidates_streaming).
+  int min_waves = 1;
 };
 
 // How `count` functions are cut into NVRTC programs: consecutive ranges [begin, end), as
@@ -33,13 +37,20 @@ struct ProgramRange {
   size_t begin = 0, end = 0;
   bool operator==(const ProgramRange&) const = default;
 };
-std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes);
+std::vector<ProgramRange> plan_programs(size_t count, size_t max_per_program, size_t processes,
+                                       size_t min_waves = 1);
 
 // Compiles each flat (lowered) function for the H200; results in input order, a failure
 // with NVRTC's log (or why the child ended). Must be called while this process has no other
 // thread running (the children are forked).
 std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir::PrimFunc>& flats,
                                                                      const CandidateBuildOptions& options = {});
+// The same builds, each handed to `take` (its index in `flats`, the result) as soon as the
+// parent may use it: a wave's builds while the next wave of children compiles, the last
+// wave's at the end. `take` runs on this thread, between the forks.
+using TakeBuild = std::function<void(size_t index, Expected<runtime::CudaBuild> build)>;
+void build_candidates_streaming(const std::vector<ir::PrimFunc>& flats, const CandidateBuildOptions& options,
+                                const TakeBuild& take);
 
 void encode_build(search::ByteWriter& out, const runtime::CudaBuild& build);
 // The build as encoded; its source text is empty (the GPU worker needs none).

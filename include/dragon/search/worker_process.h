@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace dragon::search {
@@ -42,6 +43,11 @@ class WorkerProcess {
   // Sends `request` and waits for the reply. After kCrashed or kTimedOut the child is gone
   // and every later call fails the same way: start a new WorkerProcess.
   WorkerReply call(const std::string& request, std::chrono::milliseconds timeout);
+  // call() in two halves, so the parent can work while the child does: send() gives the
+  // child its request (a failure reply when the child is gone), receive() waits for the
+  // reply, its timeout counted from there. One request at a time.
+  std::optional<WorkerReply> send(const std::string& request);
+  WorkerReply receive(std::chrono::milliseconds timeout);
   bool alive() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
 

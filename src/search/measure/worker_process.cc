@@ -168,6 +168,11 @@ std::string WorkerProcess::reap(bool kill_first) {
 }
 
 WorkerReply WorkerProcess::call(const std::string& request, std::chrono::milliseconds timeout) {
+  if (std::optional<WorkerReply> failed = send(request)) return std::move(*failed);
+  return receive(timeout);
+}
+
+std::optional<WorkerReply> WorkerProcess::send(const std::string& request) {
   WorkerReply reply;
   if (pid_ <= 0) {
     reply.status = WorkerReply::Status::kCrashed;
@@ -177,6 +182,16 @@ WorkerReply WorkerProcess::call(const std::string& request, std::chrono::millise
   if (!write_frame(to_child_, 0, request)) {
     reply.status = WorkerReply::Status::kCrashed;
     reply.error = "the worker died: " + reap(false);
+    return reply;
+  }
+  return std::nullopt;
+}
+
+WorkerReply WorkerProcess::receive(std::chrono::milliseconds timeout) {
+  WorkerReply reply;
+  if (pid_ <= 0) {
+    reply.status = WorkerReply::Status::kCrashed;
+    reply.error = "the worker is not running (it ended on an earlier request)";
     return reply;
   }
   uint8_t kind = 0;

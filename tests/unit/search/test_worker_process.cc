@@ -36,6 +36,24 @@ TEST(WorkerProcess, RepliesToRequests) {
   EXPECT_EQ(r.bytes.size(), big.size() + 5);
 }
 
+TEST(WorkerProcess, SendAndReceiveAreACallInTwoHalves) {
+  WorkerProcess first(serve), second(serve);
+  // Both children have their requests before the parent waits for either.
+  EXPECT_FALSE(first.send("a").has_value());
+  EXPECT_FALSE(second.send(std::string(1 << 20, 'b')).has_value());
+  WorkerReply b = second.receive(5s);
+  WorkerReply a = first.receive(5s);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.error << b.error;
+  EXPECT_EQ(a.bytes, "echo a");
+  EXPECT_EQ(b.bytes.size(), (1u << 20) + 5);
+  // A child that ended answers the next send with the failure.
+  EXPECT_EQ(first.call("crash", 5s).status, WorkerReply::Status::kCrashed);
+  std::optional<WorkerReply> gone = first.send("more");
+  ASSERT_TRUE(gone.has_value());
+  EXPECT_EQ(gone->status, WorkerReply::Status::kCrashed);
+  EXPECT_EQ(first.receive(1s).status, WorkerReply::Status::kCrashed);
+}
+
 TEST(WorkerProcess, AnExceptionIsAFailureAndTheWorkerLivesOn) {
   WorkerProcess worker(serve);
   WorkerReply r = worker.call("throw", 5s);
