@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/lower/lower.h"
+#include "dragon/lower/passes.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
 #include "postproc/postproc.h"
@@ -152,6 +154,24 @@ class KernelScan : public ir::StmtVisitor {
   std::vector<const ir::ForNode*> path_;   // from the kernel's top
 };
 
+// How many versions of a buffer written and read under `loop` a software pipeline keeps:
+// the span of its stages (1 for a loop that is not pipelined).
+int64_t pipeline_versions(const ir::ForNode* loop) {
+  auto it = loop->annotations.find(lower::kSoftwarePipelineStage);
+  if (it == loop->annotations.end()) return 1;
+  const auto* text = std::get_if<std::string>(&it->second);
+  if (text == nullptr) return 1;
+  std::istringstream in(*text);
+  int64_t lo = 0, hi = 0, s = 0;
+  bool first = true;
+  while (in >> s) {
+    lo = first ? s : std::min(lo, s);
+    hi = first ? s : std::max(hi, s);
+    first = false;
+  }
+  return hi - lo + 1;
+}
+
 // Bytes of shared memory one thread block of the kernel holds: each shared buffer's
 // footprint is what its writer writes while the loops it shares with the buffer's readers
 // stay fixed (what compact_buffers keeps), counted over the writer's loops that feed
@@ -176,6 +196,9 @@ int64_t shared_bytes(const KernelUse& use) {
       if (loop_feeds(writer_loops[i]).spatial) elements *= ir::as_const_int(writer_loops[i]->extent).value_or(1);
     }
     elements = std::min(elements, buffer->num_elements());
+    // A software-pipelined loop the writer and its readers share keeps one copy of the
+    // buffer per stage between them (inject_software_pipeline's multi-buffering).
+    for (size_t i = 0; i < common; ++i) elements *= pipeline_versions(writer_loops[i]);
     total += elements * buffer->dtype.bytes();
   }
   return total;
