@@ -245,7 +245,7 @@ TEST(MultiLevelTilingWgmma, SampledCandidatesComputeTheGemmOnTheInterpreter) {
   }
 }
 
-TEST(MultiLevelTilingWgmma, VerifyGpuCodeRejectsPipelinesPastSharedMemory) {
+TEST(MultiLevelTilingWgmma, VerifyGpuCodeRejectsPipelinesPastSharedMemoryAndTilesPastTheRegisterFile) {
   // 4 warpgroups x N 256, 4 stages: 4 x (256 + 256) rows x 128 bytes = 256 KiB, above the
   // H200's 227 KB; 3 stages (192 KiB) fit.
   ir::PrimFunc func = workload(kGemm4096);
@@ -257,7 +257,17 @@ TEST(MultiLevelTilingWgmma, VerifyGpuCodeRejectsPipelinesPastSharedMemory) {
   EXPECT_EQ(r.failure().stage, "verify_gpu_code");
   EXPECT_NE(r.failure().message.find("262144 bytes of shared memory, above the limit 232448"), std::string::npos)
       << r.failure().message;
-  RuleSet fits = cuda_with_wgmma({4}, {256}, {3});
+  // 3 stages fit shared memory, but 4 warpgroups of 64 x 256 accumulators (128 registers a
+  // thread, 512 threads) do not fit the register file.
+  RuleSet too_many_registers = cuda_with_wgmma({4}, {256}, {3});
+  CandidateResult wide = sample_candidate(wgmma_sketches(kGemm4096, too_many_registers)[0], func, kH200,
+                                          too_many_registers, 1);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.failure().stage, "verify_gpu_code");
+  EXPECT_NE(wide.failure().message.find("about 160 registers per thread for 512 threads"), std::string::npos)
+      << wide.failure().message;
+  // 4 warpgroups of 64 x 128 (64 registers a thread), 3 stages: 144 KiB, fits.
+  RuleSet fits = cuda_with_wgmma({4}, {128}, {3});
   CandidateResult ok = sample_candidate(wgmma_sketches(kGemm4096, fits)[0], func, kH200, fits, 1);
   EXPECT_TRUE(ok.ok()) << (ok.ok() ? "" : ok.failure().message);
 }
