@@ -15,12 +15,14 @@
 #include "dragon/codegen/cuda_codegen.h"
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
+#include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
 #include "dragon/search/mutator.h"
 #include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
 
 namespace dragon::search {
@@ -272,5 +274,60 @@ TEST(MultiLevelTilingWgmma, VerifyGpuCodeRejectsPipelinesPastSharedMemoryAndTile
   EXPECT_TRUE(ok.ok()) << (ok.ok() ? "" : ok.failure().message);
 }
 
+// The trimmed lines of `code` that call a helper of the prelude (copies, fences, wgmma,
+// fills, stores, barriers), sorted: what a kernel does, whatever its loops are named.
+std::vector<std::string> helper_calls(const std::string& code) {
+  std::vector<std::string> out;
+  size_t at = code.find("__global__");
+  while (at < code.size()) {
+    size_t end = code.find('\n', at);
+    if (end == std::string::npos) end = code.size();
+    std::string line = code.substr(at, end - at);
+    line.erase(0, line.find_first_not_of(' '));
+    if (line.rfind("dragon_", 0) == 0) out.push_back(line);
+    at = end + 1;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(MultiLevelTilingWgmma, TheCandidateAtTheExpertsDecisionsIsTheExpertKernel) {
+  // Two warpgroups, N 256, 3 stages: the decisions of gemm_f16_wgmma_pipe3_128x256.script
+  // (0.588x cuBLAS on the H200). Same launch, same copies, wgmma calls, fills and stores.
+  ir::PrimFunc func = workload(kGemm4096);
+  RuleSet rules = cuda_with_wgmma({2}, {256}, {3});
+  CandidateResult r = sample_candidate(wgmma_sketches(kGemm4096, rules)[0], func, kH200, rules, 1);
+  ASSERT_TRUE(r.ok()) << r.failure().message;
+  schedule::Schedule expert(func);
+  script::decode(read_text_file(std::string(DRAGON_SOURCE_DIR) +
+                                "/data/scripts/expert/gpu/gemm_f16_wgmma_pipe3_128x256.script"))
+      .apply_to(expert);
+  codegen::CudaSource found = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
+  codegen::CudaSource written = codegen::generate_cuda(lower::lower(expert.func(), kH200).func, kH200);
+  ASSERT_EQ(found.kernels.size(), written.kernels.size());
+  EXPECT_EQ(found.kernels[0].grid, written.kernels[0].grid);
+  EXPECT_EQ(found.kernels[0].block, written.kernels[0].block);
+  EXPECT_EQ(found.kernels[0].dynamic_shared_bytes, written.kernels[0].dynamic_shared_bytes);
+  EXPECT_EQ(found.kernels[0].dynamic_shared_bytes, 3 * (128 + 256) * 64 * 2);
+  std::vector<std::string> calls = helper_calls(found.code);
+  EXPECT_EQ(calls, helper_calls(written.code));
+  EXPECT_GE(calls.size(), 8u);
+}
+
+TEST(RewriteSoftwarePipeline, ADepthOfOneLeavesTheLoopSerialAndTheAnnotationGoes) {
+  ir::PrimFunc func = workload(kGemm4096);
+  RuleSet rules = cuda_with_wgmma({2}, {128}, {1});
+  CandidateResult r = sample_candidate(wgmma_sketches(kGemm4096, rules)[0], func, kH200, rules, 1);
+  ASSERT_TRUE(r.ok()) << r.failure().message;
+  std::string text = script_of(r.candidate().trace);
+  EXPECT_EQ(text.find("swstage"), std::string::npos) << text;
+  // The depth annotation is gone from the candidate's IR (lowering would not know it).
+  EXPECT_EQ(ir::print_function(r.candidate().func).find("software_pipeline_depth"), std::string::npos);
+  codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
+  EXPECT_EQ(src.kernels[0].dynamic_shared_bytes, (128 + 128) * 64 * 2);  // one stage
+  EXPECT_EQ(src.code.find("cp.async.wait_group"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dragon::search
+
