@@ -2,9 +2,10 @@
 // offers Hopper's warpgroup MMA for f16/bf16 GEMMs (batch matmul too) whose B is stored
 // [n, k] and whose extents divide (m by 64, n by a sampled N, k by 64), beside the mma.sync
 // rule and plain tiling; elsewhere it leaves no trace. Sampled candidates replay, compute
-// the GEMM on the interpreter, lower for the H200 and print as warpgroup code; their
-// decisions (warpgroups, N, pipeline depth) are what mutators redraw, and a decision past
-// the shared memory of a thread block is rejected by verify_gpu_code. NVRTC compiles of
+// the GEMM on the interpreter, lower for the H200, have cost-model features and print as
+// warpgroup code (at the expert script's decisions, the expert's kernel); their decisions
+// (warpgroups, N, pipeline depth) are what mutators redraw, and a decision past the shared
+// memory or the register file of a thread block is rejected by verify_gpu_code. NVRTC compiles of
 // such candidates are in test_search_nvrtc, runs on the H200 in tests/gpu/test_gpu_wgmma.cc.
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include "dragon/search/design_space.h"
 #include "dragon/search/mutator.h"
 #include "dragon/search/postproc.h"
+#include "dragon/search/program_features.h"
 #include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
 
@@ -171,6 +173,22 @@ TEST(MultiLevelTilingWgmma, DecisionsAreWhatMutatorsRedraw) {
     EXPECT_NE(text.find("swstage \"0 0 " + std::to_string(after[2] - 1) + "\""), std::string::npos) << text;
   }
   EXPECT_EQ(changed, (std::set<size_t>{1, 2})) << "N and the depth move; warpgroups is mutate_thread_binding's";
+  // mutate_thread_binding redraws the warpgroups (or the output cast's thread count), and
+  // the mutated trace replays with the copies spread over the new thread count.
+  std::unique_ptr<Mutator> rebind = make_mutate_thread_binding();
+  bool warpgroups_moved = false;
+  for (int round = 0; round < 20; ++round) {
+    std::optional<schedule::Trace> t = rebind->apply(first.candidate().trace, func, rng);
+    ASSERT_TRUE(t.has_value());
+    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    std::vector<int64_t> after = categoricals(r.candidate().trace);
+    if (after[0] == before[0]) continue;
+    warpgroups_moved = true;
+    codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
+    EXPECT_EQ(src.kernels[0].block, (std::array<int64_t, 3>{128, after[0], 1}));
+  }
+  EXPECT_TRUE(warpgroups_moved);
 }
 
 // Candidates of `sketch` at seeds 0.. until `want` with distinct decisions are found.
@@ -214,6 +232,8 @@ TEST(MultiLevelTilingWgmma, SampledCandidatesReplayLowerAndPrintAsWarpgroupCode)
     CandidateResult again = replay_candidate(c.trace, func, kH200, RuleSet::cuda());
     ASSERT_TRUE(again.ok()) << again.failure().message;
     EXPECT_EQ(script_of(again.candidate().trace), text);
+    // The cost model reads it (search ranks candidates by these rows).
+    EXPECT_GT(extract_program_features(c.func, kH200).rows(), 0);
     // Lowered for the H200 and printed: one wgmma of the sampled shape, 128 x warpgroups
     // threads, the pipeline's shared tiles.
     codegen::CudaSource src = codegen::generate_cuda(lower::lower(c.func, kH200).func, kH200);
