@@ -348,6 +348,25 @@ TEST(RewriteSoftwarePipeline, ADepthOfOneLeavesTheLoopSerialAndTheAnnotationGoes
   EXPECT_EQ(src.code.find("cp.async.wait_group"), std::string::npos);
 }
 
+TEST(MultiLevelTilingWgmma, TheDecisionSamplerCountsAWarpgroupAs128Threads) {
+  // Sketched for the H200 with up to 4 warpgroups, drawn for a GPU of 256 threads a block:
+  // the sampler keeps to 1 or 2 warpgroups (128 threads each), so every draw passes
+  // verify_gpu_code (counting a warpgroup as one 32-lane warp, 4 would look like 128).
+  ir::PrimFunc func = workload(kGemm4096);
+  RuleSet rules = cuda_with_wgmma({1, 2, 4}, {128}, {2});
+  std::vector<Sketch> s = wgmma_sketches(kGemm4096, rules);
+  ASSERT_EQ(s.size(), 1u);
+  lower::Target small = kH200;
+  small.max_threads_per_block = 256;
+  std::set<int64_t> warpgroups;
+  for (int seed = 0; seed < 24; ++seed) {
+    CandidateResult r = sample_candidate(s[0], func, small, rules, seed);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+    warpgroups.insert(categoricals(r.candidate().trace).at(0));
+  }
+  EXPECT_EQ(warpgroups, (std::set<int64_t>{1, 2}));
+}
+
 }  // namespace
 }  // namespace dragon::search
 
