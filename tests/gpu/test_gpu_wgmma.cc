@@ -4,10 +4,11 @@
 // warpgroups, unpipelined and cp.async-pipelined 3 stages deep, and the wgmma expert
 // scripts at small shapes; and wgmma candidates that search samples (the
 // multi_level_tiling_wgmma rule: warpgroups, N, pipeline depth) of a 1024^3 f16 GEMM against
-// the default schedule on the device, and of a small GEMM against the interpreter. Without
-// a device every test says [SKIP]. On the CPU,
+// the default schedule on the device, and of small GEMMs (f16, bf16, a batch matmul) against
+// the interpreter. Without a device every test says [SKIP]. On the CPU,
 // tests/unit/codegen/test_cuda_wgmma.cc checks the same schedules on the interpreter and
-// compiles them with NVRTC.
+// compiles them with NVRTC; tests/unit/search/test_wgmma_space.cc and test_search_nvrtc
+// do so for the search candidates.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -119,12 +120,15 @@ TEST(GpuWgmma, SearchCandidatesMatchTheDefaultScheduleAt1024AndTheInterpreterWhe
     ASSERT_TRUE(status.ok()) << label << ": " << status.error().describe();
     EXPECT_TRUE(testing::outputs_match(func, reference, actual, kGpuToleranceScale)) << label;
   }
-  // At a small shape every candidate against the interpreter.
-  const std::string small = "matmul:m=256,n=256,k=256,trans_b=true,dtype=f16";
-  std::vector<std::pair<std::string, ir::PrimFunc>> small_candidates = wgmma_candidates(small, 6);
-  EXPECT_GE(small_candidates.size(), 4u);
-  for (const auto& [label, scheduled] : small_candidates) {
-    EXPECT_TRUE(runs_like_interpreter(label, unscheduled(small), scheduled, kGpuToleranceScale));
+  // At small shapes (bf16, a batch matmul too) candidates against the interpreter.
+  for (const std::string small : {"matmul:m=256,n=256,k=256,trans_b=true,dtype=f16",
+                                  "matmul:m=128,n=256,k=256,trans_b=true,dtype=bf16",
+                                  "batch_matmul:batch=3,m=128,n=256,k=128,trans_b=true,dtype=f16"}) {
+    std::vector<std::pair<std::string, ir::PrimFunc>> small_candidates = wgmma_candidates(small, 4);
+    EXPECT_EQ(small_candidates.size(), 4u) << small;
+    for (const auto& [label, scheduled] : small_candidates) {
+      EXPECT_TRUE(runs_like_interpreter(label, unscheduled(small), scheduled, kGpuToleranceScale));
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 // What search makes compiles for the H200 with NVRTC (no GPU needed): the untuned default
 // schedule of every op kind of every suite at its full shape, and candidates sampled from
 // the design spaces of a GEMM (f32 tiling, f16 tensor cores) and a softmax (cross-thread
-// reduction), and wgmma candidates of f16/bf16 GEMMs (the wgmma rule, sm_90a). Skips,
+// reduction), and wgmma candidates of f16/bf16 GEMMs and a batch matmul (the wgmma rule,
+// sm_90a). Skips,
 // saying so, in a build without the toolkit.
 #include <gtest/gtest.h>
 
@@ -81,7 +82,8 @@ TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
   std::vector<std::string> labels;
   std::vector<ir::PrimFunc> flats;
   for (const char* spec : {"matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16",
-                           "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=bf16"}) {
+                           "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=bf16",
+                           "batch_matmul:batch=4,m=512,n=512,k=512,trans_b=true,dtype=f16"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
     const Sketch* wgmma = nullptr;
     std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
