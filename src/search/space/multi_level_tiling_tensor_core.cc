@@ -6,7 +6,9 @@
 // (rows padded against bank conflicts, cooperative fetch) and register fragments
 // ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
 // "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
-// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space.
+// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
+// sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
+// sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
 // Not for convolutions yet: their tiles are not unit-stride in our layouts (no ReIndex).
 #include <algorithm>
 
