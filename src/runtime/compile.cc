@@ -47,8 +47,11 @@ ir::PrimFunc batch_member(const ir::PrimFunc& flat, size_t position) {
 
 // One translation unit for several functions: one prelude, then each member's kernels.
 // The emitter's preludes differ only in the tensor-core helpers it appends to the common
-// part, so the longest prelude holds every other one as a prefix and serves all members.
-std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_t begin, size_t end) {
+// part; the longest prelude serves every member whose prelude is a prefix of it. Members
+// whose helpers differ (wgmma helpers of another N) are not in that chain: they are
+// returned in `apart` and compiled alone.
+std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_t begin, size_t end,
+                          std::vector<size_t>& apart) {
   std::string_view prelude;
   for (size_t i = begin; i < end; ++i) {
     if (sources[i].prelude_size > prelude.size()) prelude = std::string_view(sources[i].code).substr(0, sources[i].prelude_size);
@@ -56,7 +59,10 @@ std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_
   std::string code(prelude);
   for (size_t i = begin; i < end; ++i) {
     std::string_view own = std::string_view(sources[i].code).substr(0, sources[i].prelude_size);
-    DRAGON_CHECK(prelude.starts_with(own), "the CUDA prelude of batch member {} is not a prefix of the batch's", i);
+    if (!prelude.starts_with(own)) {
+      apart.push_back(i);
+      continue;
+    }
     code.append(sources[i].code, sources[i].prelude_size);
   }
   return code;
@@ -144,16 +150,21 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
   std::vector<codegen::CudaSource> sources;
   sources.reserve(flats.size());
   std::vector<std::string> codes;
+  std::vector<size_t> apart;  // members whose prelude does not fit their program's: alone
   for (const Program& program : programs) {
     for (size_t i = program.begin; i < program.end; ++i) {
       sources.push_back(program.end - program.begin == 1
                             ? codegen::generate_cuda(flats[i], target)
                             : codegen::generate_cuda(batch_member(flats[i], i - program.begin), target));
     }
-    codes.push_back(batch_program(sources, program.begin, program.end));
+    codes.push_back(batch_program(sources, program.begin, program.end, apart));
   }
+  // The members apart are compiled alone in the same NVRTC run, after the programs.
+  for (size_t i : apart) codes.push_back(sources[i].code);
   const NvrtcOptions nvrtc = nvrtc_options(options, target);
   std::vector<Expected<Cubin>> cubins = nvrtc_compile_all(codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
+  std::vector<std::optional<Expected<Cubin>>> cubin_of(flats.size());
+  for (size_t a = 0; a < apart.size(); ++a) cubin_of[apart[a]].emplace(std::move(cubins[programs.size() + a]));
 
   // A rejected program of several members says nothing about which member broke it (and a
   // log mixing them is hard to read), so each member of such a program is compiled again
@@ -163,13 +174,13 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
   for (size_t p = 0; p < programs.size(); ++p) {
     if (cubins[p] || programs[p].end - programs[p].begin == 1) continue;
     for (size_t i = programs[p].begin; i < programs[p].end; ++i) {
+      if (cubin_of[i]) continue;  // compiled apart already
       retried.push_back(i);
       retried_codes.push_back(sources[i].code);
     }
   }
   std::vector<Expected<Cubin>> alone = nvrtc_compile_all(retried_codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
 
-  std::vector<std::optional<Expected<Cubin>>> cubin_of(flats.size());
   for (size_t r = 0; r < retried.size(); ++r) cubin_of[retried[r]].emplace(std::move(alone[r]));
   std::vector<Expected<CudaBuild>> result;
   result.reserve(flats.size());

@@ -50,6 +50,8 @@ enum class SamplingRole : uint8_t {
   kUnroll,           // SampleCategorical annotated as an unroll_explicit/implicit step
   kThreadExtent,     // SampleCategorical used as a split factor whose loop is bound to threadIdx
   kComputeLocation,  // SampleComputeLocation
+  kTileChoice,       // SampleCategorical among a rule's tiles or pipeline depths: a split factor of a loop
+                     // bound to no thread, or annotated meta_schedule.software_pipeline_depth
   kOther,            // a sampling instruction in no pattern above
 };
 std::string_view sampling_role_name(SamplingRole role);

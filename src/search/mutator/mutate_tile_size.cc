@@ -1,6 +1,7 @@
 // MutateTileSize: moves a divisor of one level of a perfect tile to another level (the
 // product stays the loop's extent, the innermost level stays within its bound), or redraws
-// a cooperative-fetch vector length. Which decision is picked uniformly over both kinds.
+// a cooperative-fetch vector length or a tile choice (a categorical among a rule's tiles or
+// pipeline depths, e.g. the wgmma rule's N). Which decision is picked uniformly over all.
 #include <memory>
 
 #include "dragon/search/mutator.h"
@@ -69,7 +70,7 @@ class MutateTileSize final : public Mutator {
       }
       if (d && d->size() >= 2 && product >= 2) tiles.push_back(i);
     }
-    std::vector<size_t> fetches = decided_sites(trace, {SamplingRole::kVectorLength});
+    std::vector<size_t> fetches = decided_sites(trace, {SamplingRole::kVectorLength, SamplingRole::kTileChoice});
     // Uniform over both kinds; a choice that cannot change is dropped and another drawn.
     std::vector<size_t> choices = tiles;
     choices.insert(choices.end(), fetches.begin(), fetches.end());

@@ -24,6 +24,15 @@ class Postproc {
   virtual std::optional<std::string> apply(schedule::Schedule& sch) const = 0;
 };
 
+// A loop annotation a rule samples (an integer d): rewrite_software_pipeline turns it into a
+// d-stage software pipeline of the loop's body (lower::kSoftwarePipelineStage).
+inline constexpr std::string_view kSoftwarePipelineDepth = "meta_schedule.software_pipeline_depth";
+
+// The auto_tensorize value a rule gives a wgmma update whose N is a sampled tile:
+// "wgmma_m64nNk16_<dtype><dtype>f32_trans_b" with a literal N, which rewrite_tensorize
+// replaces by the extent of the update's N loop (schedule::wgmma_intrin_name).
+std::string wgmma_family_intrin_name(std::string_view dtype);
+
 // The postprocessor of `spec.postproc` (UserError for an unknown kind or parameter).
 std::unique_ptr<Postproc> make_postproc(const PostprocSpec& spec, const lower::Target& target);
 

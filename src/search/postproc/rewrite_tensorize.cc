@@ -3,9 +3,12 @@
 // removed. A block whose innermost loops already have the intrinsic's tile extents is
 // tensorized at them (the mma update); a reduction's init, made by rewrite_reduction_block
 // with the update's annotations, takes the accumulator fill; a copy (fragment load or
-// store) is first cut into tiles of the intrinsic's two extents. Run it after
-// rewrite_reduction_block.
+// store) is first cut into tiles of the intrinsic's two extents. A wgmma update annotated
+// with the family name (wgmma_family_intrin_name: N sampled by the rule) takes the N of its
+// loop; its init the warpgroup fill. Run it after rewrite_reduction_block.
 #include <variant>
+
+#include <fmt/format.h>
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/tensor_intrin.h"
@@ -21,6 +24,12 @@ using schedule::Schedule;
 
 constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
 constexpr const char* kFill = "mma_fill_m16n8_f32";
+constexpr const char* kWgmmaFill = "wgmma_fill_m64n8_f32";
+constexpr std::string_view kWgmmaFamilyN = "m64nNk16_";
+
+bool is_wgmma_family(const std::string& name) {
+  return name.rfind("wgmma_", 0) == 0 && name.find(kWgmmaFamilyN) != std::string::npos;
+}
 
 std::vector<int64_t> tile_extents(const schedule::TensorIntrin& intrin) {
   std::vector<int64_t> extents;
@@ -35,8 +44,18 @@ void tensorize_block(Schedule& sch, const std::string& name, std::string intrin_
   const ir::BlockNode* b = sch.get(block);
   // The init of an mma update carries the update's annotation: it gets the fill.
   if (intrin_name.rfind("mma_m16n8k16_", 0) == 0 && !is_reduction(b) && is_spatial(b)) intrin_name = kFill;
+  std::vector<LoopRV> block_loops = sch.get_loops(block);
+  if (is_wgmma_family(intrin_name)) {
+    if (!is_reduction(b) && is_spatial(b)) {
+      intrin_name = kWgmmaFill;
+    } else if (block_loops.size() >= 2) {
+      // [.., 64, N, 16]: the N loop is the second innermost.
+      int64_t n = ir::as_const_int(sch.get(block_loops[block_loops.size() - 2])->extent).value_or(0);
+      intrin_name.replace(intrin_name.find(kWgmmaFamilyN), kWgmmaFamilyN.size(), fmt::format("m64n{}k16_", n));
+    }
+  }
   const schedule::TensorIntrin* intrin = schedule::find_tensor_intrin(intrin_name);
-  std::vector<LoopRV> loops = sch.get_loops(block);
+  std::vector<LoopRV> loops = block_loops;
   std::vector<int64_t> extents = intrin != nullptr ? tile_extents(*intrin) : std::vector<int64_t>{};
   size_t n = extents.size();
   bool at_tile = intrin != nullptr && loops.size() >= n;
@@ -76,6 +95,10 @@ class RewriteTensorize : public Postproc {
 };
 
 }  // namespace
+
+std::string wgmma_family_intrin_name(std::string_view dtype) {
+  return fmt::format("wgmma_{}{}{}f32_trans_b", kWgmmaFamilyN, dtype, dtype);
+}
 
 std::unique_ptr<Postproc> make_rewrite_tensorize_postproc(ParamReader&, const lower::Target&) {
   return std::make_unique<RewriteTensorize>();

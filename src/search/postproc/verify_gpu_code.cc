@@ -1,14 +1,18 @@
 // VerifyGPUCode (MetaSchedule's postprocessor): rejects a candidate the GPU cannot run or
 // the sketch did not mean: per kernel (each top-level nest), threads per block, virtual
 // threads, the bytes of a vectorized access and shared memory against the target's
-// limits, each tiled block's thread-extent bounds (the multi-level tiling rule's
+// limits (shared buffers of a software pipeline counted once per stage), each tiled
+// block's thread-extent bounds (the multi-level tiling rule's
 // "thread_extent_low/high_inclusive" annotations), and a thread loop nested in one of the
-// same tag that reads the outer one's variable (one hardware index, two values). Read from the block IR, without
+// same tag that reads the outer one's variable (one hardware index, two values), and the
+// registers of wgmma accumulators against the register file. Read from the block IR, without
 // lowering (a few microseconds); with "lower": true it runs the lowering pipeline, whose
 // own verify_gpu_code is exact, instead.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include <fmt/format.h>
@@ -16,6 +20,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/lower/lower.h"
+#include "dragon/lower/passes.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
 #include "postproc/postproc.h"
@@ -26,6 +31,12 @@ namespace {
 
 constexpr const char* kLow = "meta_schedule.thread_extent_low_inclusive";
 constexpr const char* kHigh = "meta_schedule.thread_extent_high_inclusive";
+// The register file of an sm_90 thread block (64K 32-bit registers), a thread's limit, and
+// the registers a wgmma kernel needs beside its accumulator (addresses, loop counters,
+// descriptors): a lower bound, so only kernels that cannot fit are rejected.
+constexpr int64_t kRegistersPerBlock = 65536;
+constexpr int64_t kMaxRegistersPerThread = 255;
+constexpr int64_t kRegisterOverhead = 32;
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
@@ -40,6 +51,7 @@ std::optional<int64_t> int_annotation(const ir::BlockNode* block, const char* ke
 struct KernelUse {
   std::map<std::string, int64_t> extents;  // thread tag -> largest extent bound to it
   bool warp_blocks = false;                // tensorized blocks: threadIdx.x is the 32 lanes
+  int64_t widest_wgmma_n = 0;              // the largest N of the kernel's wgmma m64nNk16 blocks
   int64_t widest_vector_bytes = 0;
   std::string widest_vector_loop;
   std::vector<const ir::BlockNode*> blocks;
@@ -119,7 +131,15 @@ class KernelScan : public ir::StmtVisitor {
     const ir::BlockNode* block = op->block.get();
     use_.blocks.push_back(block);
     use_.loops_of[block] = path_;
-    if (block->annotations.count(std::string(schedule::kTensorIntrinAnnotation)) != 0) use_.warp_blocks = true;
+    auto intrin = block->annotations.find(std::string(schedule::kTensorIntrinAnnotation));
+    if (intrin != block->annotations.end()) {
+      use_.warp_blocks = true;
+      const auto* name = std::get_if<std::string>(&intrin->second);
+      int n = 0;
+      if (name != nullptr && std::sscanf(name->c_str(), "wgmma_m64n%dk16_", &n) == 1) {
+        use_.widest_wgmma_n = std::max<int64_t>(use_.widest_wgmma_n, n);
+      }
+    }
     for (const ir::BufferRegion& w : block->writes) {
       const std::string& scope = w.buffer->scope;
       if (starts_with(scope, "shared") && use_.shared_writers.count(w.buffer.get()) == 0) {
@@ -152,31 +172,56 @@ class KernelScan : public ir::StmtVisitor {
   std::vector<const ir::ForNode*> path_;   // from the kernel's top
 };
 
-// Bytes of shared memory one thread block of the kernel holds: each shared buffer's
-// footprint is what its writer writes while the loops it shares with the buffer's readers
-// stay fixed (what compact_buffers keeps), counted over the writer's loops that feed
-// spatial variables.
+// How many versions of a buffer written and read under `loop` a software pipeline keeps:
+// the span of its stages (1 for a loop that is not pipelined).
+int64_t pipeline_versions(const ir::ForNode* loop) {
+  auto it = loop->annotations.find(lower::kSoftwarePipelineStage);
+  if (it == loop->annotations.end()) return 1;
+  const auto* text = std::get_if<std::string>(&it->second);
+  if (text == nullptr) return 1;
+  std::istringstream in(*text);
+  int64_t lo = 0, hi = 0, s = 0;
+  bool first = true;
+  while (in >> s) {
+    lo = first ? s : std::min(lo, s);
+    hi = first ? s : std::max(hi, s);
+    first = false;
+  }
+  return hi - lo + 1;
+}
+
+// Elements of `buffer` one thread block holds: what its writer writes while the loops it
+// shares with the buffer's readers stay fixed (what compact_buffers keeps), counted over the
+// writer's loops that feed spatial variables, times the stages of a software-pipelined
+// loop among the shared ones (inject_software_pipeline's multi-buffering).
+int64_t footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
+                           const std::vector<const ir::ForNode*>& writer_loops) {
+  size_t common = writer_loops.size();
+  for (const ir::BlockNode* block : use.blocks) {
+    bool reads = false;
+    for (const ir::BufferRegion& r : block->reads) reads = reads || r.buffer.get() == buffer;
+    if (!reads) continue;
+    const std::vector<const ir::ForNode*>& reader_loops = use.loops_of.at(block);
+    size_t prefix = 0;
+    while (prefix < writer_loops.size() && prefix < reader_loops.size() && writer_loops[prefix] == reader_loops[prefix]) {
+      ++prefix;
+    }
+    common = std::min(common, prefix);
+  }
+  int64_t elements = 1;
+  for (size_t i = common; i < writer_loops.size(); ++i) {
+    if (loop_feeds(writer_loops[i]).spatial) elements *= ir::as_const_int(writer_loops[i]->extent).value_or(1);
+  }
+  elements = std::min(elements, buffer->num_elements());
+  for (size_t i = 0; i < common; ++i) elements *= pipeline_versions(writer_loops[i]);
+  return elements;
+}
+
+// Bytes of shared memory one thread block of the kernel holds.
 int64_t shared_bytes(const KernelUse& use) {
   int64_t total = use.cross_thread_bytes;
   for (const auto& [buffer, writer_loops] : use.shared_writers) {
-    size_t common = writer_loops.size();
-    for (const ir::BlockNode* block : use.blocks) {
-      bool reads = false;
-      for (const ir::BufferRegion& r : block->reads) reads = reads || r.buffer.get() == buffer;
-      if (!reads) continue;
-      const std::vector<const ir::ForNode*>& reader_loops = use.loops_of.at(block);
-      size_t prefix = 0;
-      while (prefix < writer_loops.size() && prefix < reader_loops.size() && writer_loops[prefix] == reader_loops[prefix]) {
-        ++prefix;
-      }
-      common = std::min(common, prefix);
-    }
-    int64_t elements = 1;
-    for (size_t i = common; i < writer_loops.size(); ++i) {
-      if (loop_feeds(writer_loops[i]).spatial) elements *= ir::as_const_int(writer_loops[i]->extent).value_or(1);
-    }
-    elements = std::min(elements, buffer->num_elements());
-    total += elements * buffer->dtype.bytes();
+    total += footprint_elements(use, buffer, writer_loops) * buffer->dtype.bytes();
   }
   return total;
 }
@@ -237,6 +282,18 @@ class VerifyGpuCode : public Postproc {
     if (shared > target_.max_shared_memory_per_block) {
       return fmt::format("kernel {}: {} bytes of shared memory, above the limit {}", kernel, shared,
                          target_.max_shared_memory_per_block);
+    }
+    if (use.widest_wgmma_n > 0) {
+      // A wgmma accumulator lives in registers, a 64 x N tile over a warpgroup's 128 lanes:
+      // N / 2 a thread. Past 255 a thread spills it, and a block whose threads need more
+      // than the register file cannot launch. (mma.sync fragments are not counted yet.)
+      const int64_t registers = use.widest_wgmma_n / 2 + kRegisterOverhead;
+      if (registers > kMaxRegistersPerThread || registers * threads > kRegistersPerBlock) {
+        return fmt::format("kernel {}: about {} registers per thread for {} threads (a wgmma accumulator "
+                           "and {} more), above the limits {} per thread and {} per block",
+                           kernel, registers, threads, kRegisterOverhead, kMaxRegistersPerThread,
+                           kRegistersPerBlock);
+      }
     }
     for (const ir::BlockNode* block : use.blocks) {
       std::optional<int64_t> low = int_annotation(block, kLow), high = int_annotation(block, kHigh);

@@ -42,7 +42,7 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
   std::vector<Group> groups;
   int64_t tiling_block = -1;
   std::map<int64_t, int64_t> low, high;
-  std::set<int64_t> tensorized;
+  std::map<int64_t, int64_t> tensorized;  // block RV id -> warps running one tile (4 for wgmma's warpgroup)
 
   for (size_t i = 0; i < end; ++i) {
     const Instruction& inst = insts[i];
@@ -131,7 +131,10 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
           high[target_rv->id] = int_of(inst.inputs[1], 0);
           tiling_block = -1;  // the tiling's bindings end with its bounds
         }
-        if (*key == "meta_schedule.auto_tensorize") tensorized.insert(target_rv->id);
+        if (*key == "meta_schedule.auto_tensorize") {
+          const auto* intrin = inst.inputs[1].as<std::string>();
+          tensorized[target_rv->id] = intrin != nullptr && intrin->rfind("wgmma_", 0) == 0 ? 4 : 1;
+        }
         break;
       }
       default:
@@ -145,7 +148,7 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
   std::map<int64_t, Constraint> per_block;  // a tiled block's threadIdx bindings together
   for (const Group& g : groups) {
     bool thread = g.tag.rfind("threadIdx.", 0) == 0;
-    int64_t lanes = thread && g.block >= 0 && tensorized.count(g.block) != 0 ? warp : 1;
+    int64_t lanes = thread && g.block >= 0 && tensorized.count(g.block) != 0 ? warp * tensorized.at(g.block) : 1;
     constraints_.push_back({g.factors, lanes, 1, thread ? max_threads : max_vthreads});
     if (thread && g.block >= 0) {
       Constraint& c = per_block[g.block];

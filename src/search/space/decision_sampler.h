@@ -3,7 +3,8 @@
 // over the tile's slots, the innermost at most its bound; a categorical by its
 // probabilities), and redrawn, a bounded number of times, until the thread counts they
 // give fit what verify_gpu_code would accept: each loop bound to threadIdx at most the
-// target's threads per block (a tensorized kernel's 32 lanes counted), each loop bound to
+// target's threads per block (a tensorized kernel's 32 lanes
+// counted, 128 for wgmma's warpgroups), each loop bound to
 // vthread at most its virtual threads, a tiled block's threads within its thread_extent
 // bounds, and the shared-memory copies computed at one of a tiled block's loops within
 // the shared memory of a thread block. What these loops fuse is read from the trace

@@ -6,7 +6,9 @@
 // (rows padded against bank conflicts, cooperative fetch) and register fragments
 // ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
 // "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
-// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space.
+// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
+// sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
+// sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
 // Not for convolutions yet: their tiles are not unit-stride in our layouts (no ReIndex).
 #include <algorithm>
 
@@ -15,6 +17,7 @@
 #include "dragon/support/error.h"
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
+#include "space/gemm_match.h"
 #include "space/multi_level_tiling.h"
 #include "space/rule.h"
 
@@ -29,76 +32,16 @@ using schedule::SplitFactor;
 
 constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
 
-// Which loops of the block are the GEMM's i, j and k, and the intrinsics for its types.
-struct GemmMatch {
-  std::vector<size_t> batch;  // loop positions of the other spatial loops
-  size_t i = 0, j = 0, k = 0;
+// The mma.sync intrinsics for a matched GEMM's types.
+struct MmaIntrins {
   std::string mma, load_a, load_b;
 };
 
-const ir::VarNode* as_var(const ir::Expr& e) { return e.as<ir::VarNode>(); }
-
-// The last two indices of `region` as block variables, or nullptrs.
-std::pair<const ir::VarNode*, const ir::VarNode*> last_two(const ir::BufferRegion& region) {
-  size_t n = region.region.size();
-  if (n < 2) return {nullptr, nullptr};
-  return {as_var(region.region[n - 2].min), as_var(region.region[n - 1].min)};
-}
-
-std::optional<GemmMatch> match_gemm(const BlockSite& site) {
-  const ir::BlockNode* b = site.block;
-  if (!is_matmul_like(b) || !has_trivial_bindings(site) || b->writes.size() != 1) return std::nullopt;
-  if (b->writes[0].buffer->dtype != ir::DataType::f32()) return std::nullopt;
-  std::vector<ir::BufferRegion> inputs = inputs_of(b);
-  if (inputs.size() != 2) return std::nullopt;
-  ir::DataType in = inputs[0].buffer->dtype;
-  if (inputs[1].buffer->dtype != in || (in != ir::DataType::f16() && in != ir::DataType::bf16())) return std::nullopt;
-  auto [ci, cj] = last_two(b->writes[0]);
-  auto [ai, ak] = last_two(inputs[0]);
-  auto [b0, b1] = last_two(inputs[1]);
-  if (!ci || !cj || ai != ci || !ak || !b0 || !b1) return std::nullopt;
-  bool trans_b = false;
-  if (b0 == ak && b1 == cj) {
-    trans_b = false;
-  } else if (b0 == cj && b1 == ak) {
-    trans_b = true;
-  } else {
-    return std::nullopt;
-  }
-  GemmMatch m;
-  int reduce_vars = 0;
-  for (size_t v = 0; v < b->iter_vars.size(); ++v) {
-    const ir::IterVar& iv = b->iter_vars[v];
-    int64_t extent = ir::as_const_int(iv.dom.extent).value_or(0);
-    // The loop binding this variable (trivial bindings: the value is a loop variable).
-    size_t loop = site.loops.size();
-    for (size_t l = 0; l < site.loops.size(); ++l) {
-      if (site.realize->iter_values[v].get() == site.loops[l]->loop_var.get()) loop = l;
-    }
-    if (loop == site.loops.size()) return std::nullopt;
-    if (iv.kind == ir::IterKind::kReduce) {
-      ++reduce_vars;
-      if (iv.var.get() != ak || extent % 16 != 0) return std::nullopt;
-      m.k = loop;
-    } else if (iv.var.get() == ci) {
-      if (extent % 16 != 0) return std::nullopt;
-      m.i = loop;
-    } else if (iv.var.get() == cj) {
-      if (extent % 8 != 0) return std::nullopt;
-      m.j = loop;
-    } else {
-      m.batch.push_back(loop);
-    }
-  }
-  if (reduce_vars != 1 || !(m.i < m.j && m.j < m.k)) return std::nullopt;
-  for (size_t l : m.batch) {
-    if (l > m.i) return std::nullopt;
-  }
-  std::string half = in == ir::DataType::f16() ? "f16" : "bf16";
-  m.mma = "mma_m16n8k16_" + half + half + "f32" + (trans_b ? "_trans_b" : "");
-  m.load_a = "mma_ldmatrix_a_m16k16_" + half;
-  m.load_b = trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half;
-  return m;
+MmaIntrins mma_intrins(const GemmMatch& m) {
+  const std::string half = ir::to_string(m.dtype);
+  return MmaIntrins{"mma_m16n8k16_" + half + half + "f32" + (m.trans_b ? "_trans_b" : ""),
+                    "mma_ldmatrix_a_m16k16_" + half,
+                    m.trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half};
 }
 
 struct TensorCoreOptions {
@@ -120,7 +63,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
     }
     std::optional<GemmMatch> match = match_gemm(*site);
-    if (!match) return {};
+    if (!match || match->i_extent % 16 != 0 || match->j_extent % 8 != 0 || match->k_extent % 16 != 0) return {};
     Schedule s = sch.copy();
     try {
       sketch(s, block, *match);
@@ -181,9 +124,10 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
-    s.annotate(c, kAutoTensorize, m.mma);
-    s.annotate(a_warp, kAutoTensorize, m.load_a);
-    s.annotate(b_warp, kAutoTensorize, m.load_b);
+    MmaIntrins intrins = mma_intrins(m);
+    s.annotate(c, kAutoTensorize, intrins.mma);
+    s.annotate(a_warp, kAutoTensorize, intrins.load_a);
+    s.annotate(b_warp, kAutoTensorize, intrins.load_b);
     s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
   }
 

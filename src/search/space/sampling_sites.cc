@@ -1,9 +1,11 @@
 // sampling_sites (design_space.h): each sampling instruction's role, read from how the
 // trace uses its outputs: a categorical annotated as a cooperative fetch's vector length
-// or an unroll step, or used as the factor of a split whose loop is bound to threadIdx.
+// or an unroll step or a pipeline depth, or used as the factor of a split whose loop is
+// bound to threadIdx (a thread extent) or to no thread (a tile choice).
 #include <map>
 
 #include "dragon/search/design_space.h"
+#include "postproc/postproc.h"
 
 namespace dragon::search {
 
@@ -20,6 +22,7 @@ std::string_view sampling_role_name(SamplingRole role) {
     case SamplingRole::kUnroll: return "unroll";
     case SamplingRole::kThreadExtent: return "thread_extent";
     case SamplingRole::kComputeLocation: return "compute_location";
+    case SamplingRole::kTileChoice: return "tile_choice";
     case SamplingRole::kOther: return "other";
   }
   return "other";
@@ -31,6 +34,7 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
   std::vector<SamplingSite> sites;
   std::map<int64_t, size_t> site_of_value;      // ExprRV id -> index into sites (categoricals)
   std::map<int64_t, size_t> site_of_split_loop;  // loop id made by a split by a sampled value -> site
+  std::vector<size_t> split_factors;             // sites used as a split factor
   auto rv_of = [](const Arg& arg) -> const RandomVar* { return arg.as<RandomVar>(); };
   for (size_t i = 0; i < end; ++i) {
     const Instruction& inst = insts[i];
@@ -56,6 +60,7 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
         if (*key == "meta_schedule.unroll_explicit" || *key == "meta_schedule.unroll_implicit") {
           sites[it->second].role = SamplingRole::kUnroll;
         }
+        if (*key == kSoftwarePipelineDepth) sites[it->second].role = SamplingRole::kTileChoice;
         break;
       }
       case InstructionKind::Split:
@@ -63,7 +68,9 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
           const RandomVar* factor = rv_of(inst.inputs[f]);
           if (factor == nullptr || factor->type != RVType::kExpr) continue;
           auto it = site_of_value.find(factor->id);
-          if (it != site_of_value.end()) site_of_split_loop[inst.outputs[f - 1].id] = it->second;
+          if (it == site_of_value.end()) continue;
+          site_of_split_loop[inst.outputs[f - 1].id] = it->second;
+          split_factors.push_back(it->second);
         }
         break;
       case InstructionKind::Bind: {
@@ -80,6 +87,10 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
       default:
         break;
     }
+  }
+  // A split factor no thread binding claimed: a tile size drawn from a rule's set.
+  for (size_t s : split_factors) {
+    if (sites[s].role == SamplingRole::kOther) sites[s].role = SamplingRole::kTileChoice;
   }
   return sites;
 }

@@ -1,7 +1,8 @@
 // compile_cuda_batch (compile.h): several GEMM variants in one NVRTC program give one CUBIN
 // defining every member's kernels under unique entry names, each member keeps the kernels
 // and launch configuration a compile of its own gives, and a member NVRTC rejects fails
-// alone while the others of its batch still build. NVRTC needs no GPU.
+// alone while the others of its batch still build; members whose preludes hold different
+// wgmma helpers (another N) are compiled apart. NVRTC needs no GPU.
 #include <elf.h>
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include "dragon/support/error.h"
 #include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
+#include "unit/schedule/wgmma_gemm_sketch.h"
 
 namespace dragon::runtime {
 namespace {
@@ -205,6 +207,32 @@ TEST(CudaBatch, ProgramsHoldAtMostTheGivenNumberAndABatchOfOneKeepsItsNames) {
 
 TEST(CudaBatch, RefusesProgramsOfNoFunctions) {
   EXPECT_THROW(compile_cuda_batch({}, lower::Target::cuda_h200(), test_options(), 0), UserError);
+}
+
+TEST(CudaBatch, MembersWithOtherWgmmaHelpersAreCompiledApartAndAllBuild) {
+  SKIP_WITHOUT_NVRTC();
+  // Search batches candidates of one GEMM whose wgmma N differs: their preludes end in
+  // different helpers, so no prelude serves both; the one that does not fit the batch's
+  // is compiled alone, and every member builds with a module defining its kernels.
+  schedule::Schedule plain(matmul("matmul:m=64,n=64,k=64"));
+  schedule::Schedule n128 =
+      schedule::testing::wgmma_gemm_sketch("matmul:m=128,n=256,k=128,trans_b=true,dtype=f16", {2, 128, 0}, true);
+  schedule::Schedule n256 =
+      schedule::testing::wgmma_gemm_sketch("matmul:m=128,n=256,k=128,trans_b=true,dtype=f16", {2, 256, 0}, true);
+  std::vector<ir::PrimFunc> flats = {lowered(plain), lowered(n128), lowered(n256)};
+  std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 3);
+  ASSERT_EQ(batch.size(), 3u);
+  std::set<std::string> modules;
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(batch[i].ok()) << batch[i].error().describe();
+    modules.insert(batch[i].value().cubin.bytes);
+    std::set<std::string> defined = cubin_functions(batch[i].value().cubin.bytes);
+    for (const std::string& name : entry_names(batch[i].value())) EXPECT_EQ(defined.count(name), 1u) << name;
+  }
+  EXPECT_EQ(modules.size(), 2u) << "two members share the batch's module, the third has its own";
+  EXPECT_NE(batch[1].value().source.code.find("wgmma.mma_async.sync.aligned.m64n128k16"), std::string::npos);
+  EXPECT_NE(batch[2].value().source.code.find("wgmma.mma_async.sync.aligned.m64n256k16"), std::string::npos);
 }
 
 }  // namespace

@@ -34,14 +34,17 @@ TEST(RuleSet, BuiltInSetsListTheRulesInMetaSchedulesOrder) {
   const RuleSet& cuda = RuleSet::cuda();
   EXPECT_EQ(cuda.name, "cuda");
   EXPECT_EQ(cuda.target, lower::Target::Kind::kCuda);
-  std::vector<std::string> expected = {"multi_level_tiling_tensor_core", "multi_level_tiling", "auto_inline",
-                                       "cross_thread_reduction",         "parallel_vectorize_unroll",
-                                       "auto_bind",                      "random_compute_location"};
+  // The wgmma rule (Hopper; ours) before MetaSchedule's tensor-core rule: its fork keeps
+  // the untouched GEMM for the mma.sync rule and plain tiling.
+  std::vector<std::string> expected = {"multi_level_tiling_wgmma",  "multi_level_tiling_tensor_core",
+                                       "multi_level_tiling",        "auto_inline",
+                                       "cross_thread_reduction",    "parallel_vectorize_unroll",
+                                       "auto_bind",                 "random_compute_location"};
   EXPECT_EQ(rule_names(cuda.rules), expected);
   std::vector<std::string> postprocs;
   for (const PostprocSpec& p : cuda.postprocs) postprocs.push_back(p.postproc);
   std::vector<std::string> expected_postprocs = {"rewrite_reduction_block", "rewrite_tensorize",
-                                                 "rewrite_cooperative_fetch", "rewrite_unbound_block",
+                                                 "rewrite_software_pipeline", "rewrite_cooperative_fetch", "rewrite_unbound_block",
                                                  "rewrite_parallel_vectorize_unroll", "verify_gpu_code"};
   EXPECT_EQ(postprocs, expected_postprocs);
   const RuleSet& cpu = RuleSet::cpu();

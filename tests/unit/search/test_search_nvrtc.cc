@@ -1,8 +1,12 @@
 // What search makes compiles for the H200 with NVRTC (no GPU needed): the untuned default
 // schedule of every op kind of every suite at its full shape, and candidates sampled from
 // the design spaces of a GEMM (f32 tiling, f16 tensor cores) and a softmax (cross-thread
-// reduction). Skips, saying so, in a build without the toolkit.
+// reduction), and wgmma candidates of f16/bf16 GEMMs and a batch matmul (the wgmma rule,
+// sm_90a). Skips,
+// saying so, in a build without the toolkit.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
@@ -70,6 +74,50 @@ TEST(SearchNvrtc, SampledCandidatesCompile) {
     EXPECT_GT(found, 0) << spec;
   }
   expect_compiles(labels, scheduled);
+}
+
+TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> flats;
+  for (const char* spec : {"matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16",
+                           "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=bf16",
+                           "batch_matmul:batch=4,m=512,n=512,k=512,trans_b=true,dtype=f16"}) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    const Sketch* wgmma = nullptr;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    for (const Sketch& s : sketches) {
+      for (const std::string& a : s.applied) {
+        if (a.rfind("multi_level_tiling_wgmma(", 0) == 0) wgmma = &s;
+      }
+    }
+    ASSERT_NE(wgmma, nullptr) << spec;
+    // Four candidates with different rule decisions (warpgroups, N, depth) of each.
+    std::set<std::string> seen;
+    for (int seed = 0; seed < 64 && seen.size() < 4; ++seed) {
+      CandidateResult r = sample_candidate(*wgmma, func, target, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
+      std::string decisions;
+      for (const SamplingSite& site : sampling_sites(r.candidate().trace)) {
+        if (site.role != SamplingRole::kUnroll) decisions += schedule::to_string(*r.candidate().trace.decision(site.instruction)) + " ";
+      }
+      if (!seen.insert(decisions).second) continue;
+      labels.push_back(std::string(spec) + " seed " + std::to_string(seed) + "\n" + r.candidate().trace.to_string());
+      ASSERT_NO_THROW(flats.push_back(lower::lower(r.candidate().func, target).func)) << labels.back();
+    }
+    EXPECT_EQ(seen.size(), 4u) << spec;
+  }
+  runtime::BuildOptions options;
+  options.nvrtc_threads = 2;
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_batch(flats, target, options, 4);
+  ASSERT_EQ(builds.size(), flats.size());
+  for (size_t i = 0; i < builds.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
+    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+    EXPECT_NE(builds[i].value().source.code.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// Which loops of a block are a GEMM's: C[.., i, j] += f32(A[.., i, k]) * f32(B[.., k, j] or
+// B[.., j, k]) with A and B of one half type (f16 or bf16) and C in f32, trivial bindings,
+// batch loops outside i, then i, j, k in that order. Shared by the tensor-core rules
+// (mma.sync: multi_level_tiling_tensor_core.cc; wgmma: multi_level_tiling_wgmma.cc), each
+// of which adds the tile divisibility its instruction needs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dragon/ir/dtype.h"
+#include "space/block_analysis.h"
+
+namespace dragon::search {
+
+struct GemmMatch {
+  std::vector<size_t> batch;  // loop positions of the other spatial loops
+  size_t i = 0, j = 0, k = 0;  // loop positions
+  int64_t i_extent = 0, j_extent = 0, k_extent = 0;
+  bool trans_b = false;  // B is [.., j, k] (K-major, what wgmma reads) rather than [.., k, j]
+  ir::DataType dtype;    // of A and B
+};
+
+std::optional<GemmMatch> match_gemm(const BlockSite& site);
+
+}  // namespace dragon::search
