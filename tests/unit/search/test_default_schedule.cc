@@ -314,6 +314,7 @@ TEST(DefaultSchedule, KernelBenchSumsOverABillionTermsSpanBlocks) {
     ++found;
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.spec).func;
     Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+    if (std::getenv("DRAGON_TEST_VERBOSE")) std::fprintf(stderr, "%s\n%s\n", w.label.c_str(), sch.trace().to_string().c_str());
     EXPECT_TRUE(spans_blocks(sch)) << sch.trace().to_string();
     int64_t longest = 0;
     for (const ReductionUse& r : reductions_of(sch.func())) {
