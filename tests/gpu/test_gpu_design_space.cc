@@ -1,7 +1,7 @@
 // On the GPU: what search makes runs and matches the interpreter on the device. The
 // untuned default schedule of every problem of every suite at reduced shapes (with its
-// thresholds, and with thresholds low enough that every reduction is spread over
-// threads), candidates sampled from the design space of every op kind, and long f32
+// thresholds, with thresholds low enough that every reduction is spread over threads,
+// and low enough that most span blocks), candidates sampled from the design space of every op kind, and long f32
 // sums under the default schedule (across threads, and across blocks) within the
 // harness's 1e-5 of the f64 reference.
 // Without a device every test says [SKIP].
@@ -57,10 +57,14 @@ TEST(GpuDesignSpace, TheDefaultScheduleOfEveryProblemOfEverySuiteMatchesTheInter
   DefaultScheduleOptions across;
   across.serial_reduction_limit = 2;
   across.terms_per_thread = 2;
+  // Low enough that most reductions span blocks (partial sums, then a write-back).
+  DefaultScheduleOptions spanning = across;
+  spanning.max_reduction_threads = 8;
+  spanning.max_terms_per_thread = 4;
   int checked = 0;
   for (const testing::SuiteWorkload& w : testing::suite_workloads()) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.reduced_spec).func;
-    for (const DefaultScheduleOptions& options : {DefaultScheduleOptions{}, across}) {
+    for (const DefaultScheduleOptions& options : {DefaultScheduleOptions{}, across, spanning}) {
       ir::PrimFunc scheduled = default_schedule(func, lower::Target::cuda_h200(), options).func();
       EXPECT_TRUE(runs_like_interpreter(w.label + " " + w.reduced_spec, func, scheduled));
       ++checked;
