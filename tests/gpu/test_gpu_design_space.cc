@@ -1,9 +1,9 @@
 // On the GPU: what search makes runs and matches the interpreter on the device. The
 // untuned default schedule of every problem of every suite at reduced shapes (with its
 // thresholds, with thresholds low enough that every reduction is spread over threads,
-// and low enough that most span blocks), candidates sampled from the design space of every op kind, and long f32
-// sums under the default schedule (across threads, and across blocks) within the
-// harness's 1e-5 of the f64 reference.
+// and low enough that most span blocks), candidates sampled from the design space of
+// every op kind, and long f32 sums under the default schedule (across threads, and
+// across blocks) within the harness's 1e-5 of the f64 reference.
 // Without a device every test says [SKIP].
 #include <gtest/gtest.h>
 
