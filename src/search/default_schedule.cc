@@ -122,7 +122,9 @@ class DefaultScheduler {
         s.bind(parts[1], "threadIdx.x");
         bind_reduction_to_threads(s, loops->reduce, threads, "threadIdx.y");
       } else {
-        int64_t threads = std::min(std::clamp<int64_t>(wanted, 32, max_threads), power_of_two_at_least(reduce));
+        // At least a warp where the options allow one (clamp's bounds must not cross).
+        int64_t at_least = std::min<int64_t>(32, max_threads);
+        int64_t threads = std::min(std::clamp<int64_t>(wanted, at_least, max_threads), power_of_two_at_least(reduce));
         int64_t rows = std::min(power_of_two_at_most(spatial), std::max<int64_t>(1, options_.threads_per_block / threads));
         if (rows > 1) {
           std::vector<LoopRV> parts = s.split(outputs, {schedule::None{}, rows});
