@@ -2,7 +2,9 @@
 // order: a reduction over more terms than a thread should sum serially is spread over
 // threads, with the coalesced side on threadIdx.x (the reduce loop when the inputs run
 // contiguously along it, as in a row softmax; an output loop otherwise, as in a GEMM or a
-// reduction over a middle axis); every other nest gets AutoBind's binding. The decisions
+// reduction over a middle axis), and over blocks too when one block's threads would
+// still each sum too many (partial sums per block, then a second nest sums them); every
+// other nest gets AutoBind's binding. The decisions
 // are fixed numbers, so the trace replays without sampling.
 #include "dragon/search/default_schedule.h"
 
@@ -28,6 +30,8 @@ int64_t power_of_two_at_least(int64_t n) {
   while (p < n) p *= 2;
   return p;
 }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 int64_t power_of_two_at_most(int64_t n) {
   int64_t p = 1;
@@ -80,7 +84,13 @@ class DefaultScheduler {
   }
 
  private:
-  std::optional<Schedule> across_threads(const Schedule& sch, const std::string& name, const BlockSite& site) const {
+  // The reduction spread over one block's threads, outputs or terms on threadIdx.x as
+  // reads coalesce (or as `layout` says: the partial sums of a cross-block reduction keep
+  // their block's choice). When that would leave a thread more than max_terms_per_thread
+  // terms and `may_span_blocks`, the reduction spans blocks instead (across_blocks).
+  std::optional<Schedule> across_threads(const Schedule& sch, const std::string& name, const BlockSite& site,
+                                         std::optional<bool> layout = std::nullopt,
+                                         bool may_span_blocks = true) const {
     const ir::BlockNode* block = site.block;
     int64_t reduce = reduce_extent(block), spatial = spatial_extent(block);
     int64_t max_threads = std::min(options_.max_reduction_threads, target_.max_threads_per_block);
@@ -88,8 +98,15 @@ class DefaultScheduler {
     // Spatial outputs on threadIdx.x when that is what reads contiguously.
     std::optional<ir::Var> spatial_var = innermost_var(block, ir::IterKind::kSpatial);
     std::optional<ir::Var> reduce_var = innermost_var(block, ir::IterKind::kReduce);
-    bool spatial_on_x = spatial >= 32 && spatial_var && reduce_var &&
-                        strided_elements(block, *spatial_var) < strided_elements(block, *reduce_var);
+    bool spatial_on_x = layout ? *layout
+                               : spatial >= 32 && spatial_var && reduce_var &&
+                                     strided_elements(block, *spatial_var) < strided_elements(block, *reduce_var);
+    int64_t lanes = std::min<int64_t>(32, max_threads);
+    // The most threads this layout gives the reduce terms.
+    int64_t most_threads = spatial_on_x ? std::max<int64_t>(2, max_threads / lanes) : max_threads;
+    if (may_span_blocks && ceil_div(reduce, most_threads) > options_.max_terms_per_thread) {
+      if (std::optional<Schedule> across = across_blocks(sch, name, spatial_on_x, most_threads)) return across;
+    }
     Schedule s = sch.copy();
     try {
       BlockRV b = s.get_block(name);
@@ -99,14 +116,15 @@ class DefaultScheduler {
                        : loops->spatial.size() == 1 ? loops->spatial[0]
                                                     : s.fuse(loops->spatial);
       if (spatial_on_x) {
-        int64_t lanes = std::min<int64_t>(32, max_threads);
-        int64_t threads = std::clamp<int64_t>(wanted, 2, std::max<int64_t>(2, max_threads / lanes));
+        int64_t threads = std::clamp<int64_t>(wanted, 2, most_threads);
         std::vector<LoopRV> parts = s.split(outputs, {schedule::None{}, lanes});
         s.bind(parts[0], "blockIdx.x");
         s.bind(parts[1], "threadIdx.x");
         bind_reduction_to_threads(s, loops->reduce, threads, "threadIdx.y");
       } else {
-        int64_t threads = std::min(std::clamp<int64_t>(wanted, 32, max_threads), power_of_two_at_least(reduce));
+        // At least a warp where the options allow one (clamp's bounds must not cross).
+        int64_t at_least = std::min<int64_t>(32, max_threads);
+        int64_t threads = std::min(std::clamp<int64_t>(wanted, at_least, max_threads), power_of_two_at_least(reduce));
         int64_t rows = std::min(power_of_two_at_most(spatial), std::max<int64_t>(1, options_.threads_per_block / threads));
         if (rows > 1) {
           std::vector<LoopRV> parts = s.split(outputs, {schedule::None{}, rows});
@@ -123,6 +141,56 @@ class DefaultScheduler {
     // Lowering decides what it can reduce across threads (argmax's pair of values cannot).
     if (!lowers_across_threads(s.func(), target_)) return std::nullopt;
     return s;
+  }
+
+  // A cross-block (grid-level) reduction: the fused reduce loop splits into [chunks, chunk]
+  // with chunk at most threads * terms_per_thread; rfactor over the chunks makes a
+  // partial-sums nest (one value per output and chunk, in a workspace the size of the
+  // outputs times the chunks) whose chunks go on blockIdx.x beside the outputs and whose
+  // terms go across the block's threads; the write-back nest then sums each output's
+  // partials, bound like any other nest (across threads when they are many, across blocks
+  // again when they are very many). nullopt when rfactor refuses the reduction (argmax's
+  // pair of values); the caller falls back to one block.
+  std::optional<Schedule> across_blocks(const Schedule& sch, const std::string& name, bool spatial_on_x,
+                                        int64_t threads) const {
+    Schedule s = sch.copy();
+    std::string partials_name;
+    try {
+      BlockRV b = s.get_block(name);
+      std::optional<ReductionLoops> loops = gather_reduction_loops(s, b);
+      if (!loops) return std::nullopt;
+      std::optional<int64_t> reduce = ir::as_const_int(s.get(loops->reduce)->extent);
+      if (!reduce) return std::nullopt;
+      int64_t chunks = ceil_div(*reduce, threads * std::max<int64_t>(1, options_.terms_per_thread));
+      if (chunks < 2) return std::nullopt;
+      // Even chunks; then as many as it takes, so every chunk starts inside the reduction
+      // (rfactor refuses a partial that would never be initialized).
+      int64_t chunk = ceil_div(*reduce, chunks);
+      chunks = ceil_div(*reduce, chunk);
+      std::vector<LoopRV> parts = s.split(loops->reduce, {chunks, chunk});
+      BlockRV partials = s.rfactor(parts[0], /*factor_axis=*/0);
+      partials_name = s.get(partials)->name;
+      // The chunk loop outermost: the outputs stay innermost among the fused spatial
+      // loops, so threadIdx.x still steps them where they read contiguously.
+      if (!loops->spatial.empty()) {
+        std::vector<LoopRV> nest = s.get_loops(partials);
+        size_t at = loops->spatial.size();
+        if (nest.size() == at + 2) {
+          std::vector<LoopRV> order = {nest[at]};
+          order.insert(order.end(), nest.begin(), nest.begin() + static_cast<std::ptrdiff_t>(at));
+          s.reorder(order);
+        }
+      }
+    } catch (const schedule::ScheduleError&) {
+      return std::nullopt;
+    }
+    std::optional<BlockSite> partials_site = find_block(s.func(), partials_name);
+    if (!partials_site) return std::nullopt;
+    std::optional<Schedule> partials =
+        across_threads(s, partials_name, *partials_site, spatial_on_x, /*may_span_blocks=*/false);
+    if (!partials) return std::nullopt;
+    bind(*partials, name);
+    return partials;
   }
 
   const lower::Target& target_;

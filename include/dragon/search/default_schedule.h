@@ -2,7 +2,9 @@
 // suites run when no tuned record exists. On the GPU every block nest is bound to
 // blockIdx/threadIdx (AutoBind), and a reduction over a long axis is spread over the
 // threads of a block (a cross-thread reduction: per-thread partial sums combined by a
-// tree), so no long sum runs serially in one thread. Deterministic (no sampling). Not the
+// tree), and over blocks as well when it is too long for one block (partial sums per
+// block into a workspace, summed by a second nest), so no long sum runs serially in one
+// thread. Deterministic (no sampling). Not the
 // design space (design_space.h) and not a tuned schedule.
 #pragma once
 
@@ -30,6 +32,13 @@ struct DefaultScheduleOptions {
   // it, at most max_reduction_threads).
   int64_t terms_per_thread = 256;
   int64_t max_reduction_threads = 1024;
+  // The most terms one thread may sum serially. A reduction one block's threads cannot
+  // share within this (over max_reduction_threads * max_terms_per_thread terms with its
+  // terms on threadIdx.x; over 32 * max_terms_per_thread with outputs there) spans
+  // blocks: rfactor makes a partial-sums nest of chunks of at most threads *
+  // terms_per_thread terms, each chunk a block, and a write-back nest sums the partials.
+  // KernelBench 37, 94 and 96 sum 2^30 and more terms: in one block, millions per thread.
+  int64_t max_terms_per_thread = 4096;
 };
 
 // The default schedule of `func` for `target`, through the Schedule API (its trace

@@ -35,9 +35,10 @@ struct RFactorPlan;
   //      iteration variables only (NotReductionBlock)
   //   3) its update is one store C[I] = C[I] op x, op one of +, *, max, min, x not
   //      reading C, and its init one store to C[I] (UnrecognizedReducer)
-  //   4) the loop feeds exactly one iteration variable, a reduce one, and every loop
-  //      feeding a reduce variable feeds no spatial one and has bounds free of other
-  //      loops; the block's predicate holds where the other reduce loops start, so every
+  //   4) the loop feeds reduce iteration variables only (one, or several when it was
+  //      fused from several reduce loops: each partial then covers a run of the fused
+  //      iteration space), and every loop feeding a reduce variable feeds no spatial one
+  //      and has bounds free of other loops; the block's predicate holds where the other reduce loops start, so every
   //      partial is initialized (InvalidRFactorLoop)
   //   5) the outermost loop above the block in its scope holds no other block
   //      (NotSingleBlockNest)
@@ -244,13 +245,15 @@ detail::Planned<detail::RFactorPlan> Schedule::plan_rfactor(LoopRV loop_rv, std:
     }
     return n;
   };
-  if (feeds(loop, IterKind::kReduce) != 1 || feeds(loop, IterKind::kSpatial) != 0) {
+  // A loop feeding several reduce variables (a fused one) partitions the iteration space
+  // all the same: partial g sums the iterations with the loop at g, each term once.
+  if (feeds(loop, IterKind::kReduce) == 0 || feeds(loop, IterKind::kSpatial) != 0) {
     return error(
         kKind, 4, "InvalidRFactorLoop", operand,
         [&] {
           return fmt::format(
               "the loop feeds {} reduce and {} spatial iteration variables of block '{}'; rfactor "
-              "needs exactly one reduce one",
+              "needs reduce ones only",
               feeds(loop, IterKind::kReduce), feeds(loop, IterKind::kSpatial), block->name);
         },
         here);

@@ -2,8 +2,9 @@
 // schedule (cross_thread_reduction.h). For a reduction with few outputs and many terms,
 // the rule samples a thread count, computes the block at its consumer's loop when it can
 // (one kernel; the result lives in shared memory) and spreads the reduce loops over
-// threadIdx.x. It forks {across threads, untouched}, and drops the untouched schedule when
-// the reduction is too long to sum serially in one thread.
+// threadIdx.x, with a thread count leaving no thread more than serial_reduction_limit
+// terms where one exists. It forks {across threads, untouched}, and drops the untouched
+// schedule when the reduction is too long to sum serially in one thread.
 #include "space/cross_thread_reduction.h"
 
 #include <algorithm>
@@ -164,11 +165,19 @@ class CrossThreadReduction : public ScheduleRule {
     return reduce > options_.min_reduce_extent;
   }
 
+  // The thread counts to sample: within the target and the reduction, and enough that no
+  // thread sums more than serial_reduction_limit terms (4 threads on a 2^18-term sum
+  // would leave each 65536); the most there are when none is enough (a sum that long is
+  // add_rfactor's to split across blocks).
   std::vector<int64_t> fitting_extents(int64_t reduce) const {
     std::vector<int64_t> fitting;
+    int64_t most = 0;
     for (int64_t t : options_.thread_extents) {
-      if (t <= target_.max_threads_per_block && t <= reduce) fitting.push_back(t);
+      if (t > target_.max_threads_per_block || t > reduce) continue;
+      most = std::max(most, t);
+      if ((reduce + t - 1) / t <= options_.serial_reduction_limit) fitting.push_back(t);
     }
+    if (fitting.empty() && most > 0) fitting.push_back(most);
     if (fitting.empty()) fitting.push_back(*std::min_element(options_.thread_extents.begin(), options_.thread_extents.end()));
     return fitting;
   }

@@ -4,7 +4,8 @@
 // AutoBind (the built-in set's order): the block's own bound loops give way to the
 // consumer's, so at the consumer's blockIdx loop it runs once per thread block, at its
 // threadIdx loop once per thread; and no later rule of the sketch looks up the loops that
-// the decision moves (their number would change under another decision).
+// the decision moves (their number would change under another decision). A reduction
+// spread over threads stays where it is: moved, its loops would be made serial again.
 #include "dragon/schedule/schedule_error.h"
 #include "space/block_analysis.h"
 #include "space/rule.h"
@@ -22,6 +23,14 @@ class RandomComputeLocation : public ScheduleRule {
     std::optional<BlockSite> site = find_block(sch.func(), block);
     if (!site || site->parent == nullptr || site->parent->name != "root" || site->loops.empty()) return {};
     if (site->block->annotations.count("meta_schedule.tiling_structure") != 0) return {};
+    // Not a reduction across threads: compute_at makes the block's loops afresh, serial,
+    // and one thread would sum every term (the f32 error of a long sum).
+    for (const ir::ForNode* l : site->loops) {
+      if (l->for_kind == ir::ForKind::kThreadBinding && l->thread_tag.rfind("threadIdx.", 0) == 0 &&
+          loop_feeds_block(l, *site).reduce) {
+        return {};
+      }
+    }
     // The outermost loop holds this block only.
     const ir::ForNode* outer = site->loops.front();
     for (const ir::ForNode* l = outer; l != nullptr; l = l->body.as<ir::ForNode>()) {

@@ -102,6 +102,37 @@ TEST(RFactor, SplitNonDivisibleThenRFactorEitherPart) {
   }
 }
 
+// The cross-block reduction's shape: every reduce loop fused, split by a factor that does
+// not divide the fused extent, and the outer part factored out. The outer loop feeds all
+// the reduce variables (through the fused index); each partial sums one run of it.
+TEST(RFactor, OuterPartOfFusedReduceLoops) {
+  struct Case {
+    std::string spec;
+    std::string block;
+    size_t first_reduce;  // its loops from here on are the reduce ones
+  };
+  std::vector<Case> cases = {
+      {"mse_loss:shape=6x10", "squared_error_sum", 0},
+      {"frobenius_norm:shape=2x3x5x4", "sq_sum", 0},
+      {"layer_norm:shape=4x3x7,normalized_dims=2", "x_sum", 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    Schedule sch(workload(c.spec));
+    BlockRV b = sch.get_block(c.block);
+    std::vector<LoopRV> loops = sch.get_loops(b);
+    std::vector<LoopRV> reduce(loops.begin() + static_cast<std::ptrdiff_t>(c.first_reduce), loops.end());
+    ASSERT_GE(reduce.size(), 2u);
+    std::vector<LoopRV> parts = sch.split(sch.fuse(reduce), {None{}, int64_t{8}});
+    BlockRV rf = sch.rfactor(parts[0], 0);
+    std::string text = ir::print_function(sch.func());
+    EXPECT_EQ(sch.get(rf)->name, c.block + "_rf");
+    EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 7, /*exact=*/false)) << text;
+    EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 13, /*exact=*/false)) << text;
+    EXPECT_TRUE(replays_exactly(sch));
+  }
+}
+
 struct ErrorCase {
   std::string spec;
   std::string block;

@@ -34,12 +34,19 @@ TEST(RuleSet, BuiltInSetsListTheRulesInMetaSchedulesOrder) {
   const RuleSet& cuda = RuleSet::cuda();
   EXPECT_EQ(cuda.name, "cuda");
   EXPECT_EQ(cuda.target, lower::Target::Kind::kCuda);
-  // The wgmma rule (Hopper; ours) before MetaSchedule's tensor-core rule: its fork keeps
-  // the untouched GEMM for the mma.sync rule and plain tiling.
-  std::vector<std::string> expected = {"multi_level_tiling_wgmma",  "multi_level_tiling_tensor_core",
-                                       "multi_level_tiling",        "auto_inline",
-                                       "cross_thread_reduction",    "parallel_vectorize_unroll",
-                                       "auto_bind",                 "random_compute_location"};
+  // add_rfactor first (MetaSchedule has it in the CPU set only): the blocks it makes meet
+  // every rule after it. Then the wgmma rule (Hopper; ours) before MetaSchedule's
+  // tensor-core rule: its fork keeps the untouched GEMM for the mma.sync rule and plain
+  // tiling.
+  std::vector<std::string> expected = {"add_rfactor",
+                                       "multi_level_tiling_wgmma",
+                                       "multi_level_tiling_tensor_core",
+                                       "multi_level_tiling",
+                                       "auto_inline",
+                                       "cross_thread_reduction",
+                                       "parallel_vectorize_unroll",
+                                       "auto_bind",
+                                       "random_compute_location"};
   EXPECT_EQ(rule_names(cuda.rules), expected);
   std::vector<std::string> postprocs;
   for (const PostprocSpec& p : cuda.postprocs) postprocs.push_back(p.postproc);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/script.h"
@@ -115,6 +117,121 @@ TEST(MultiLevelTilingTensorCore, LeavesOtherBlocksToPlainTiling) {
     std::vector<Sketch> s = space(spec, rules);
     ASSERT_EQ(s.size(), 1u) << spec;
     EXPECT_TRUE(s[0].applied.empty()) << spec;
+  }
+}
+
+// The most terms one thread of `func` sums serially in any reduction (a block with reduce
+// iteration variables, initialized or decomposed): the product of the extents of the
+// loops above it that feed a reduce variable and are not bound to threadIdx.
+int64_t longest_serial_sum(const ir::PrimFunc& func) {
+  struct Scan : ir::StmtVisitor {
+    std::vector<const ir::ForNode*> loops;
+    int64_t longest = 0;
+    using ir::StmtVisitor::visit_;
+    void visit_(const ir::ForNode* op) override {
+      loops.push_back(op);
+      ir::StmtVisitor::visit_(op);
+      loops.pop_back();
+    }
+    void visit_(const ir::BlockRealizeNode* op) override {
+      int64_t serial = 1;
+      bool reduces = false;
+      for (size_t i = 0; i < op->iter_values.size(); ++i) {
+        if (op->block->iter_vars[i].kind != ir::IterKind::kReduce) continue;
+        reduces = true;
+      }
+      for (const ir::ForNode* l : loops) {
+        bool feeds = false;
+        for (size_t i = 0; i < op->iter_values.size(); ++i) {
+          if (op->block->iter_vars[i].kind != ir::IterKind::kReduce) continue;
+          struct Uses : ir::ExprVisitor {
+            const ir::VarNode* var = nullptr;
+            bool found = false;
+            using ir::ExprVisitor::visit_;
+            void visit_(const ir::VarNode* v) override { found = found || v == var; }
+          } uses;
+          uses.var = l->loop_var.get();
+          uses.visit(op->iter_values[i]);
+          feeds = feeds || uses.found;
+        }
+        bool across = l->for_kind == ir::ForKind::kThreadBinding && l->thread_tag.rfind("threadIdx.", 0) == 0;
+        if (feeds && !across) serial *= ir::as_const_int(l->extent).value_or(1);
+      }
+      if (reduces) longest = std::max(longest, serial);
+      std::vector<const ir::ForNode*> saved = std::move(loops);
+      loops.clear();
+      ir::StmtVisitor::visit_(op);
+      loops = std::move(saved);
+    }
+  } scan;
+  scan.visit(func->body);
+  return scan.longest;
+}
+
+TEST(AddRFactor, SplitsALongKIntoChunksAndDropsTheSerialGemm) {
+  // K = 65536: tiling would keep all of it in each thread. One sketch per chunk, the
+  // untouched one dropped.
+  std::vector<Sketch> gemm = space("matmul:m=8,n=8,k=65536", only({"add_rfactor"}));
+  ASSERT_EQ(gemm.size(), 2u);
+  for (const Sketch& s : gemm) EXPECT_TRUE(applied(s, "add_rfactor(C)")) << script_of(s);
+  std::string text = script_of(gemm[0]);
+  EXPECT_TRUE(has_line(text, "sp l2 None 1024")) << text;  // [64 chunks, 1024]
+  EXPECT_EQ(count_lines(text, "rf "), 1) << text;
+  // A row sum of 32768 terms: cross-thread reduction alone leaves 32 a thread, so the
+  // untouched schedule stays beside the two split ones; 2^23 terms would leave 8192.
+  EXPECT_EQ(space("sum:shape=2x32768,axis=1", only({"add_rfactor"})).size(), 3u);
+  EXPECT_EQ(space("sum:shape=1x8388608,axis=1", only({"add_rfactor"})).size(), 2u);
+  // Short reductions, and argmax (no reducer rfactor knows), are left alone.
+  EXPECT_TRUE(space("matmul:m=64,n=64,k=8192", only({"add_rfactor"}))[0].applied.empty());
+  EXPECT_TRUE(space("argmax:shape=2x65536,axis=1", only({"add_rfactor"}))[0].applied.empty());
+}
+
+// The CUDA set with its thresholds scaled down 16-fold, so sums the interpreter runs in
+// moments are "very long": add_rfactor from 1024 terms in chunks of 128 or 256, at most
+// 256 terms serially in a thread for it and for cross-thread reduction.
+RuleSet cuda_with_short_serial_sums() {
+  RuleSet set = RuleSet::cuda();
+  for (RuleSpec& r : set.rules) {
+    if (r.rule == "add_rfactor") {
+      r.params["chunk_extents"] = std::vector<int64_t>{128, 256};
+      r.params["min_reduce_extent"] = int64_t{1024};
+      r.params["max_serial_terms"] = int64_t{256};
+    } else if (r.rule == "cross_thread_reduction") {
+      r.params["serial_reduction_limit"] = int64_t{256};
+    }
+  }
+  return set;
+}
+
+TEST(AddRFactor, NoCandidateOfALongSumSumsMoreThanAChunkInOneThread) {
+  // A long-K GEMM, a dot product, a norm over every element and an MSE loss: every
+  // sampled candidate of every sketch computes the op (on the interpreter) and no thread
+  // sums more than 256 terms serially; the GEMM (tiled, its K whole in each thread
+  // otherwise) only ever splits.
+  const RuleSet rules = cuda_with_short_serial_sums();
+  for (const char* spec : {"matmul:m=4,n=8,k=2048", "matmul:m=1,n=1,k=8192", "frobenius_norm:shape=4x8x8x16",
+                           "mse_loss:shape=64x64"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> sketches = generate_design_space(func, kH200, rules);
+    ASSERT_FALSE(sketches.empty());
+    int checked = 0, split = 0;
+    for (const Sketch& sketch : sketches) {
+      bool splits = std::any_of(sketch.applied.begin(), sketch.applied.end(),
+                                [](const std::string& a) { return a.rfind("add_rfactor", 0) == 0; });
+      split += splits ? 1 : 0;
+      if (std::string(spec).starts_with("matmul:m=4")) EXPECT_TRUE(splits) << script_of(sketch);
+      for (int64_t seed = 0; seed < 2; ++seed) {
+        CandidateResult r = sample_candidate(sketch, func, kH200, rules, seed);
+        if (!r.ok()) continue;
+        ++checked;
+        EXPECT_LE(longest_serial_sum(r.candidate().func), 256) << r.candidate().trace.to_string();
+        EXPECT_TRUE(schedule::testing::same_outputs(func, r.candidate().func, 5, /*exact=*/false))
+            << r.candidate().trace.to_string();
+      }
+    }
+    EXPECT_GT(split, 0);
+    EXPECT_GT(checked, 0);
   }
 }
 

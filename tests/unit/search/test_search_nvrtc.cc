@@ -8,6 +8,7 @@
 
 #include <set>
 
+#include "dragon/ir/stmt.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/build.h"
@@ -49,6 +50,30 @@ TEST(SearchNvrtc, TheDefaultScheduleOfEveryOpKindOfEverySuiteCompiles) {
     scheduled.push_back(default_schedule(func, lower::Target::cuda_h200()).func());
   }
   EXPECT_GE(scheduled.size(), 40u);
+  expect_compiles(labels, scheduled);
+}
+
+// KernelBench's longest sums (37 Frobenius norm, 94 MSE, 96 Huber: 2^30 terms and more;
+// 6: K = 524288), whose default schedule spans blocks: partial sums, then a write-back.
+TEST(SearchNvrtc, TheDefaultScheduleOfSumsSpanningBlocksCompiles) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> scheduled;
+  for (const testing::SuiteWorkload& w : testing::suite_workloads()) {
+    if (w.label != "kernelbench-l1/37" && w.label != "kernelbench-l1/94" && w.label != "kernelbench-l1/96" &&
+        w.label != "kernelbench-l1/6") {
+      continue;
+    }
+    labels.push_back(w.label + " " + w.spec);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.spec).func;
+    scheduled.push_back(default_schedule(func, lower::Target::cuda_h200()).func());
+    bool partial_sums = false;
+    for (const ir::Buffer& b : scheduled.back()->body.as<ir::BlockRealizeNode>()->block->alloc_buffers) {
+      partial_sums = partial_sums || b->name.ends_with("_rf");
+    }
+    EXPECT_TRUE(partial_sums) << labels.back();
+  }
+  ASSERT_EQ(scheduled.size(), 4u);
   expect_compiles(labels, scheduled);
 }
 
