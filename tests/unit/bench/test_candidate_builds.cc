@@ -3,6 +3,7 @@
 // fails alone; the wire form round-trips. Skips without NVRTC in this build.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +88,36 @@ TEST(CandidateBuilds, ABatchIsSpreadOverEveryChildBeforeProgramsGrow) {
   EXPECT_EQ(*std::max_element(h200.begin(), h200.end()), 9u);
   EXPECT_TRUE(plan_programs(0, 16, 15).empty());
   EXPECT_EQ(sizes(7, 0, 0), (std::vector<size_t>(7, 1))) << "zeros mean one";
+}
+
+// In two waves the first wave's builds reach the caller while the second compiles: each
+// build once, the first wave's before the second's, the same builds build_candidates gives.
+TEST(CandidateBuilds, StreamingHandsTheFirstWaveOverBeforeTheSecond) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  std::vector<ir::PrimFunc> flats;
+  for (int64_t threads : {32, 64, 128, 256}) {
+    flats.push_back(lowered("relu:shape=64x64", threads));
+    flats.push_back(lowered("sigmoid:shape=32x32", threads));
+  }
+  CandidateBuildOptions options{.functions_per_program = 16, .processes = 2, .min_waves = 2};
+  // 8 functions, 2 children, 2 waves: programs [0,2) [2,4) in the first, [4,6) [6,8) after.
+  ASSERT_EQ(plan_programs(flats.size(), 16, 2, 2).size(), 4u);
+  std::vector<size_t> order;
+  std::vector<std::string> cubins(flats.size());
+  build_candidates_streaming(flats, options, [&](size_t index, Expected<runtime::CudaBuild> build) {
+    ASSERT_TRUE(build.ok()) << build.error().describe();
+    order.push_back(index);
+    cubins[index] = build.value().cubin.bytes;
+  });
+  ASSERT_EQ(order.size(), flats.size());
+  std::vector<size_t> first_wave(order.begin(), order.begin() + 4);
+  std::sort(first_wave.begin(), first_wave.end());
+  EXPECT_EQ(first_wave, (std::vector<size_t>{0, 1, 2, 3}));
+  std::vector<size_t> all = order;
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<size_t>{0, 1, 2, 3, 4, 5, 6, 7})) << "each build once";
+  std::vector<Expected<runtime::CudaBuild>> at_once = build_candidates(flats, options);
+  for (size_t i = 0; i < flats.size(); ++i) EXPECT_EQ(at_once[i].value().cubin.bytes, cubins[i]) << i;
 }
 
 // The five candidates that crashed the H200 (data/regressions/h200_illegal_address.jsonl)
