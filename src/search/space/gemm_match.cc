@@ -3,6 +3,8 @@
 #include "space/gemm_match.h"
 
 #include "dragon/ir/op.h"
+#include "dragon/schedule/schedule_error.h"
+#include "postproc/postproc.h"
 
 namespace dragon::search {
 namespace {
@@ -70,6 +72,18 @@ std::optional<GemmMatch> match_gemm(const BlockSite& site) {
     if (l > m.i) return std::nullopt;
   }
   return m;
+}
+
+bool tensorizes(const schedule::Schedule& s, const lower::Target& target) {
+  schedule::Schedule trial = s.copy();
+  try {
+    for (const char* kind : {"rewrite_reduction_block", "rewrite_tensorize"}) {
+      if (make_postproc(PostprocSpec{kind, {}}, target)->apply(trial)) return false;
+    }
+  } catch (const schedule::ScheduleError&) {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dragon::search

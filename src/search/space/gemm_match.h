@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "dragon/ir/dtype.h"
+#include "dragon/lower/target.h"
+#include "dragon/schedule/schedule.h"
 #include "space/block_analysis.h"
 
 namespace dragon::search {
@@ -23,5 +25,10 @@ struct GemmMatch {
 };
 
 std::optional<GemmMatch> match_gemm(const BlockSite& site);
+
+// Whether the postprocessors (rewrite_reduction_block, then rewrite_tensorize) would
+// tensorize every block of the sketch `s` annotated for tensor cores, at its sampled
+// decisions: tried on a copy. A sketch that cannot is not offered.
+bool tensorizes(const schedule::Schedule& s, const lower::Target& target);
 
 }  // namespace dragon::search

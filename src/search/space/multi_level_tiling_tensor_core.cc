@@ -70,7 +70,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     } catch (const schedule::ScheduleError&) {
       return {};
     }
-    if (!tensorizes(s)) return {};
+    if (!tensorizes(s, target_)) return {};
     return {s, sch};
   }
 
@@ -129,20 +129,6 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(a_warp, kAutoTensorize, intrins.load_a);
     s.annotate(b_warp, kAutoTensorize, intrins.load_b);
     s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
-  }
-
-  // Whether the postprocessors would tensorize every annotated block of this sketch: a
-  // sketch that cannot is not offered.
-  bool tensorizes(const Schedule& s) const {
-    Schedule trial = s.copy();
-    try {
-      for (const char* kind : {"rewrite_reduction_block", "rewrite_tensorize"}) {
-        if (make_postproc(PostprocSpec{kind, {}}, target_)->apply(trial)) return false;
-      }
-    } catch (const schedule::ScheduleError&) {
-      return false;
-    }
-    return true;
   }
 
   TensorCoreOptions options_;

@@ -83,7 +83,7 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     } catch (const schedule::ScheduleError&) {
       return {};
     }
-    if (!tensorizes(s)) return {};
+    if (!tensorizes(s, target_)) return {};
     return {s, sch};
   }
 
@@ -135,20 +135,6 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     // the loop (wgmma_family_intrin_name).
     s.annotate(c, kAutoTensorize, wgmma_family_intrin_name(half));
     s.annotate(c_warp, kAutoTensorize, std::string("wgmma_store_m64n8_f32"));
-  }
-
-  // Whether the postprocessors would tensorize every annotated block of this sketch (at
-  // its sampled decisions): a sketch that cannot is not offered.
-  bool tensorizes(const Schedule& s) const {
-    Schedule trial = s.copy();
-    try {
-      for (const char* kind : {"rewrite_reduction_block", "rewrite_tensorize"}) {
-        if (make_postproc(PostprocSpec{kind, {}}, target_)->apply(trial)) return false;
-      }
-    } catch (const schedule::ScheduleError&) {
-      return false;
-    }
-    return true;
   }
 
   WgmmaOptions options_;
