@@ -301,13 +301,31 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
     uses_warp_blocks_ = uses_warp_blocks_ || (warp_mode_ && lanes_ == 32);
     uses_warpgroup_blocks_ = uses_warpgroup_blocks_ || (warp_mode_ && lanes_ == 128);
   }
-  std::string prelude = cuda_prelude();
-  if (uses_warp_blocks_ || uses_warpgroup_blocks_ || uses_async_copies_) prelude += shared_address_prelude();
-  if (uses_warp_blocks_) prelude += mma_prelude();
-  if (uses_warpgroup_blocks_) prelude += wgmma_prelude(used_helpers_);
-  if (uses_async_copies_) prelude += async_copy_prelude();
+  // The prelude's parts (PreludePart): what every kernel uses, then the helpers this
+  // function's kernels call, and the fp16/bf16 headers only where kernels or helpers name
+  // what they declare.
+  std::vector<PreludePart>& parts = result_.prelude_parts;
+  parts.push_back({kPreludeCommon, "common", cuda_common_prelude()});
+  if (uses_warp_blocks_ || uses_warpgroup_blocks_ || uses_async_copies_) {
+    parts.push_back({kPreludeSharedAddress, "shared_address", std::string(shared_address_prelude())});
+  }
+  if (uses_warp_blocks_) parts.push_back({kPreludeMma, "mma", std::string(mma_prelude())});
+  if (uses_warpgroup_blocks_) {
+    parts.push_back({kPreludeWgmma, "wgmma", std::string(wgmma_common_prelude())});
+    for (const std::string& helper : used_helpers_) {
+      std::string text = wgmma_helper_prelude(helper);
+      if (!text.empty()) parts.push_back({kPreludeWgmmaHelper, helper, std::move(text)});
+    }
+  }
+  if (uses_async_copies_) parts.push_back({kPreludeAsyncCopy, "async_copy", std::string(async_copy_prelude())});
+  std::string body = out_.str();
+  bool half = uses_half_headers(body);
+  for (const PreludePart& part : parts) half = half || uses_half_headers(part.text);
+  if (half) parts.push_back({kPreludeHalfHeaders, "half_headers", std::string(half_headers_prelude())});
+  std::sort(parts.begin(), parts.end(), prelude_order);
+  std::string prelude = join_prelude(parts);
   result_.prelude_size = prelude.size();
-  result_.code = std::move(prelude) + out_.str();
+  result_.code = std::move(prelude) + body;
   return std::move(result_);
 }
 

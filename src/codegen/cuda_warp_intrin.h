@@ -130,6 +130,10 @@ std::string_view mma_prelude();
 // The prelude's warpgroup helpers (cuda_wgmma.cc): the swizzle, descriptors, fill, store,
 // the warpgroup barrier, and one wgmma helper per name in `helpers` that is one.
 std::string wgmma_prelude(const std::set<std::string>& helpers);
+// wgmma_prelude's two kinds of part: what every warpgroup kernel uses, and the helper
+// `helper` when it is a wgmma one (empty otherwise).
+std::string_view wgmma_common_prelude();
+std::string wgmma_helper_prelude(const std::string& helper);
 // The prelude's cp.async helpers (cuda_async_copy.cc).
 std::string_view async_copy_prelude();
 // dragon_shared_address(p): the helpers' conversion of a generic pointer to a shared

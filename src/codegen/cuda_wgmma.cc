@@ -198,11 +198,11 @@ void add_wgmma_planners(std::map<std::string, WarpPlanner, std::less<>>& planner
   }
 }
 
-std::string wgmma_prelude(const std::set<std::string>& helpers) {
+std::string_view wgmma_common_prelude() {
   // The device twin of wgmma_kmajor_swizzle128_descriptor: start address >> 4 in bits
   // 0-13, LBO 16 bytes (unused for K-major swizzled tiles) in 16-29, SBO 1024 bytes (one
   // 8-row atom) in 32-45, base offset 0, swizzle mode 1 (128 bytes) in 62-63.
-  std::string out = R"(DRAGON_INLINE long long dragon_swizzle128_b16(long long index) {
+  return R"(DRAGON_INLINE long long dragon_swizzle128_b16(long long index) {
   return index ^ (((index >> 6) & 7) << 3);
 }
 DRAGON_INLINE unsigned long long dragon_wgmma_descriptor(const void* tile) {
@@ -226,12 +226,19 @@ DRAGON_INLINE void dragon_wgmma_store_m64n8_f32(float* tile, int row_stride, con
   tile[(row + 8) * row_stride + col + 1] = c[3];
 }
 )";
-  static const std::regex kMma("dragon_wgmma_m64n([0-9]+)k16_(f16|bf16)");
-  for (const std::string& helper : helpers) {
-    std::smatch m;
-    if (std::regex_match(helper, m, kMma)) out += wgmma_mma_helper(helper, std::stoll(m[1]), m[2]);
-  }
+}
+
+std::string wgmma_prelude(const std::set<std::string>& helpers) {
+  std::string out(wgmma_common_prelude());
+  for (const std::string& helper : helpers) out += wgmma_helper_prelude(helper);
   return out;
+}
+
+std::string wgmma_helper_prelude(const std::string& helper) {
+  static const std::regex kMma("dragon_wgmma_m64n([0-9]+)k16_(f16|bf16)");
+  std::smatch m;
+  if (!std::regex_match(helper, m, kMma)) return {};
+  return wgmma_mma_helper(helper, std::stoll(m[1]), m[2]);
 }
 
 }  // namespace dragon::codegen

@@ -3,6 +3,7 @@
 #include "dragon/runtime/compile.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -46,25 +47,32 @@ ir::PrimFunc batch_member(const ir::PrimFunc& flat, size_t position) {
 }
 
 // One translation unit for several functions: one prelude, then each member's kernels.
-// The emitter's preludes differ only in the tensor-core helpers it appends to the common
-// part; the longest prelude serves every member whose prelude is a prefix of it. Members
-// whose helpers differ (wgmma helpers of another N) are not in that chain: they are
-// returned in `apart` and compiled alone.
+// The prelude is the union of the members' prelude parts (codegen::PreludePart): a part
+// of one name has one text, so every member finds its own parts, in their order, with
+// others' between them (f32-only members lack the fp16 headers, tensor-core ones add
+// their helpers). A member with a part of a name already taken by another text would not
+// fit; it is returned in `apart` and compiled alone.
 std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_t begin, size_t end,
                           std::vector<size_t>& apart) {
-  std::string_view prelude;
+  std::map<std::string, const codegen::PreludePart*> parts;  // by name
+  std::vector<size_t> members;
   for (size_t i = begin; i < end; ++i) {
-    if (sources[i].prelude_size > prelude.size()) prelude = std::string_view(sources[i].code).substr(0, sources[i].prelude_size);
-  }
-  std::string code(prelude);
-  for (size_t i = begin; i < end; ++i) {
-    std::string_view own = std::string_view(sources[i].code).substr(0, sources[i].prelude_size);
-    if (!prelude.starts_with(own)) {
+    bool fits = true;
+    for (const codegen::PreludePart& part : sources[i].prelude_parts) {
+      auto it = parts.find(part.name);
+      if (it != parts.end() && (it->second->text != part.text || it->second->rank != part.rank)) fits = false;
+    }
+    if (!fits) {
       apart.push_back(i);
       continue;
     }
-    code.append(sources[i].code, sources[i].prelude_size);
+    for (const codegen::PreludePart& part : sources[i].prelude_parts) parts.emplace(part.name, &part);
+    members.push_back(i);
   }
+  std::vector<codegen::PreludePart> merged;
+  for (const auto& [name, part] : parts) merged.push_back(*part);
+  std::string code = codegen::join_prelude(std::move(merged));
+  for (size_t i : members) code.append(sources[i].code, sources[i].prelude_size);
   return code;
 }
 

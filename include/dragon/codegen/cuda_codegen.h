@@ -38,15 +38,31 @@ struct Workspace {
   int64_t bytes = 0;
 };
 
+// One named piece of a CUDA prelude (the fp16/bf16 headers, the common helpers, the mma
+// helpers, one wgmma helper...). A prelude is its parts in (rank, name) order; a part of a
+// given name has the same text in every source, so several sources' preludes merge into
+// one by the union of their parts (runtime/compile.cc, compile_cuda_batch).
+struct PreludePart {
+  int rank = 0;  // where the part goes: after every part of a lower rank
+  std::string name;
+  std::string text;
+};
+
 struct CudaSource {
   std::string code;
   // code's first prelude_size bytes are its file-scope prelude (headers, typedefs, macros,
   // helper functions); the kernels follow. Several functions' kernels may share one
   // translation unit under one prelude (runtime/compile.h, compile_cuda_batch).
   size_t prelude_size = 0;
+  std::vector<PreludePart> prelude_parts;  // the prelude, in order: their texts make code's first prelude_size bytes
   std::vector<KernelLaunch> kernels;  // in launch order
   std::vector<Workspace> workspaces;
 };
+
+// The order of prelude parts: by rank, then by name.
+bool prelude_order(const PreludePart& a, const PreludePart& b);
+// The parts' texts in prelude_order.
+std::string join_prelude(std::vector<PreludePart> parts);
 
 // Throws InternalError for IR that is not in the flat form, and UserError for a kernel the
 // emitter cannot launch (a launch extent that is not a constant) or whose tensorized

@@ -27,7 +27,7 @@ struct Cubin {
 bool nvrtc_available();
 Expected<std::string> nvrtc_version();
 // The options NVRTC gets for `options` (architecture, C++17, include path of the toolkit's
-// fp16/bf16 headers).
+// fp16/bf16 headers, -minimal where NVRTC has it).
 std::vector<std::string> nvrtc_flags(const NvrtcOptions& options);
 
 // One program (it may hold several kernels). A compile error returns NVRTC's log.

@@ -1,5 +1,3 @@
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
 typedef signed char int8_t;
 typedef int int32_t;
 typedef long long int64_t;

@@ -1,8 +1,9 @@
 // compile_cuda_batch (compile.h): several GEMM variants in one NVRTC program give one CUBIN
 // defining every member's kernels under unique entry names, each member keeps the kernels
 // and launch configuration a compile of its own gives, and a member NVRTC rejects fails
-// alone while the others of its batch still build; members whose preludes hold different
-// wgmma helpers (another N) are compiled apart. NVRTC needs no GPU.
+// alone while the others of its batch still build; the batch's prelude is the union of
+// its members' prelude parts, so f32-only members (no fp16 headers), f16 ones and members
+// with different wgmma helpers (another N) share one program. NVRTC needs no GPU.
 #include <elf.h>
 #include <gtest/gtest.h>
 
@@ -209,11 +210,10 @@ TEST(CudaBatch, RefusesProgramsOfNoFunctions) {
   EXPECT_THROW(compile_cuda_batch({}, lower::Target::cuda_h200(), test_options(), 0), UserError);
 }
 
-TEST(CudaBatch, MembersWithOtherWgmmaHelpersAreCompiledApartAndAllBuild) {
+TEST(CudaBatch, MembersWithOtherWgmmaHelpersShareOneProgram) {
   SKIP_WITHOUT_NVRTC();
-  // Search batches candidates of one GEMM whose wgmma N differs: their preludes end in
-  // different helpers, so no prelude serves both; the one that does not fit the batch's
-  // is compiled alone, and every member builds with a module defining its kernels.
+  // Search batches candidates of one GEMM whose wgmma N differs: each prelude holds its
+  // own wgmma helper, the batch's prelude both, and every member builds in one module.
   schedule::Schedule plain(matmul("matmul:m=64,n=64,k=64"));
   schedule::Schedule n128 =
       schedule::testing::wgmma_gemm_sketch("matmul:m=128,n=256,k=128,trans_b=true,dtype=f16", {2, 128, 0}, true);
@@ -222,17 +222,52 @@ TEST(CudaBatch, MembersWithOtherWgmmaHelpersAreCompiledApartAndAllBuild) {
   std::vector<ir::PrimFunc> flats = {lowered(plain), lowered(n128), lowered(n256)};
   std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 3);
   ASSERT_EQ(batch.size(), 3u);
-  std::set<std::string> modules;
+  std::set<std::string> modules, entries;
   for (size_t i = 0; i < 3; ++i) {
     SCOPED_TRACE(i);
     ASSERT_TRUE(batch[i].ok()) << batch[i].error().describe();
     modules.insert(batch[i].value().cubin.bytes);
-    std::set<std::string> defined = cubin_functions(batch[i].value().cubin.bytes);
-    for (const std::string& name : entry_names(batch[i].value())) EXPECT_EQ(defined.count(name), 1u) << name;
+    for (const std::string& name : entry_names(batch[i].value())) entries.insert(name);
   }
-  EXPECT_EQ(modules.size(), 2u) << "two members share the batch's module, the third has its own";
+  EXPECT_EQ(modules.size(), 1u) << "every member in the batch's one module";
+  EXPECT_EQ(cubin_functions(batch[0].value().cubin.bytes), entries);
   EXPECT_NE(batch[1].value().source.code.find("wgmma.mma_async.sync.aligned.m64n128k16"), std::string::npos);
+  EXPECT_EQ(batch[1].value().source.code.find("wgmma.mma_async.sync.aligned.m64n256k16"), std::string::npos);
   EXPECT_NE(batch[2].value().source.code.find("wgmma.mma_async.sync.aligned.m64n256k16"), std::string::npos);
+}
+
+// A batch mixing f32-only functions, whose preludes lack cuda_fp16.h and cuda_bf16.h, with
+// f16 ones that need them (an elementwise op converting through __half, a tensor-core
+// GEMM with the mma helpers): one program, one module, every member's kernels in it; the
+// f32 member first, so its prelude is no prefix of the others' (the order that broke a
+// merge by longest prelude).
+TEST(CudaBatch, F32OnlyAndF16MembersShareOneProgram) {
+  SKIP_WITHOUT_NVRTC();
+  const std::string kHeaders = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
+  std::vector<ir::PrimFunc> variants = gemm_variants();  // f32 plain, f32 tiled, f16 tensor cores
+  schedule::Schedule relu16(ops::OpRegistry::global().make_workload("relu:shape=16x64,dtype=f16").func);
+  std::vector<ir::PrimFunc> flats = {variants[0], lowered(relu16), variants[1], variants[2]};
+  std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 4);
+  ASSERT_EQ(batch.size(), 4u);
+  std::set<std::string> modules, entries;
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(batch[i].ok()) << batch[i].error().describe();
+    modules.insert(batch[i].value().cubin.bytes);
+    for (const std::string& name : entry_names(batch[i].value())) entries.insert(name);
+    // Each member's own source: the headers exactly where it uses half types.
+    const std::string& code = batch[i].value().source.code;
+    EXPECT_EQ(code.rfind(kHeaders, 0) == 0, i == 1 || i == 3) << code.substr(0, 200);
+  }
+  EXPECT_EQ(modules.size(), 1u) << "every member in the batch's one module";
+  EXPECT_EQ(cubin_functions(batch[0].value().cubin.bytes), entries);
+  // Each f32 member compiles alone without the headers too.
+  std::vector<Expected<CudaBuild>> alone = compile_cuda_all({variants[0], variants[1]}, lower::Target::cuda_h200(),
+                                                             test_options());
+  for (auto& a : alone) {
+    ASSERT_TRUE(a.ok()) << a.error().describe();
+    EXPECT_EQ(a.value().source.code.find("cuda_fp16.h"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // CUDA driver failing cleanly without a GPU, and the build driver's argument checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 
@@ -123,6 +124,25 @@ TEST(Nvrtc, CompilesToACubinOnceThenLoadsFromTheCache) {
   EXPECT_FALSE(third.value().from_cache);
   EXPECT_EQ(cache.hits(), 1);
   EXPECT_EQ(cache.misses(), 2);
+}
+
+// -minimal cuts NVRTC's time per program (bench/results/2026-12-05-nvrtc-prelude.md, where
+// bench_nvrtc_prelude also checks that CUBINs stay byte-identical): every NVRTC that has it
+// (12.4 on) gets it, and a source using the fp16 header still compiles under it.
+TEST(Nvrtc, MinimalWhereNvrtcHasIt) {
+  if (!nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC";
+  Expected<std::string> version = nvrtc_version();
+  ASSERT_TRUE(version.ok());
+  int major = std::stoi(version.value());
+  int minor = std::stoi(version.value().substr(version.value().find('.') + 1));
+  std::vector<std::string> flags = nvrtc_flags({});
+  bool has_minimal = std::find(flags.begin(), flags.end(), "-minimal") != flags.end();
+  EXPECT_EQ(has_minimal, major > 12 || (major == 12 && minor >= 4)) << version.value();
+  CompileCache cache(fresh_cache_dir("nvrtc-minimal"));
+  auto half = nvrtc_compile("#include <cuda_fp16.h>\nextern \"C\" __global__ void h(__half* x) { x[0] = "
+                            "__float2half_rn(__half2float(x[0]) * 2.0f); }\n",
+                            "half.cu", {}, cache);
+  ASSERT_TRUE(half.ok()) << half.error().describe();
 }
 
 TEST(Nvrtc, SyntaxErrorsReturnNvrtcsLog) {
