@@ -26,16 +26,10 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
   Transformer model = load_model(read_tensor_file(request.model_path), request.model_path);
   model->to(cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU));
 
-  // The prompt exactly as training framed it (sft_data.h's to_example), without the target.
-  SftRecord record;
-  record.task = request.existing_script ? TaskKind::kRefinement : TaskKind::kConstruction;
-  record.prompt = request.prompt;
-  record.workload = request.workload;
-  record.existing_script = request.existing_script;
-  script::Example example = to_example(record);
-  example.script.reset();
+  // The prompt exactly as training framed it.
   const script::Tokenizer& tokenizer = script::Tokenizer::standard();
-  const std::vector<script::TokenId> prompt = tokenizer.encode_example(example);
+  const std::vector<script::TokenId> prompt =
+      encode_prompt(tokenizer, request.prompt, request.workload, request.existing_script);
   if (static_cast<int64_t>(prompt.size()) >= model->config.context) {
     throw UserError(fmt::format("propose: the prompt of '{}' is {} tokens, the model reads at most {}", request.workload,
                                 prompt.size(), model->config.context));

@@ -14,6 +14,7 @@
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
+#include "dragon/support/text_lines.h"
 
 namespace dragon::model {
 
@@ -71,17 +72,9 @@ SftRecord parse_sft_record(std::string_view line, std::string_view origin, int l
 std::vector<SftRecord> read_sft_records(const std::string& path) {
   const std::string text = read_text_file(path);
   std::vector<SftRecord> records;
-  size_t start = 0;
-  int line_number = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    ++line_number;
-    std::string_view line(text.data() + start, end - start);
-    if (line.find_first_not_of(" \t\r") != std::string_view::npos)
-      records.push_back(parse_sft_record(line, path, line_number));
-    start = end + 1;
-  }
+  for_each_nonblank_line(text, [&](std::string_view line, int number) {
+    records.push_back(parse_sft_record(line, path, number));
+  });
   return records;
 }
 
@@ -149,6 +142,19 @@ script::Example to_example(const SftRecord& record) {
   example.existing_script = record.existing_script;
   example.script = record.script;
   return example;
+}
+
+std::vector<script::TokenId> encode_prompt(const script::Tokenizer& tokenizer, PromptForm prompt,
+                                           const std::string& workload,
+                                           const std::optional<std::string>& existing_script) {
+  SftRecord record;
+  record.task = existing_script ? TaskKind::kRefinement : TaskKind::kConstruction;
+  record.prompt = prompt;
+  record.workload = workload;
+  record.existing_script = existing_script;
+  script::Example example = to_example(record);
+  example.script.reset();
+  return tokenizer.encode_example(example);
 }
 
 TokenizedExample tokenize(const script::Tokenizer& tokenizer, const script::Example& example) {

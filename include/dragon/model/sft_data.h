@@ -56,6 +56,12 @@ SftSplits read_sft_splits(const std::string& data_dir);
 // registry's function printed, or the spec), the existing script, the target.
 script::Example to_example(const SftRecord& record);
 
+// The tokens of a prompt exactly as training frames it (to_example's, without a target):
+// what the model reads before it writes a script, in `dragon optimize` and in RL.
+std::vector<script::TokenId> encode_prompt(const script::Tokenizer& tokenizer, PromptForm prompt,
+                                           const std::string& workload,
+                                           const std::optional<std::string>& existing_script);
+
 // An example's tokens ([BOS, PROMPT, ..., SCRIPT, script..., EOS]) and the index of its
 // first script token: the loss is taken on tokens[script_start..] only.
 struct TokenizedExample {

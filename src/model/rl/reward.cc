@@ -13,6 +13,7 @@
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
+#include "dragon/support/text_lines.h"
 
 namespace dragon::model {
 namespace {
@@ -37,15 +38,7 @@ Replayed replay_script(const std::string& script_text, const ir::PrimFunc& func)
 std::vector<RlPrompt> read_rl_prompts(const std::string& path) {
   const std::string text = read_text_file(path);
   std::vector<RlPrompt> prompts;
-  size_t start = 0;
-  int line_number = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    ++line_number;
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  for_each_nonblank_line(text, [&](std::string_view line, int line_number) {
     const std::string origin = fmt::format("{}:{}", path, line_number);
     auto fail = [&](std::string_view why) { return UserError(fmt::format("{}: {}", origin, why)); };
     // The SFT parser checks the fields; the target script it requires is not a prompt's,
@@ -75,7 +68,7 @@ std::vector<RlPrompt> read_rl_prompts(const std::string& path) {
       if (!replayed.func) throw fail(fmt::format("'existing_script' does not replay on {}: {}", p.workload, replayed.why));
     }
     prompts.push_back(std::move(p));
-  }
+  });
   if (prompts.empty()) throw UserError(fmt::format("{}: no prompts", path));
   return prompts;
 }

@@ -151,20 +151,13 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
     resumed.reset();
   }
 
-  // Each prompt's tokens as training framed it (sft_data.h's to_example, without a target).
+  // Each prompt's tokens as training framed it.
   const script::Tokenizer& tokenizer = script::Tokenizer::standard();
   const script::TokenId eos = tokenizer.special(script::SpecialToken::kEos);
   const script::TokenId pad = tokenizer.special(script::SpecialToken::kPad);
   std::vector<std::vector<script::TokenId>> prompt_tokens;
   for (const RlPrompt& p : prompts) {
-    SftRecord record;
-    record.task = p.existing_script ? TaskKind::kRefinement : TaskKind::kConstruction;
-    record.prompt = p.prompt;
-    record.workload = p.workload;
-    record.existing_script = p.existing_script;
-    script::Example example = to_example(record);
-    example.script.reset();
-    prompt_tokens.push_back(tokenizer.encode_example(example));
+    prompt_tokens.push_back(encode_prompt(tokenizer, p.prompt, p.workload, p.existing_script));
     if (static_cast<int64_t>(prompt_tokens.back().size()) >= model->config.context)
       throw UserError(fmt::format("{}: the prompt is {} tokens, the model reads at most {}", p.origin,
                                   prompt_tokens.back().size(), model->config.context));

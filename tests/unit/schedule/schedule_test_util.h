@@ -27,4 +27,28 @@ ir::PrimFunc workload(std::string_view spec);
 // structurally equal to the scheduled function; the JSON round trip too.
 ::testing::AssertionResult replays_exactly(const Schedule& sch);
 
+// A gather of an intermediate: B = A * 2 + 1 over all 8 rows, C[i] = B[idx[i]] (C declares
+// the whole of B as read, since its index is data-dependent). For compute_at and
+// compute_inline into a gather.
+inline constexpr const char* kGatherOfIntermediate = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
+  block root {
+    alloc B: f32[8]
+    for i0 in 8 {
+      block B [vi0: S 8 = i0] {
+        reads A[vi0]
+        writes B[vi0]
+        B[vi0] = A[vi0] * 2f32 + 1f32
+      }
+    }
+    for i0 in 4 {
+      block C [vi0: S 4 = i0] {
+        reads idx[vi0], B[0 +: 8]
+        writes C[vi0]
+        C[vi0] = B[idx[vi0]]
+      }
+    }
+  }
+}
+)";
+
 }  // namespace dragon::schedule::testing

@@ -568,29 +568,9 @@ TEST(ReverseComputeAt, FailureLeavesTheScheduleUnchanged) {
 // regions, never from indices it cannot bound: a consumer that reads the producer through
 // an index buffer declares the whole range and the producer is recomputed in full at the
 // loop; a region declared at a data-dependent index is refused, not guessed.
-constexpr const char* kGatherOfIntermediate = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
-  block root {
-    alloc B: f32[8]
-    for i0 in 8 {
-      block B [vi0: S 8 = i0] {
-        reads A[vi0]
-        writes B[vi0]
-        B[vi0] = A[vi0] * 2f32 + 1f32
-      }
-    }
-    for i0 in 4 {
-      block C [vi0: S 4 = i0] {
-        reads idx[vi0], B[0 +: 8]
-        writes C[vi0]
-        C[vi0] = B[idx[vi0]]
-      }
-    }
-  }
-}
-)";
 
 TEST(ComputeAt, AtAGathersLoopTheProducerCoversTheWholeDeclaredRange) {
-  Schedule sch(ir::parse_function(kGatherOfIntermediate));
+  Schedule sch(ir::parse_function(testing::kGatherOfIntermediate));
   sch.compute_at(sch.get_block("B"), sch.get_loops(sch.get_block("C"))[0]);
   std::string text = ir::print_function(sch.func());
   EXPECT_TRUE(has_line(text, "for ax0 in 8 {")) << text;  // every row idx may name, the last included
@@ -599,7 +579,7 @@ TEST(ComputeAt, AtAGathersLoopTheProducerCoversTheWholeDeclaredRange) {
 }
 
 TEST(ComputeAt, ARegionDeclaredAtADataDependentIndexIsRefused) {
-  std::string ir_text = kGatherOfIntermediate;
+  std::string ir_text = testing::kGatherOfIntermediate;
   ir_text.replace(ir_text.find("B[0 +: 8]"), 9, "B[idx[vi0]]");
   Schedule sch(ir::parse_function(ir_text));
   BlockRV b = sch.get_block("B");

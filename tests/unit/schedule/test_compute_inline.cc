@@ -69,30 +69,9 @@ TEST(ComputeInline, AfterSplitOfTheProducer) {
   EXPECT_TRUE(replays_exactly(sch));
 }
 
-// A gather: the inlined value is read at data-dependent indices.
-constexpr const char* kGather = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
-  block root {
-    alloc B: f32[8]
-    for i0 in 8 {
-      block B [vi0: S 8 = i0] {
-        reads A[vi0]
-        writes B[vi0]
-        B[vi0] = A[vi0] * 2f32 + 1f32
-      }
-    }
-    for i0 in 4 {
-      block C [vi0: S 4 = i0] {
-        reads idx[vi0], B[0 +: 8]
-        writes C[vi0]
-        C[vi0] = B[idx[vi0]]
-      }
-    }
-  }
-}
-)";
 
 TEST(ComputeInline, IntoAGather) {
-  Schedule sch(ir::parse_function(kGather));
+  Schedule sch(ir::parse_function(testing::kGatherOfIntermediate));
   sch.compute_inline(sch.get_block("B"));
   std::string text = ir::print_function(sch.func());
   EXPECT_TRUE(has_line(text, "C[vi0] = A[idx[vi0]] * 2f32 + 1f32")) << text;
