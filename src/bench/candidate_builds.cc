@@ -93,11 +93,15 @@ std::vector<Expected<runtime::CudaBuild>> build_candidates(const std::vector<ir:
   return out;
 }
 
+size_t compile_children(const CandidateBuildOptions& options) {
+  return options.processes > 0 ? static_cast<size_t>(options.processes)
+                               : std::max(1u, std::thread::hardware_concurrency() - 1);
+}
+
 void build_candidates_streaming(const std::vector<ir::PrimFunc>& flats, const CandidateBuildOptions& options,
                                 const TakeBuild& take) {
   const lower::Target target = lower::Target::cuda_h200();
-  const size_t processes = options.processes > 0 ? static_cast<size_t>(options.processes)
-                                                 : std::max(1u, std::thread::hardware_concurrency() - 1);
+  const size_t processes = compile_children(options);
   const std::vector<ProgramRange> chunks =
       plan_programs(flats.size(), static_cast<size_t>(std::max(1, options.functions_per_program)), processes,
                     static_cast<size_t>(std::max(1, options.min_waves)));

@@ -335,14 +335,9 @@ class CudaMeasurer final : public search::Measurer {
     std::vector<std::pair<size_t, size_t>> duplicates;  // (index, the index it repeats)
   };
 
+  // Alone, a batch is a group of one: the same builds in waves and runs.
   std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) override {
-    Prepared prepared = prepare(scheduled);
-    std::vector<ir::PrimFunc> flats;
-    for (const Pending* p : prepared.pending) flats.push_back(p->flat);
-    Clock::time_point start = Clock::now();
-    std::vector<Expected<runtime::CudaBuild>> builds = build_candidates(flats, build_options());
-    costs_.compile += seconds_since(start);
-    return finish(std::move(prepared), builds);
+    return group_->measure({search::MeasureBatch{this, scheduled}}).front();
   }
 
   // Lowers and prints every candidate (on threads: the CPU work per candidate) and
@@ -403,12 +398,6 @@ class CudaMeasurer final : public search::Measurer {
       prep.pending.push_back(&p);
     }
     return prep;
-  }
-
-  // Runs the built candidates of `prep` (builds[k] is pending[k]'s) in the worker.
-  std::vector<MeasureResult> finish(Prepared prep, std::vector<Expected<runtime::CudaBuild>>& builds) {
-    for (size_t k = 0; k < prep.pending.size(); ++k) run_pending(prep, k, builds[k]);
-    return complete(std::move(prep));
   }
 
   // The result of pending[k] of `prep`, from its build: a build failure, or the worker's.
@@ -523,9 +512,7 @@ class CudaMeasureGroup final : public search::MeasureGroup {
     // Two waves of compilers when there is enough to share: the first wave's candidates
     // run on the GPU while the second compiles.
     CandidateBuildOptions build = measurers.front()->build_options();
-    const size_t processes = build.processes > 0 ? static_cast<size_t>(build.processes)
-                                                 : std::max(1u, std::thread::hardware_concurrency() - 1);
-    if (flats.size() >= 4 * processes) build.min_waves = 2;
+    if (flats.size() >= 4 * compile_children(build)) build.min_waves = 2;
     Clock::time_point start = Clock::now();
     double running = 0;  // of the wall time, spent running candidates (not compiling)
     build_candidates_streaming(flats, build, [&](size_t index, Expected<runtime::CudaBuild> built) {

@@ -33,6 +33,9 @@ struct CandidateBuildOptions {
 // compiling took 267 ms a GEMM candidate; NVRTC's time grows with the functions in a
 // program, so a batch is spread over every child first, and programs come in full waves of
 // one per child.
+// How many children compile at once under `options` (processes, or the cores less one).
+size_t compile_children(const CandidateBuildOptions& options);
+
 struct ProgramRange {
   size_t begin = 0, end = 0;
   bool operator==(const ProgramRange&) const = default;
