@@ -3,6 +3,9 @@
 # dragon CLI that scripts/demo.sh runs, test builds everything (tests, benchmarks).
 BUILD_DIR ?= build
 CMAKE_FLAGS ?=
+# Fresh trees compile in batches (unity build: bench/results/2026-12-04-ci-build-time.md);
+# UNITY=OFF for a tree you edit and rebuild file by file.
+UNITY ?= ON
 JOBS ?= $(shell nproc)
 DEMO_SPEC ?= matmul:m=128,n=128,k=128
 # What scripts/demo.sh runs (the dragon target brings dragon-kernel-runner with it).
@@ -19,7 +22,7 @@ setup:
 	@scripts/setup.sh
 
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DDRAGON_UNITY_BUILD=$(UNITY) $(CMAKE_FLAGS)
 
 configure: $(BUILD_DIR)/build.ninja
 

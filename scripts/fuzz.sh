@@ -15,7 +15,7 @@ targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(op_spec ir_text script)
 
 if [ ! -f "$build/build.ninja" ]; then
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDRAGON_FUZZ=ON \
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDRAGON_FUZZ=ON -DDRAGON_UNITY_BUILD=ON \
     -DDRAGON_BUILD_TESTS=OFF -DDRAGON_BUILD_BENCHMARKS=OFF -DDRAGON_WITH_CUDA=OFF -DDRAGON_WITH_TORCH=OFF >/dev/null
 fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]/#/fuzz_}"

@@ -15,7 +15,7 @@ void resolve(void* library, const char* symbol, Fn& slot, std::string& missing) 
   if (!slot && missing.empty()) missing = symbol;
 }
 
-CudnnApi load() {
+CudnnApi load_cudnn() {
   CudnnApi api;
   std::vector<std::string> candidates;
   // The lead's machines have cuDNN only as PyTorch's pip package, outside the loader's path.
@@ -80,7 +80,7 @@ CudnnApi load() {
 }  // namespace
 
 const CudnnApi& cudnn_api() {
-  static const CudnnApi api = load();
+  static const CudnnApi api = load_cudnn();
   return api;
 }
 

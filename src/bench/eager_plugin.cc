@@ -33,7 +33,7 @@ std::vector<std::string> candidates() {
   return paths;
 }
 
-EagerPlugin load() {
+EagerPlugin load_installed_plugin() {
   EagerPlugin plugin;
   std::string tried;
   for (const std::string& path : candidates()) {
@@ -72,7 +72,7 @@ EagerPlugin load_eager_plugin_from(const std::string& path) {
 }
 
 const EagerPlugin& eager_plugin() {
-  static const EagerPlugin plugin = load();
+  static const EagerPlugin plugin = load_installed_plugin();
   return plugin;
 }
 

@@ -15,6 +15,7 @@
 
 #include "dragon/support/error.h"
 #include "record_validation.h"
+#include "import_batch.h"
 
 namespace dragon::db {
 namespace {
@@ -23,8 +24,6 @@ using nlohmann::json;
 
 constexpr std::string_view kFormatName = "little-dragon-tuning-records";
 constexpr int kFormatVersion = 1;
-// Records per import transaction: large enough to amortise the commit's fsync.
-constexpr size_t kImportBatch = 4096;
 
 std::string quote(std::string_view text) { return json(text).dump(); }
 std::string quote_or_null(const std::optional<std::string>& text) { return text ? quote(*text) : "null"; }
@@ -247,7 +246,7 @@ ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& so
       }
       validate_record(r, fmt::format("{}:{}", source, number));
       batch.push_back(std::move(r));
-      if (batch.size() >= kImportBatch) flush();
+      if (batch.size() >= detail::kImportBatch) flush();
     } else {
       at.fail(fmt::format("unknown kind '{}' (expected workload or record)", kind));
     }

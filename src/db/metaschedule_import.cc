@@ -17,6 +17,7 @@
 #include "dragon/schedule/trace_json.h"
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
+#include "import_batch.h"
 
 namespace dragon::db {
 namespace {
@@ -27,7 +28,6 @@ constexpr std::string_view kWorkloadFile = "database_workload.json";
 constexpr std::string_view kRecordFile = "database_tuning_record.json";
 // TVM's run time for a failed measurement (MAX_FAIL_COST in seconds).
 constexpr double kTvmFailedRunSeconds = 1e10;
-constexpr size_t kImportBatch = 4096;
 
 // Calls `visit(line_number, json)` for each non-blank line of `path`.
 template <typename Visit>
@@ -198,7 +198,7 @@ ImportSummary import_metaschedule(Database& db, const std::string& directory,
       return;
     }
     batch.push_back(std::move(record));
-    if (batch.size() >= kImportBatch) flush();
+    if (batch.size() >= detail::kImportBatch) flush();
   });
   flush();
   for (size_t i = 0; i < workloads.size(); ++i) {

@@ -14,15 +14,10 @@
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
 #include "hard_activations.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Type the math is done in: f32 for the 16-bit floats (torch's "opmath" type, so f16
-// and bf16 results are rounded once, at the end), else the element type itself.
-DataType compute_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
-
-std::vector<Expr> to_exprs(const IndexVars& vars) { return {vars.begin(), vars.end()}; }
 
 // `vars` with `index` inserted at position `axis`: the full index of an element whose
 // other coordinates are `vars` and whose coordinate along `axis` is `index`.
@@ -42,10 +37,6 @@ int resolve_axis(const OpArgs& args, int rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
-OpParam axis_param(std::string help) {
-  return int_param("axis", 1, std::move(help), std::numeric_limits<int64_t>::min());
-}
-
 // y = f(x) in the compute type.
 using ScalarFn = std::function<Expr(Expr x, const OpArgs& args)>;
 // Cross-parameter checks of an elementwise op, run before building.
@@ -61,7 +52,7 @@ OpKind elementwise_op(std::string name, std::string summary, std::vector<OpParam
     if (check) check(args);
     std::vector<int64_t> shape = args.get_shape("shape");
     DataType dtype = args.get_dtype("dtype");
-    DataType math = compute_type(dtype);
+    DataType math = opmath_type(dtype);
     FunctionBuilder fb(name);
     Tensor x = fb.input("X", dtype, shape);
     Tensor y = fb.compute(name, shape, [&](const IndexVars& i) {
@@ -148,7 +139,7 @@ void register_elementwise(OpRegistry& registry) {
 ir::PrimFunc build_softmax(const OpArgs& args, bool log) {
   std::vector<int64_t> shape = args.get_shape("shape");
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   int axis = resolve_axis(args, static_cast<int>(shape.size()));
   std::vector<int64_t> outer = shape;
   outer.erase(outer.begin() + axis);

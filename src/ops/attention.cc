@@ -5,13 +5,10 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulation type over `t` values: f32 for the 16-bit floats (what torch's attention
-// kernels use), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 // torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal) with
 // Q [batch, heads, seq_q, head_dim], K and V [batch, heads, seq_kv, head_dim], scale
@@ -22,7 +19,7 @@ ir::PrimFunc build_scaled_dot_product_attention(const OpArgs& args) {
   int64_t seq_q = args.get_int("seq_q"), seq_kv = args.get_int("seq_kv"), head_dim = args.get_int("head_dim");
   bool causal = args.get_bool("causal");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
 
   FunctionBuilder fb("scaled_dot_product_attention");

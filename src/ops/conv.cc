@@ -9,13 +9,10 @@
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
 #include "dragon/support/error.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulation type of a product of `t` values: f32 for the 16-bit floats (what cuDNN and
-// torch do), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 // The geometry of one convolution over rank() spatial dimensions, read from an op's
 // arguments and validated there, so a builder below never sees a bad combination.
@@ -278,7 +275,7 @@ ir::PrimFunc build_conv(const OpArgs& args, int rank, bool transposed) {
   ConvGeometry g = read_geometry(args, rank, transposed, args.get_int("in_channels"), args.get_int("out_channels"),
                                  args.get_int("groups"));
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   bool has_bias = args.get_bool("bias");
 
   FunctionBuilder fb(conv_name(rank, transposed));
@@ -303,7 +300,7 @@ ir::PrimFunc build_depthwise_separable_conv2d(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), channels = args.get_int("in_channels");
   int64_t out_channels = args.get_int("out_channels");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   bool has_bias = args.get_bool("bias");
   bool epilogue = has_bias || acc != dtype;
 

@@ -9,12 +9,10 @@
 #include "dragon/ops/te.h"
 #include "hard_activations.h"
 #include "dragon/support/error.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulation type for `t`: f32 for the 16-bit floats (what torch does), else t.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 // torch's activation of the same name on x (computed in x's type): gelu is the exact
 // erf form, silu is x * sigmoid(x).
@@ -38,7 +36,7 @@ ir::PrimFunc build_matmul_bias_act(const OpArgs& args) {
   const std::string& act = args.get_choice("activation");
   bool trans_w = args.get_bool("trans_w");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("matmul_bias_act");
   Tensor x = fb.input("x", dtype, {m, k});
@@ -65,7 +63,7 @@ ResidualSum residual_sum(FunctionBuilder& fb, int64_t rows, int64_t dim, DataTyp
   Tensor x = fb.input("x", dtype, {rows, dim});
   Tensor residual = fb.input("residual", dtype, {rows, dim});
   Tensor sum = fb.compute("sum", {rows, dim}, [&](const IndexVars& i) { return x(i[0], i[1]) + residual(i[0], i[1]); });
-  return {sum, accumulator_type(dtype)};
+  return {sum, opmath_type(dtype)};
 }
 
 // LayerNorm(x + residual) over the last axis with weight and bias, biased variance,

@@ -5,13 +5,10 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulation type of a loss over `t` values: f32 for the 16-bit floats (torch's
-// reductions accumulate in f32 too), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 int64_t num_elements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -34,7 +31,7 @@ Tensor mean_of(FunctionBuilder& fb, const Tensor& total, int64_t count, DataType
 ir::PrimFunc build_mse_loss(const OpArgs& args) {
   const std::vector<int64_t>& shape = args.get_shape("shape");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("mse_loss");
   Tensor p = fb.input("predictions", dtype, shape);
@@ -54,7 +51,7 @@ ir::PrimFunc build_smooth_l1_loss(const OpArgs& args) {
   double beta = args.get_float("beta");
   args.require(beta >= 0, "beta", "must be >= 0 (torch rejects a negative beta)");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("smooth_l1_loss");
   Tensor p = fb.input("predictions", dtype, shape);
@@ -72,7 +69,7 @@ ir::PrimFunc build_smooth_l1_loss(const OpArgs& args) {
 ir::PrimFunc build_cross_entropy_loss(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), classes = args.get_int("classes");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("cross_entropy_loss");
   Tensor p = fb.input("predictions", dtype, {batch, classes});
@@ -96,7 +93,7 @@ ir::PrimFunc build_cross_entropy_loss(const OpArgs& args) {
 ir::PrimFunc build_kl_div_loss(const OpArgs& args) {
   const std::vector<int64_t>& shape = args.get_shape("shape");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("kl_div_loss");
   Tensor p = fb.input("predictions", dtype, shape, ir::ValueDomain::simplex());
@@ -120,7 +117,7 @@ ir::PrimFunc build_triplet_margin_loss(const OpArgs& args) {
   bool swap = args.get_bool("swap");
   args.require(p_norm > 0, "p", "the norm degree must be > 0");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("triplet_margin_loss");
   Tensor anchor = fb.input("anchor", dtype, {batch, features});
@@ -161,7 +158,7 @@ ir::PrimFunc build_triplet_margin_loss(const OpArgs& args) {
 ir::PrimFunc build_hinge_loss(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), features = args.get_int("features");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("hinge_loss");
   Tensor p = fb.input("predictions", dtype, {batch, features});
@@ -180,7 +177,7 @@ ir::PrimFunc build_cosine_similarity_loss(const OpArgs& args) {
   double eps = args.get_float("eps");
   args.require(eps >= 0, "eps", "must be >= 0");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("cosine_similarity_loss");
   Tensor p = fb.input("predictions", dtype, {batch, features});

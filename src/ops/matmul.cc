@@ -6,16 +6,13 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
 
-// Accumulation type of a product of `t` values: f32 for the 16-bit floats (what cuBLAS
-// and torch do), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
-
 // Name of the product stage: "C" when it is the result, "C_acc" when a cast follows.
-std::string product_name(DataType dtype) { return accumulator_type(dtype) == dtype ? "C" : "C_acc"; }
+std::string product_name(DataType dtype) { return opmath_type(dtype) == dtype ? "C" : "C_acc"; }
 
 // The product `c` cast to `dtype` as the stage "C", when its type differs.
 Tensor cast_result(FunctionBuilder& fb, const Tensor& c, DataType dtype) {
@@ -28,7 +25,7 @@ ir::PrimFunc build_matmul(const OpArgs& args) {
   int64_t m = args.get_int("m"), n = args.get_int("n"), k = args.get_int("k");
   bool trans_a = args.get_bool("trans_a"), trans_b = args.get_bool("trans_b");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("matmul");
   Tensor a = fb.input("A", dtype, trans_a ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k});
@@ -52,7 +49,7 @@ ir::PrimFunc build_batch_matmul(const OpArgs& args) {
   bool trans_a = args.get_bool("trans_a"), trans_b = args.get_bool("trans_b");
   bool broadcast_b = args.get_bool("broadcast_b");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   const size_t nb = batch.size();
 
   auto with_batch = [&](std::vector<int64_t> matrix) {
@@ -92,7 +89,7 @@ ir::PrimFunc build_triangular_matmul(const OpArgs& args) {
   int64_t m = args.get_int("m"), n = args.get_int("n"), k = args.get_int("k");
   bool upper = args.get_choice("triangle") == "upper";
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("triangular_matmul");
   Tensor a = fb.input("A", dtype, {m, k});
@@ -126,7 +123,7 @@ ir::PrimFunc build_mul_scalar(const OpArgs& args) {
   const std::vector<int64_t>& shape = args.get_shape("shape");
   double scalar = args.get_float("scalar");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("mul_scalar");
   Tensor a = fb.input("A", dtype, shape);

@@ -12,15 +12,10 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Type statistics and the apply stage are computed in: f32 for the 16-bit floats (torch
-// accumulates them in f32 too), else the element type itself.
-DataType compute_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
-
-std::vector<Expr> to_exprs(const IndexVars& vars) { return {vars.begin(), vars.end()}; }
 
 int64_t product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -87,7 +82,7 @@ ir::PrimFunc build_batch_norm(const OpArgs& args) {
   std::vector<int64_t> shape = args.get_shape("shape");
   args.require(shape.size() >= 2, "shape", fmt::format("{} needs at least (N, C)", shape_text(shape)));
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   int64_t channels = shape[1];
   std::vector<int64_t> reduce_shape = shape;  // N, then the spatial dims
   reduce_shape.erase(reduce_shape.begin() + 1);
@@ -126,7 +121,7 @@ ir::PrimFunc build_instance_norm(const OpArgs& args) {
   std::vector<int64_t> shape = args.get_shape("shape");
   args.require(shape.size() >= 3, "shape", fmt::format("{} needs at least (N, C, L)", shape_text(shape)));
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   bool affine = args.get_bool("affine");
   args.require(product(slice(shape, 2, shape.size())) > 1, "shape",
                fmt::format("{} has one spatial element; torch needs more than one", shape_text(shape)));
@@ -160,7 +155,7 @@ ir::PrimFunc build_group_norm(const OpArgs& args) {
   args.require(shape[1] % groups == 0, "num_groups",
                fmt::format("{} does not divide the {} channels of shape {}", groups, shape[1], shape_text(shape)));
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   int64_t group_size = shape[1] / groups;
   std::vector<int64_t> reduce_shape = slice(shape, 1, shape.size());
   reduce_shape[0] = group_size;
@@ -191,7 +186,7 @@ ir::PrimFunc build_layer_norm(const OpArgs& args) {
   args.require(dims <= static_cast<int64_t>(shape.size()), "normalized_dims",
                fmt::format("{} exceeds the rank of shape {}", dims, shape_text(shape)));
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   bool affine = args.get_bool("elementwise_affine");
   size_t lead = shape.size() - static_cast<size_t>(dims);
   std::vector<int64_t> normalized = slice(shape, lead, shape.size());
@@ -236,7 +231,7 @@ ir::PrimFunc build_axis_norm(const OpArgs& args, const AxisNorm& norm) {
                fmt::format("{} is out of range for shape {} of rank {}", axis, shape_text(shape), rank));
   if (axis < 0) axis += rank;
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   std::vector<int64_t> outer = shape;
   outer.erase(outer.begin() + axis);
   auto drop_axis = [axis](const IndexVars& i) {
@@ -266,7 +261,7 @@ ir::PrimFunc build_axis_norm(const OpArgs& args, const AxisNorm& norm) {
 ir::PrimFunc build_frobenius_norm(const OpArgs& args) {
   std::vector<int64_t> shape = args.get_shape("shape");
   DataType dtype = args.get_dtype("dtype");
-  DataType math = compute_type(dtype);
+  DataType math = opmath_type(dtype);
   FunctionBuilder fb("frobenius_norm");
   Tensor x = fb.input("X", dtype, shape);
   Tensor sq_sum = fb.reduce("sq_sum", {}, shape, math, Reducer::sum(), [&](const IndexVars&, const IndexVars& r) {
@@ -280,9 +275,6 @@ ir::PrimFunc build_frobenius_norm(const OpArgs& args) {
   return fb.build({y});
 }
 
-OpParam axis_param(std::string help) {
-  return int_param("axis", 1, std::move(help), std::numeric_limits<int64_t>::min());
-}
 OpParam eps_param() {
   return float_param("eps", 1e-5, "added under the square root (to the variance; rms_norm: to the mean square)");
 }

@@ -13,10 +13,6 @@ void register_jagged_ops(OpRegistry& registry);       // recsys_jagged.cc
 
 namespace recsys {
 
-// Accumulation type for pooling and dot products over `t` values: f32 for the 16-bit
-// floats (what torch and FBGEMM accumulate in), else t itself.
-inline DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
-
 // The index-type parameter shared by ops with indices, offsets or lengths.
 inline OpParam index_dtype_param() {
   return dtype_param("index_dtype", "i64", "type of indices, offsets and lengths", {"i32", "i64"});

@@ -5,11 +5,11 @@
 #include <fmt/format.h>
 
 #include "recsys.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
 
-using recsys::accumulator_type;
 using recsys::bag_length;
 
 // Every pooling loop below runs over a static max_bag_length with a select on the real
@@ -25,7 +25,7 @@ ir::PrimFunc build_embedding_bag(const OpArgs& args) {
   const std::string& mode = args.get_choice("mode");
   bool weighted = args.get_bool("per_sample_weights");
   DataType dtype = args.get_dtype("dtype"), index = args.get_dtype("index_dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   args.require(
       total <= batch * max_len, "num_indices",
       fmt::format("{} indices do not fit in {} bags of at most {} (batch * max_bag_length)", total, batch, max_len));

@@ -1,11 +1,10 @@
 // Feature interaction of recommender models: the DLRM dot interaction and the DCNv2 cross
 // layer. The MLPs around them are matmul and matmul_bias_act (fused.cc).
 #include "recsys.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-using recsys::accumulator_type;
 
 // DLRM's "dot" interaction: T = [dense; sparse] is [B, F+1, D]; out[b] is dense[b]
 // followed by <T[b, i], T[b, j]> for the pairs of torch.tril_indices(F+1, F+1, offset)
@@ -14,7 +13,7 @@ ir::PrimFunc build_dlrm_dot_interaction(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), features = args.get_int("num_sparse"), dim = args.get_int("embedding_dim");
   bool self = args.get_bool("self_interaction");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   int64_t rows = features + 1;
   int64_t pairs = self ? rows * (rows + 1) / 2 : rows * (rows - 1) / 2;
 
@@ -54,7 +53,7 @@ ir::PrimFunc build_dlrm_dot_interaction(const OpArgs& args) {
 ir::PrimFunc build_dcn_cross_layer(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), dim = args.get_int("dim"), rank = args.get_int("rank");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("dcn_cross_layer");
   Tensor x0 = fb.input("x0", dtype, {batch, dim});

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "recsys.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
@@ -77,7 +78,7 @@ ir::PrimFunc build_jagged_attention_pooling(const OpArgs& args) {
   int64_t batch = args.get_int("batch"), max_len = args.get_int("max_len"), dim = args.get_int("embedding_dim");
   int64_t total = args.get_int("total");
   DataType dtype = args.get_dtype("dtype"), index = args.get_dtype("index_dtype");
-  DataType acc = recsys::accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   args.require(total <= batch * max_len, "total",
                fmt::format("{} rows do not fit in {} bags of at most {} (batch * max_len)", total, batch, max_len));
 

@@ -10,13 +10,10 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulator of sums of `t` values: f32 for the 16-bit floats (torch accumulates sums
-// and means of f16 and bf16 in f32 and rounds once), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 // Where the reduced axis is and what the output looks like.
 struct AxisReduction {
@@ -71,7 +68,7 @@ ir::PrimFunc build_reduce(const OpArgs& args, ReduceKind kind, const std::string
   switch (kind) {
     case ReduceKind::kSum:
     case ReduceKind::kMean: {
-      DataType acc = accumulator_type(dtype);
+      DataType acc = opmath_type(dtype);
       bool mean = kind == ReduceKind::kMean;
       std::string sum_name = mean ? "x_sum" : "sum";
       y = fb.reduce(sum_name, red.out_shape, {red.length}, acc, Reducer::sum(),

@@ -8,13 +8,10 @@
 
 #include "dragon/ops/families.h"
 #include "dragon/ops/te.h"
+#include "opmath.h"
 
 namespace dragon::ops {
 namespace {
-
-// Accumulation type of a scan over `t` values: f32 for the 16-bit floats (what torch's
-// CPU kernels carry), else t itself.
-DataType accumulator_type(DataType t) { return t.bits() == 16 ? DataType::f32() : t; }
 
 // The `dim` argument as an axis in [0, rank); negative values count from the end, like torch.
 int scan_axis(const OpArgs& args, int rank) {
@@ -33,7 +30,7 @@ std::vector<Expr> shifted(const IndexVars& i, int axis, int64_t shift) {
 
 // Name of the scan stage: "Y" when it is the result, "Y_acc" when a cast to a 16-bit
 // type follows (the output keeps its name whatever the type).
-std::string scan_name(DataType dtype) { return accumulator_type(dtype) == dtype ? "Y" : "Y_acc"; }
+std::string scan_name(DataType dtype) { return opmath_type(dtype) == dtype ? "Y" : "Y_acc"; }
 
 // The scan `y` rounded to `dtype` as the stage "Y", when its type differs.
 Tensor cast_result(FunctionBuilder& fb, const Tensor& y, DataType dtype) {
@@ -50,7 +47,7 @@ ir::PrimFunc build_cumsum(const OpArgs& args) {
   int axis = scan_axis(args, static_cast<int>(shape.size()));
   bool reverse = args.get_bool("reverse"), exclusive = args.get_bool("exclusive");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
   // Offset of the element an exclusive scan adds at position k: the one before in scan order.
   int64_t lag = exclusive ? (reverse ? 1 : -1) : 0;
 
@@ -69,7 +66,7 @@ ir::PrimFunc build_masked_cumsum(const OpArgs& args) {
   const std::vector<int64_t>& shape = args.get_shape("shape");
   int axis = scan_axis(args, static_cast<int>(shape.size()));
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("masked_cumsum");
   Tensor x = fb.input("X", dtype, shape);
@@ -90,7 +87,7 @@ ir::PrimFunc build_cumprod(const OpArgs& args) {
   int axis = scan_axis(args, static_cast<int>(shape.size()));
   bool reverse = args.get_bool("reverse");
   DataType dtype = args.get_dtype("dtype");
-  DataType acc = accumulator_type(dtype);
+  DataType acc = opmath_type(dtype);
 
   FunctionBuilder fb("cumprod");
   Tensor x = fb.input("X", dtype, shape);

@@ -2,6 +2,7 @@
 // tree (functions are small; a per-version index can come later if profiles ask).
 #include "ir_tree.h"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_set>
 
@@ -159,6 +160,10 @@ class VarUseFinder : public ExprVisitor {
 };
 
 }  // namespace
+
+bool has_buffer(const std::vector<BufferRegion>& regions, const BufferNode* buffer) {
+  return std::any_of(regions.begin(), regions.end(), [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
+}
 
 std::vector<const StmtNode*> path_to(const PrimFunc& func, const StmtNode* target) {
   std::vector<const StmtNode*> path;

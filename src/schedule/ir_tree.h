@@ -26,6 +26,8 @@ std::vector<const ir::ForNode*> loops_above(const std::vector<const ir::StmtNode
 const ir::BlockNode* scope_block(const std::vector<const ir::StmtNode*>& path);
 // Realizations under `stmt` that are not inside another block below it, in program order.
 std::vector<const ir::BlockRealizeNode*> child_block_realizes(const ir::Stmt& stmt);
+// Whether one of `regions` is of `buffer`.
+bool has_buffer(const std::vector<ir::BufferRegion>& regions, const ir::BufferNode* buffer);
 // An analyzer knowing the ranges of every loop on `path` (above its last element).
 ir::Analyzer analyzer_for(const std::vector<const ir::StmtNode*>& path);
 

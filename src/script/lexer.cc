@@ -9,14 +9,17 @@
 #include <fmt/format.h>
 
 #include "dragon/script/script.h"
+#include "dragon/support/ascii.h"
 
 namespace dragon::script::detail {
 
+using support::is_ascii_digit;
+using support::is_ascii_letter;
+
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_word_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
-bool is_word_char(char c) { return is_word_start(c) || is_digit(c) || c == '.'; }
+bool is_word_start(char c) { return is_ascii_letter(c) || c == '_'; }
+bool is_word_char(char c) { return is_word_start(c) || is_ascii_digit(c) || c == '.'; }
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 // Where a token must end: blanks, brackets, a comment or the line's end.
 bool is_delimiter(char c) { return is_blank(c) || c == '[' || c == ']' || c == '#'; }
@@ -98,19 +101,19 @@ std::vector<Token> lex_line(std::string_view line, int line_number) {
       tokens.push_back(Token{TokenKind::kString, line.substr(start, i - start), std::move(value), column});
       continue;
     }
-    if (is_digit(c) || (c == '-' && i + 1 < line.size() && is_digit(line[i + 1]))) {
+    if (is_ascii_digit(c) || (c == '-' && i + 1 < line.size() && is_ascii_digit(line[i + 1]))) {
       if (c == '-') ++i;
-      while (i < line.size() && is_digit(line[i])) ++i;
+      while (i < line.size() && is_ascii_digit(line[i])) ++i;
       if (i < line.size() && line[i] == '.') {
         ++i;
-        if (i >= line.size() || !is_digit(line[i])) fail(start, "bad number: a digit must follow '.'");
-        while (i < line.size() && is_digit(line[i])) ++i;
+        if (i >= line.size() || !is_ascii_digit(line[i])) fail(start, "bad number: a digit must follow '.'");
+        while (i < line.size() && is_ascii_digit(line[i])) ++i;
       }
       if (i < line.size() && (line[i] == 'e' || line[i] == 'E')) {
         ++i;
         if (i < line.size() && (line[i] == '+' || line[i] == '-')) ++i;
-        if (i >= line.size() || !is_digit(line[i])) fail(start, "bad number: a digit must follow the exponent");
-        while (i < line.size() && is_digit(line[i])) ++i;
+        if (i >= line.size() || !is_ascii_digit(line[i])) fail(start, "bad number: a digit must follow the exponent");
+        while (i < line.size() && is_ascii_digit(line[i])) ++i;
       }
       if (i < line.size() && !is_delimiter(line[i])) {
         size_t end = i;

@@ -81,10 +81,6 @@ bool is_storage_scope(std::string_view scope) {
   return std::find(kScopes.begin(), kScopes.end(), scope) != kScopes.end();
 }
 
-bool has_buffer(const std::vector<BufferRegion>& regions, const BufferNode* buffer) {
-  return std::any_of(regions.begin(), regions.end(), [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
-}
-
 // "A" in "shared.dyn" -> "A_shared_dyn": the base of the cache's name.
 std::string cache_name(const std::string& buffer, const std::string& scope) {
   std::string name = buffer + "_" + scope;
@@ -217,7 +213,7 @@ detail::Planned<detail::CachePlan> Schedule::plan_cache_read(BlockRV block_rv, s
     auto who = [&] {
       return i < consumer_blocks->size() ? fmt::format("consumer {}", rv_name((*consumer_blocks)[i])) : operand();
     };
-    if (!has_buffer(c->reads, buffer.get()) || has_buffer(c->writes, buffer.get()) || !info->leaf ||
+    if (!detail::has_buffer(c->reads, buffer.get()) || detail::has_buffer(c->writes, buffer.get()) || !info->leaf ||
         info->scope != scope) {
       return error(
           kKind, 3, "NotAConsumer", who,
@@ -231,7 +227,7 @@ detail::Planned<detail::CachePlan> Schedule::plan_cache_read(BlockRV block_rv, s
   // The copy goes right after the one writer in the scope, or first.
   std::vector<const BlockNode*> writers;
   for (const BlockNode* b : leaves_under(*tree_, scope)) {
-    if (has_buffer(b->writes, buffer.get())) writers.push_back(b);
+    if (detail::has_buffer(b->writes, buffer.get())) writers.push_back(b);
   }
   if (writers.size() > 1) {
     return error(
@@ -317,7 +313,7 @@ detail::Planned<detail::CachePlan> Schedule::plan_cache_write(BlockRV block_rv,
   if (!info->leaf) return error(kKind, 3, "NotSingleWriteBlock", operand, "the block has blocks inside it", here);
   for (const BlockTree::BlockInfo& other : tree_->blocks()) {
     const BlockNode* b = other.block;
-    if (b != block && other.leaf && has_buffer(b->writes, buffer.get())) {
+    if (b != block && other.leaf && detail::has_buffer(b->writes, buffer.get())) {
       return error(
           kKind, 3, "NotSingleWriteBlock", operand,
           [&] { return fmt::format("block '{}' also writes '{}'", b->name, buffer->name); },
@@ -327,7 +323,7 @@ detail::Planned<detail::CachePlan> Schedule::plan_cache_write(BlockRV block_rv,
   bool in_place = std::any_of(func_->params.begin(), func_->params.end(), [&](const Param& p) {
     return p.buffer.same_as(buffer) && p.role == ParamRole::kInOut;
   });
-  if (in_place && has_buffer(block->reads, buffer.get())) {
+  if (in_place && detail::has_buffer(block->reads, buffer.get())) {
     return error(
         kKind, 3, "NotSingleWriteBlock", operand,
         [&] {
@@ -361,7 +357,7 @@ detail::Planned<detail::CachePlan> Schedule::plan_cache_write(BlockRV block_rv,
   plan.at = tree_->statement_in(scope, block);
   for (const BlockNode* b : leaves_under(*tree_, scope)) {
     if (b == block || tree_->statement_in(scope, b) != plan.at) continue;
-    if (has_buffer(b->reads, buffer.get()) || has_buffer(b->writes, buffer.get())) {
+    if (detail::has_buffer(b->reads, buffer.get()) || detail::has_buffer(b->writes, buffer.get())) {
       return error(
           kKind, 5, "SharedLoopNest", operand,
           [&] { return fmt::format("block '{}' accesses '{}' in the same loop nest", b->name, buffer->name); },

@@ -72,10 +72,6 @@ using namespace dragon::ir;
 
 namespace {
 
-bool has_buffer(const std::vector<BufferRegion>& regions, const BufferNode* buffer) {
-  return std::any_of(regions.begin(), regions.end(), [&](const BufferRegion& r) { return r.buffer.get() == buffer; });
-}
-
 bool is_param(const PrimFunc& func, const BufferNode* buffer) {
   return std::any_of(func->params.begin(), func->params.end(),
                      [&](const Param& p) { return p.buffer.get() == buffer; });
@@ -232,7 +228,7 @@ class LoadInliner : public StmtExprMutator {
     for (const Buffer& b : block->alloc_buffers) {
       if (!b.same_as(store_->buffer)) allocs.push_back(b);
     }
-    bool reads_it = has_buffer(op->reads, store_->buffer.get());
+    bool reads_it = detail::has_buffer(op->reads, store_->buffer.get());
     if (s.same_as(Stmt(op)) && allocs.size() == op->alloc_buffers.size()) return s;
     std::vector<BufferRegion> reads = block->reads;
     if (reads_it) reads = detect_block_access_regions(block->body, block->init, allocs).reads;
@@ -283,10 +279,10 @@ std::string incomplete_reason(const BlockTree& tree, const BlockNode* block) {
   }
   if (block->init.defined()) return "the block has an init";
   for (const BufferRegion& w : block->writes) {
-    if (has_buffer(block->reads, w.buffer.get())) return fmt::format("the block reads '{}', which it writes", w.buffer->name);
+    if (detail::has_buffer(block->reads, w.buffer.get())) return fmt::format("the block reads '{}', which it writes", w.buffer->name);
     for (const BlockTree::BlockInfo& info : tree.blocks()) {
       const BlockNode* other = info.block;
-      if (info.realize != nullptr && other != block && info.leaf && has_buffer(other->writes, w.buffer.get())) {
+      if (info.realize != nullptr && other != block && info.leaf && detail::has_buffer(other->writes, w.buffer.get())) {
         return fmt::format("block '{}' also writes '{}'", other->name, w.buffer->name);
       }
     }
@@ -359,7 +355,7 @@ detail::Planned<detail::ComputeInlinePlan> Schedule::plan_compute_inline(BlockRV
   std::vector<const BlockNode*> readers;
   for (size_t i = 0; i < order.size(); ++i) {
     const BlockNode* b = order[i]->block;
-    if (b == block || !(has_buffer(b->reads, buffer.get()) || has_buffer(b->writes, buffer.get()))) continue;
+    if (b == block || !(detail::has_buffer(b->reads, buffer.get()) || detail::has_buffer(b->writes, buffer.get()))) continue;
     if (!order[i]->leaf) {
       return error(
           kKind, 6, "UnsupportedConsumer", operand,
@@ -394,7 +390,7 @@ detail::Planned<detail::ComputeInlinePlan> Schedule::plan_compute_inline(BlockRV
     const BlockNode* w = order[i]->block;
     if (w == block || !order[i]->leaf) continue;
     bool writes_input = std::any_of(value_buffers.begin(), value_buffers.end(),
-                                    [&](const BufferNode* v) { return has_buffer(w->writes, v); });
+                                    [&](const BufferNode* v) { return detail::has_buffer(w->writes, v); });
     if (!writes_input) continue;
     std::unordered_set<const StmtNode*> loops = enclosing_loops(*tree_, w);
     bool unsafe = i < self ? share_a_loop(loops, own_loops)
@@ -465,7 +461,7 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
   const BufferNode* input = nullptr;
   for (const BufferRegion& r : block->reads) {
     bool produced = std::any_of(order.begin(), order.end(), [&](const BlockTree::BlockInfo* b) {
-      return b->block != block && b->leaf && has_buffer(b->block->writes, r.buffer.get());
+      return b->block != block && b->leaf && detail::has_buffer(b->block->writes, r.buffer.get());
     });
     if (!produced || r.buffer.get() == input) continue;
     if (input != nullptr) {
@@ -482,7 +478,7 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
     return error(kKind, 4, "NonSingleProducer", operand, "the block reads no produced buffer", here);
   const BlockNode* producer = nullptr;
   for (const BlockTree::BlockInfo* b : order) {
-    if (b->block != block && b->leaf && has_buffer(b->block->writes, input)) producer = b->block;
+    if (b->block != block && b->leaf && detail::has_buffer(b->block->writes, input)) producer = b->block;
   }
   const auto* producer_store = producer->body.as<BufferStoreNode>();
   if (std::string why = incomplete_reason(*tree_, producer);
@@ -557,7 +553,7 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
   for (size_t i = 0; i < order.size(); ++i) {
     const BlockNode* b = order[i]->block;
     if (b == block || b == producer || !order[i]->leaf) continue;
-    if (has_buffer(b->reads, input) || has_buffer(b->writes, input)) {
+    if (detail::has_buffer(b->reads, input) || detail::has_buffer(b->writes, input)) {
       return error(
           kKind, 6, "ProducerHasOtherConsumers", operand,
           [&] { return fmt::format("block '{}' also accesses '{}'", b->name, input->name); },
@@ -582,7 +578,7 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
           [&] { return fmt::format("the producer does not see buffer '{}'", b->name); }, here);
     }
   }
-  if (!visible.count(output) || has_buffer(producer->reads, output)) {
+  if (!visible.count(output) || detail::has_buffer(producer->reads, output)) {
     return error(
         kKind, 7, "UnsafeToMove", operand,
         [&] { return fmt::format("the producer reads or does not see '{}'", store->buffer->name); }, here);
@@ -592,9 +588,9 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
   for (size_t i = 0; i < order.size(); ++i) {
     const BlockNode* b = order[i]->block;
     if (b == block || b == producer || !order[i]->leaf) continue;
-    bool conflicts = has_buffer(b->reads, output) || has_buffer(b->writes, output) ||
+    bool conflicts = detail::has_buffer(b->reads, output) || detail::has_buffer(b->writes, output) ||
                      std::any_of(consumed.begin(), consumed.end(),
-                                 [&](const BufferNode* c) { return c != input && has_buffer(b->writes, c); });
+                                 [&](const BufferNode* c) { return c != input && detail::has_buffer(b->writes, c); });
     if (!conflicts) continue;
     std::unordered_set<const StmtNode*> loops = enclosing_loops(*tree_, b);
     bool between = (i > producer_at && i < self) || (i < producer_at && share_a_loop(loops, producer_loops)) ||

@@ -6,13 +6,11 @@
 #include <fmt/format.h>
 
 #include "dragon/support/error.h"
+#include "dragon/support/ascii.h"
 
 namespace dragon::script {
-namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-}  // namespace
+using support::is_ascii_digit;
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
   std::vector<TokenId> out;
@@ -20,11 +18,11 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
   const size_t n = text.size();
   size_t pos = 0;
   while (pos < n) {
-    if (is_digit(text[pos])) {
+    if (is_ascii_digit(text[pos])) {
       // A number is one token or one token per digit, never a mix, so the model sees
       // each value spelled one way.
       size_t end = pos;
-      while (end < n && is_digit(text[end])) ++end;
+      while (end < n && is_ascii_digit(text[end])) ++end;
       auto it = end - pos >= 2 ? by_text_.find(std::string(text.substr(pos, end - pos))) : by_text_.end();
       if (it != by_text_.end()) {
         out.push_back(it->second);
@@ -43,7 +41,7 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text) const {
       const TokenId token = trie_[node].token;
       if (token < 0) continue;
       // A token may not end inside a run of digits: "l12" does not match in "l123".
-      if (is_digit(text[i]) && i + 1 < n && is_digit(text[i + 1])) continue;
+      if (is_ascii_digit(text[i]) && i + 1 < n && is_ascii_digit(text[i + 1])) continue;
       best = token;
       best_end = i + 1;
     }

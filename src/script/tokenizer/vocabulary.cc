@@ -7,8 +7,12 @@
 #include "dragon/script/tokenizer.h"
 #include "dragon/support/error.h"
 #include "vocabulary_text.h"
+#include "dragon/support/ascii.h"
 
 namespace dragon::script {
+
+using support::is_ascii_digit;
+
 namespace {
 
 constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
@@ -55,8 +59,6 @@ std::string unescape(std::string_view s, int line) {
   }
   return out;
 }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
@@ -133,9 +135,9 @@ Tokenizer Tokenizer::from_vocabulary_text(std::string_view text) {
       if (token.size() < 2)
         throw UserError(fmt::format("vocabulary:{}: a token of one byte is already a byte token", line_number));
       if (t.by_text_.count(token)) throw UserError(fmt::format("vocabulary:{}: duplicate token", line_number));
-      bool all_digits = std::all_of(token.begin(), token.end(), is_digit);
+      bool all_digits = std::all_of(token.begin(), token.end(), is_ascii_digit);
       // The encoder's number rule needs it: digits begin a token only as a whole number.
-      if (is_digit(token[0]) && !all_digits)
+      if (is_ascii_digit(token[0]) && !all_digits)
         throw UserError(fmt::format("vocabulary:{}: a token starting with a digit must be all digits", line_number));
       t.add_token(std::move(token), false);
     } else {

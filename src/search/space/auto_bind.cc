@@ -23,8 +23,6 @@ using schedule::LoopRV;
 using schedule::Schedule;
 using schedule::SplitFactor;
 
-bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
 bool uses(const ir::Expr& e, const ir::VarNode* var) {
   struct Finder : ir::ExprVisitor {
     const ir::VarNode* var;
@@ -71,8 +69,8 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
   for (size_t i = 0; i < loops.size(); ++i) {
     const ir::ForNode* f = sch.get(loops[i]);
     if (f->for_kind != ir::ForKind::kThreadBinding) continue;
-    block_bound = block_bound || starts_with(f->thread_tag, "blockIdx.");
-    if (starts_with(f->thread_tag, "threadIdx.")) {
+    block_bound = block_bound || f->thread_tag.starts_with("blockIdx.");
+    if (f->thread_tag.starts_with("threadIdx.")) {
       thread_bound = true;
       first_thread = std::min(first_thread, i);
     }

@@ -23,8 +23,6 @@ bool uses_var(const ir::Expr& e, const ir::VarNode* var) {
   return f.found;
 }
 
-bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
 // The linear coefficient of `var` in `e`; nullopt when `e` is not affine in it.
 std::optional<int64_t> coefficient(const ir::Expr& e, const ir::VarNode* var) {
   if (!uses_var(e, var)) return 0;
@@ -139,14 +137,14 @@ bool is_thread_bound(const ir::ForNode* loop) { return loop->for_kind == ir::For
 
 bool has_block_binding(const BlockSite& site) {
   for (const ir::ForNode* l : site.loops) {
-    if (is_thread_bound(l) && starts_with(l->thread_tag, "blockIdx.")) return true;
+    if (is_thread_bound(l) && l->thread_tag.starts_with("blockIdx.")) return true;
   }
   return false;
 }
 
 bool has_thread_binding(const BlockSite& site) {
   for (const ir::ForNode* l : site.loops) {
-    if (is_thread_bound(l) && starts_with(l->thread_tag, "threadIdx.")) return true;
+    if (is_thread_bound(l) && l->thread_tag.starts_with("threadIdx.")) return true;
   }
   return false;
 }

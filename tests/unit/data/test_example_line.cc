@@ -27,7 +27,7 @@ Example refinement() {
   return e;
 }
 
-std::string error_of(const std::string& line) {
+std::string example_line_error(const std::string& line) {
   try {
     parse_example_line(line, "shard-0-of-1.jsonl.zst", 17);
   } catch (const UserError& e) {
@@ -69,10 +69,10 @@ TEST(ExampleLine, MalformedLinesNameTheirPlaceAndReason) {
   auto edited = [&](const std::function<void(nlohmann::ordered_json&)>& edit) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(good);
     edit(j);
-    return error_of(j.dump());
+    return example_line_error(j.dump());
   };
-  EXPECT_NE(error_of("{\"task\": ").find("shard-0-of-1.jsonl.zst:17: not JSON"), std::string::npos);
-  EXPECT_NE(error_of("[1]").find(":17: expected a JSON object"), std::string::npos);
+  EXPECT_NE(example_line_error("{\"task\": ").find("shard-0-of-1.jsonl.zst:17: not JSON"), std::string::npos);
+  EXPECT_NE(example_line_error("[1]").find(":17: expected a JSON object"), std::string::npos);
   EXPECT_NE(edited([](auto& j) { j.erase("existing_script"); }).find("a refinement needs 'existing_script'"),
             std::string::npos);
   EXPECT_NE(edited([](auto& j) { j["task"] = "construction"; }).find("a construction has no 'existing_script'"),

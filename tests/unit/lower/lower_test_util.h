@@ -15,6 +15,9 @@
 
 namespace dragon::lower::testing {
 
+// The function of an op spec ("matmul:m=16,n=16,k=16").
+inline ir::PrimFunc workload(const char* spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+
 // `tensor`'s bytes with `shape` (same element count): how a caller hands a row-major
 // tensor to a function whose parameter was flattened.
 tensor::HostTensor reshaped(const tensor::HostTensor& tensor, const std::vector<int64_t>& shape);

@@ -18,7 +18,7 @@
 namespace dragon::lower {
 namespace {
 
-ir::PrimFunc workload(const char* spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+using testing::workload;
 
 std::vector<std::string> pass_names(const std::vector<testing::Stage>& stages) {
   std::vector<std::string> names;

@@ -22,8 +22,7 @@ using schedule::None;
 using schedule::Schedule;
 using testing::computes_the_same;
 using testing::has_exact_line;
-
-ir::PrimFunc workload(const char* spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+using testing::workload;
 
 // A 16x16x16 matmul tiled 4x4x4 (i0, j0, k0, i1, j1, k1) with A read through a global
 // cache computed at k0.

@@ -16,8 +16,7 @@ namespace {
 using schedule::Schedule;
 using testing::computes_the_same;
 using testing::has_exact_line;
-
-ir::PrimFunc workload(const char* spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+using testing::workload;
 
 TEST(StorageAlign, PadsTheAlignedStrideAndGrowsTheAllocation) {
   Schedule sch(workload("softmax:shape=4x10"));

@@ -12,6 +12,7 @@
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/support/error.h"
 
 namespace dragon::ops::testing {
 
@@ -40,11 +41,55 @@ inline OpRun run_op(std::string_view spec, uint64_t seed = 1,
   return run;
 }
 
+// The message of the UserError that making `spec` throws; "(no error)" when it builds, and
+// any other exception labelled as not a user error (bad specs must fail as user errors).
+inline std::string user_error_of(std::string_view spec) {
+  try {
+    OpRegistry::global().make_workload(spec);
+  } catch (const UserError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("(not a user error) ") + e.what();
+  }
+  return "(no error)";
+}
+
+// `value` rounded to `dtype` (through a one-element tensor of that type).
+inline double round_to(ir::DataType dtype, double value) {
+  tensor::HostTensor one(dtype, {1});
+  one.set(0, value);
+  return one.get(0);
+}
+
+// The block named `name` under `s` (through loops, sequences and other blocks), or nullptr.
+inline const ir::BlockNode* find_block(const ir::Stmt& s, std::string_view name) {
+  if (const auto* realize = s.as<ir::BlockRealizeNode>()) {
+    if (realize->block->name == name) return realize->block.get();
+    return find_block(realize->block->body, name);
+  }
+  if (const auto* loop = s.as<ir::ForNode>()) return find_block(loop->body, name);
+  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
+    for (const ir::Stmt& child : seq->seq) {
+      if (const auto* b = find_block(child, name)) return b;
+    }
+  }
+  return nullptr;
+}
+inline const ir::BlockNode* find_block(const ir::PrimFunc& func, std::string_view name) {
+  return find_block(func->body, name);
+}
+
 inline std::vector<double> to_doubles(const tensor::HostTensor& t) {
   std::vector<double> values(t.num_elements());
   for (int64_t i = 0; i < t.num_elements(); ++i) values[i] = t.get(i);
   return values;
 }
+
+// How close a result must be: within atol + rtol * |expected| (all_close).
+struct Tolerance {
+  double rtol;
+  double atol;
+};
 
 // Every element within atol + rtol * |expected|; NaN only where expected is NaN.
 // Reports the first few mismatches with their flat indices.

@@ -13,6 +13,7 @@
 #include "dragon/ir/stmt.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -22,20 +23,18 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
+using testing::Tolerance;
 
 using ScalarRef = std::function<double(double)>;
 
 // Tolerances per element type: f32 results come from a handful of f32 operations; f16
 // and bf16 results are rounded once from f32 (half an ulp: 2^-11 and 2^-8 relative).
-struct Tolerance {
-  double rtol;
-  double atol;
-};
-constexpr Tolerance kF32{1e-5, 1e-6};
-constexpr Tolerance kF16{1e-3, 1e-5};
-constexpr Tolerance kBF16{8e-3, 1e-5};
+constexpr Tolerance kActivationF32{1e-5, 1e-6};
+constexpr Tolerance kActivationF16{1e-3, 1e-5};
+constexpr Tolerance kActivationBF16{8e-3, 1e-5};
 
-void expect_elementwise(const std::string& spec, const ScalarRef& ref, Tolerance tol = kF32,
+void expect_elementwise(const std::string& spec, const ScalarRef& ref, Tolerance tol = kActivationF32,
                         Distribution distribution = Distribution::kNormal, uint64_t seed = 1) {
   SCOPED_TRACE(spec);
   OpRun run = run_op(spec, seed, distribution);
@@ -51,7 +50,7 @@ void expect_elementwise(const std::string& spec, const ScalarRef& ref, Tolerance
 void expect_elementwise_all(const std::string& spec, const ScalarRef& ref) {
   for (Distribution d : {Distribution::kNormal, Distribution::kUniform, Distribution::kOffset, Distribution::kEdge}) {
     SCOPED_TRACE(std::string(interp::distribution_name(d)));
-    expect_elementwise(spec, ref, kF32, d);
+    expect_elementwise(spec, ref, kActivationF32, d);
   }
 }
 
@@ -74,8 +73,8 @@ TEST(ActivationOps, LeakyReluUsesItsSlope) {
 
 TEST(ActivationOps, Sigmoid) {
   expect_elementwise_all("sigmoid:shape=7x13", sigmoid);
-  expect_elementwise("sigmoid:shape=7x13,dtype=f16", sigmoid, kF16);
-  expect_elementwise("sigmoid:shape=7x13,dtype=bf16", sigmoid, kBF16);
+  expect_elementwise("sigmoid:shape=7x13,dtype=f16", sigmoid, kActivationF16);
+  expect_elementwise("sigmoid:shape=7x13,dtype=bf16", sigmoid, kActivationBF16);
 }
 
 TEST(ActivationOps, Tanh) {
@@ -89,8 +88,8 @@ TEST(ActivationOps, Swish) {
 
 TEST(ActivationOps, GeluExactUsesErf) {
   expect_elementwise_all("gelu:shape=7x13", gelu);
-  expect_elementwise("gelu:shape=7x13,dtype=f16", gelu, kF16);
-  expect_elementwise("gelu:shape=7x13,dtype=bf16", gelu, kBF16);
+  expect_elementwise("gelu:shape=7x13,dtype=f16", gelu, kActivationF16);
+  expect_elementwise("gelu:shape=7x13,dtype=bf16", gelu, kActivationBF16);
 }
 
 TEST(ActivationOps, GeluTanhApproximationMatchesMinGPT) {
@@ -129,7 +128,7 @@ TEST(ActivationOps, SoftplusIsLinearAboveTheThreshold) {
   expect_elementwise_all("softplus:shape=7x13", softplus(1.0, 20.0));
   // A low threshold puts many normal inputs on the linear side; beta scales the rest.
   expect_elementwise("softplus:shape=7x13,beta=2,threshold=1", softplus(2.0, 1.0));
-  expect_elementwise("softplus:shape=7x13,beta=0.5,threshold=0.25", softplus(0.5, 0.25), kF32, Distribution::kUniform);
+  expect_elementwise("softplus:shape=7x13,beta=0.5,threshold=0.25", softplus(0.5, 0.25), kActivationF32, Distribution::kUniform);
 }
 
 TEST(ActivationOps, Softsign) {
@@ -233,15 +232,6 @@ TEST(ActivationOps, SoftmaxIsWrittenAsSeparateStages) {
     names.push_back(realize->block->name);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"x_max", "x_exp", "exp_sum", "softmax"}));
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ActivationOps, BadParametersAreUserErrorsNamingTheParameter) {

@@ -13,6 +13,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -21,6 +22,7 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
 
 std::string join_shape(const std::vector<int64_t>& dims) {
   std::string text;
@@ -182,12 +184,12 @@ Reference reference_conv_transpose(const ConvCase& c, const std::vector<double>&
 // accumulation, scaled by the largest sum of |terms| (an f32 sum of up to ~100 terms stays
 // well inside 1e-6 of it). 16-bit types accumulate in f32, so their atol is f32's too: an
 // f16 or bf16 accumulator would fail.
-struct Tolerance {
+struct ConvTolerance {
   double rtol;
   double atol_per_magnitude;
   double unit_roundoff;  // of the element type: relative error of one rounding
 };
-Tolerance tolerance_for(const std::string& dtype) {
+ConvTolerance tolerance_for(const std::string& dtype) {
   if (dtype == "f16") return {1e-3, 1e-6, 0x1p-11};
   if (dtype == "bf16") return {4e-3, 1e-6, 0x1p-8};
   if (dtype == "f64") return {1e-12, 1e-14, 0x1p-53};
@@ -209,7 +211,7 @@ void check_conv(const ConvCase& c, interp::Distribution distribution = interp::D
   }
   ASSERT_EQ(run.output(0).shape(), output_shape(c));
   Reference ref = c.transposed() ? reference_conv_transpose(c, x, w, b) : reference_conv(c, x, w, b);
-  Tolerance tol = tolerance_for(c.dtype);
+  ConvTolerance tol = tolerance_for(c.dtype);
   EXPECT_TRUE(all_close(run.output(0), ref.values, tol.rtol, tol.atol_per_magnitude * std::max(1.0, ref.magnitude)));
 }
 
@@ -397,7 +399,7 @@ void check_separable(const SeparableCase& c) {
   ASSERT_EQ(run.output(0).shape(), output_shape(pointwise));
   // The depthwise result is rounded to dtype before the pointwise sum: each of its values
   // carries one rounding, which the pointwise sum scales by at most its magnitude.
-  Tolerance tol = tolerance_for(c.dtype);
+  ConvTolerance tol = tolerance_for(c.dtype);
   double atol = (tol.atol_per_magnitude + tol.unit_roundoff) * std::max(1.0, ref.magnitude);
   EXPECT_TRUE(all_close(run.output(0), ref.values, tol.rtol, atol));
 }
@@ -465,15 +467,6 @@ TEST(ConvStages, PadAndUpsampleAreTheirOwnStages) {
 }
 
 // ---- invalid parameters ----
-
-std::string user_error_of(std::string_view spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 TEST(ConvErrors, GroupsMustDivideBothChannelCounts) {
   std::string message = user_error_of("conv2d:in_channels=6,out_channels=4,groups=3");

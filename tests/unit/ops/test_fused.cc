@@ -10,6 +10,7 @@
 
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -19,6 +20,8 @@ using tensor::HostTensor;
 using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
+using testing::user_error_of;
+using testing::round_to;
 
 // Parameter order of every builder here: inputs as declared, then the outputs.
 constexpr int kX = 0;
@@ -34,20 +37,6 @@ double activate(const std::string& act, double v) {
 }
 
 // `value` rounded to `dtype` (what storing it in a tensor of that type gives).
-double round_to(ir::DataType dtype, double value) {
-  HostTensor t(dtype, {1});
-  t.set(0, value);
-  return t.get(0);
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // ---------------------------------------------------------------- matmul_bias_act
 

@@ -10,6 +10,7 @@
 
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -19,13 +20,10 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
+using testing::round_to;
 
 // `value` rounded to `dtype` the way a stored tensor element is (round to nearest even).
-double round_to(ir::DataType dtype, double value) {
-  tensor::HostTensor one(dtype, {1});
-  one.set(0, value);
-  return one.get(0);
-}
 
 // Relative tolerance of a loss: the f32 accumulation of `terms` values (one rounding
 // each, bounded by the running total) for f32, the final rounding for 16-bit types.
@@ -386,15 +384,6 @@ TEST(LossOps, DefaultsRunToAFiniteScalar) {
     ASSERT_EQ(run.output().num_elements(), 1) << name;
     EXPECT_TRUE(std::isfinite(run.output().get(0))) << name;
   }
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(LossErrors, InvalidParametersNameTheParameter) {

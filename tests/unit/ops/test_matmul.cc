@@ -10,6 +10,7 @@
 #include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -18,6 +19,7 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
 
 // C = op(A) @ op(B), m x n, from row-major A (m x k, or k x m when trans_a) and B
 // (k x n, or n x k when trans_b).
@@ -36,17 +38,6 @@ std::vector<double> reference_matmul(const std::vector<double>& a, const std::ve
     }
   }
   return c;
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("(not a user error) ") + e.what();
-  }
-  return "(no error)";
 }
 
 // ---- matmul -------------------------------------------------------------------------

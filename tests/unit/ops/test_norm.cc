@@ -14,6 +14,7 @@
 #include "dragon/ir/stmt.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -23,21 +24,19 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
+using testing::Tolerance;
 
 using Index = std::vector<int64_t>;
 
-struct Tolerance {
-  double rtol;
-  double atol;
-};
 // f32 on N(0, 1) data: short f32 sums, so errors of a few ulp of the O(1) results.
-constexpr Tolerance kF32{1e-5, 2e-5};
+constexpr Tolerance kNormF32{1e-5, 2e-5};
 // f32 on 100 + N(0, 1) data: the f32 mean of values near 100 is off by about 3e-5, and
 // so is every normalised value (std is about 1); the weight (also near 100) scales that.
-constexpr Tolerance kF32Offset{1e-4, 1e-4};
+constexpr Tolerance kNormF32Offset{1e-4, 1e-4};
 // f16 and bf16: statistics in f32, the result rounded once (2^-11 and 2^-8 relative).
-constexpr Tolerance kF16{1e-3, 1e-4};
-constexpr Tolerance kBF16{8e-3, 1e-3};
+constexpr Tolerance kNormF16{1e-3, 1e-4};
+constexpr Tolerance kNormBF16{8e-3, 1e-3};
 
 Index unravel(int64_t flat, const Index& shape) {
   Index idx(shape.size());
@@ -114,19 +113,19 @@ NormCase batch_norm_case(const std::string& spec, const Index& shape, double eps
 }
 
 TEST(NormOps, BatchNormUsesBatchStatisticsPerChannel) {
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kF32);
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kF32Offset, Distribution::kOffset);
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kF32, Distribution::kEdge);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kNormF32);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kNormF32Offset, Distribution::kOffset);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9", {3, 5, 7, 9}), kNormF32, Distribution::kEdge);
   // BatchNorm1d's two layouts: (N, C) and (N, C, L).
-  expect_norm(batch_norm_case("batch_norm:shape=13x3", {13, 3}), kF32);
-  expect_norm(batch_norm_case("batch_norm:shape=2x3x11", {2, 3, 11}), kF32);
+  expect_norm(batch_norm_case("batch_norm:shape=13x3", {13, 3}), kNormF32);
+  expect_norm(batch_norm_case("batch_norm:shape=2x3x11", {2, 3, 11}), kNormF32);
   // A large eps shows it is added to the variance.
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7,eps=0.5", {3, 5, 7}, 0.5), kF32);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7,eps=0.5", {3, 5, 7}, 0.5), kNormF32);
 }
 
 TEST(NormOps, BatchNormHalfPrecision) {
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9,dtype=f16", {3, 5, 7, 9}), kF16);
-  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9,dtype=bf16", {3, 5, 7, 9}), kBF16);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9,dtype=f16", {3, 5, 7, 9}), kNormF16);
+  expect_norm(batch_norm_case("batch_norm:shape=3x5x7x9,dtype=bf16", {3, 5, 7, 9}), kNormBF16);
 }
 
 // Eval mode normalises with the running statistics given as inputs, not the batch's.
@@ -152,12 +151,12 @@ TEST(NormOps, BatchNormEvalModeUsesRunningStatistics) {
 
 TEST(NormOps, InstanceNormPerSampleAndChannel) {
   auto per_instance = [](const Index& i) { return i[0] * 1000 + i[1]; };
-  expect_norm({"instance_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1e-5, per_instance, false, nullptr}, kF32);
-  expect_norm({"instance_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1e-5, per_instance, false, nullptr}, kF32Offset,
+  expect_norm({"instance_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1e-5, per_instance, false, nullptr}, kNormF32);
+  expect_norm({"instance_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1e-5, per_instance, false, nullptr}, kNormF32Offset,
               Distribution::kOffset);
-  expect_norm({"instance_norm:shape=2x3x13", {2, 3, 13}, 1e-5, per_instance, false, nullptr}, kF32);
-  expect_norm({"instance_norm:shape=2x3x5x7,affine=true", {2, 3, 5, 7}, 1e-5, per_instance, true, channel}, kF32);
-  expect_norm({"instance_norm:shape=2x3x5x7,dtype=f16", {2, 3, 5, 7}, 1e-5, per_instance, false, nullptr}, kF16);
+  expect_norm({"instance_norm:shape=2x3x13", {2, 3, 13}, 1e-5, per_instance, false, nullptr}, kNormF32);
+  expect_norm({"instance_norm:shape=2x3x5x7,affine=true", {2, 3, 5, 7}, 1e-5, per_instance, true, channel}, kNormF32);
+  expect_norm({"instance_norm:shape=2x3x5x7,dtype=f16", {2, 3, 5, 7}, 1e-5, per_instance, false, nullptr}, kNormF16);
 }
 
 TEST(NormOps, InstanceNormWithoutAffineHasOnlyTheInput) {
@@ -171,15 +170,15 @@ TEST(NormOps, GroupNormPerSampleAndGroup) {
   auto groups_of = [](int64_t group_size) {
     return [group_size](const Index& i) { return i[0] * 1000 + i[1] / group_size; };
   };
-  expect_norm({"group_norm:shape=3x6x5x7,num_groups=3", {3, 6, 5, 7}, 1e-5, groups_of(2), true, channel}, kF32);
+  expect_norm({"group_norm:shape=3x6x5x7,num_groups=3", {3, 6, 5, 7}, 1e-5, groups_of(2), true, channel}, kNormF32);
   expect_norm({"group_norm:shape=3x6x5x7,num_groups=3", {3, 6, 5, 7}, 1e-5, groups_of(2), true, channel},
-              kF32Offset, Distribution::kOffset);
+              kNormF32Offset, Distribution::kOffset);
   // One group is a layer norm over (C, spatial...); C groups an instance norm.
-  expect_norm({"group_norm:shape=3x6x5x7,num_groups=1", {3, 6, 5, 7}, 1e-5, groups_of(6), true, channel}, kF32);
-  expect_norm({"group_norm:shape=3x6x5x7,num_groups=6", {3, 6, 5, 7}, 1e-5, groups_of(1), true, channel}, kF32);
-  expect_norm({"group_norm:shape=4x6,num_groups=2", {4, 6}, 1e-5, groups_of(3), true, channel}, kF32);
+  expect_norm({"group_norm:shape=3x6x5x7,num_groups=1", {3, 6, 5, 7}, 1e-5, groups_of(6), true, channel}, kNormF32);
+  expect_norm({"group_norm:shape=3x6x5x7,num_groups=6", {3, 6, 5, 7}, 1e-5, groups_of(1), true, channel}, kNormF32);
+  expect_norm({"group_norm:shape=4x6,num_groups=2", {4, 6}, 1e-5, groups_of(3), true, channel}, kNormF32);
   expect_norm({"group_norm:shape=3x6x5x7,num_groups=2,dtype=bf16", {3, 6, 5, 7}, 1e-5, groups_of(3), true, channel},
-              kBF16);
+              kNormBF16);
 }
 
 TEST(NormOps, LayerNormOverTrailingDims) {
@@ -198,14 +197,14 @@ TEST(NormOps, LayerNormOverTrailingDims) {
       return p;
     };
   };
-  expect_norm({"layer_norm:shape=3x5x7", shape, 1e-5, leading(2), true, trailing(2)}, kF32);
-  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=2", shape, 1e-5, leading(1), true, trailing(1)}, kF32);
-  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=3", shape, 1e-5, leading(0), true, trailing(0)}, kF32);
-  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=2", shape, 1e-5, leading(1), true, trailing(1)}, kF32Offset,
+  expect_norm({"layer_norm:shape=3x5x7", shape, 1e-5, leading(2), true, trailing(2)}, kNormF32);
+  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=2", shape, 1e-5, leading(1), true, trailing(1)}, kNormF32);
+  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=3", shape, 1e-5, leading(0), true, trailing(0)}, kNormF32);
+  expect_norm({"layer_norm:shape=3x5x7,normalized_dims=2", shape, 1e-5, leading(1), true, trailing(1)}, kNormF32Offset,
               Distribution::kOffset);
-  expect_norm({"layer_norm:shape=3x5x7,elementwise_affine=false", shape, 1e-5, leading(2), false, nullptr}, kF32);
-  expect_norm({"layer_norm:shape=3x5x7,eps=0.25", shape, 0.25, leading(2), true, trailing(2)}, kF32);
-  expect_norm({"layer_norm:shape=3x5x7,dtype=f16", shape, 1e-5, leading(2), true, trailing(2)}, kF16);
+  expect_norm({"layer_norm:shape=3x5x7,elementwise_affine=false", shape, 1e-5, leading(2), false, nullptr}, kNormF32);
+  expect_norm({"layer_norm:shape=3x5x7,eps=0.25", shape, 0.25, leading(2), true, trailing(2)}, kNormF32);
+  expect_norm({"layer_norm:shape=3x5x7,dtype=f16", shape, 1e-5, leading(2), true, trailing(2)}, kNormF16);
 }
 
 // The unscheduled norm is statistics stages then one apply stage.
@@ -243,7 +242,7 @@ std::vector<double> axis_scale_ref(const std::vector<double>& x, const Index& sh
 }
 
 void expect_axis_norm(const std::string& spec, const Index& shape, int axis,
-                      const std::function<double(const std::vector<double>&)>& scale_of, Tolerance tol = kF32,
+                      const std::function<double(const std::vector<double>&)>& scale_of, Tolerance tol = kNormF32,
                       Distribution distribution = Distribution::kNormal) {
   SCOPED_TRACE(spec + " " + std::string(interp::distribution_name(distribution)));
   OpRun run = run_op(spec, 4, distribution);
@@ -275,24 +274,24 @@ double l2_of(const std::vector<double>& row) {
 
 TEST(NormOps, RmsNormAlongAxis) {
   expect_axis_norm("rms_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1, rms_of(1e-5));
-  expect_axis_norm("rms_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1, rms_of(1e-5), kF32, Distribution::kEdge);
+  expect_axis_norm("rms_norm:shape=3x5x7x9", {3, 5, 7, 9}, 1, rms_of(1e-5), kNormF32, Distribution::kEdge);
   expect_axis_norm("rms_norm:shape=3x5x7x9,axis=-1", {3, 5, 7, 9}, 3, rms_of(1e-5));
   expect_axis_norm("rms_norm:shape=7x13,axis=1,eps=0.5", {7, 13}, 1, rms_of(0.5));
-  expect_axis_norm("rms_norm:shape=3x5x7x9,dtype=f16", {3, 5, 7, 9}, 1, rms_of(1e-5), kF16);
+  expect_axis_norm("rms_norm:shape=3x5x7x9,dtype=f16", {3, 5, 7, 9}, 1, rms_of(1e-5), kNormF16);
 }
 
 TEST(NormOps, L1NormDividesByTheMeanAbsoluteValue) {
   expect_axis_norm("l1_norm:shape=7x13", {7, 13}, 1, abs_mean_of);
-  expect_axis_norm("l1_norm:shape=7x13", {7, 13}, 1, abs_mean_of, kF32, Distribution::kRand);
+  expect_axis_norm("l1_norm:shape=7x13", {7, 13}, 1, abs_mean_of, kNormF32, Distribution::kRand);
   expect_axis_norm("l1_norm:shape=3x5x7,axis=0", {3, 5, 7}, 0, abs_mean_of);
-  expect_axis_norm("l1_norm:shape=7x13,dtype=bf16", {7, 13}, 1, abs_mean_of, kBF16);
+  expect_axis_norm("l1_norm:shape=7x13,dtype=bf16", {7, 13}, 1, abs_mean_of, kNormBF16);
 }
 
 TEST(NormOps, L2NormAlongAxis) {
   expect_axis_norm("l2_norm:shape=7x13", {7, 13}, 1, l2_of);
-  expect_axis_norm("l2_norm:shape=7x13", {7, 13}, 1, l2_of, kF32, Distribution::kEdge);
+  expect_axis_norm("l2_norm:shape=7x13", {7, 13}, 1, l2_of, kNormF32, Distribution::kEdge);
   expect_axis_norm("l2_norm:shape=3x5x7,axis=2", {3, 5, 7}, 2, l2_of);
-  expect_axis_norm("l2_norm:shape=7x13,dtype=f16", {7, 13}, 1, l2_of, kF16);
+  expect_axis_norm("l2_norm:shape=7x13,dtype=f16", {7, 13}, 1, l2_of, kNormF16);
 }
 
 TEST(NormOps, FrobeniusNormOverTheWholeTensor) {
@@ -309,15 +308,6 @@ TEST(NormOps, FrobeniusNormOverTheWholeTensor) {
       EXPECT_TRUE(all_close(run.output(), expected, 1e-5, 1e-7));
     }
   }
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(NormOps, BadParametersAreUserErrorsNamingTheParameter) {

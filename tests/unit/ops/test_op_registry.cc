@@ -3,18 +3,11 @@
 
 #include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
-
-std::string user_error_of(std::string_view spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::user_error_of;
 
 TEST(OpSpec, CanonicalSpecListsEveryParameter) {
   Workload w = OpRegistry::global().make_workload("matmul:k=64,m=32,n=16");

@@ -12,6 +12,7 @@
 #include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -20,6 +21,7 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
 
 struct Pool {
   bool max = true;
@@ -284,17 +286,6 @@ TEST(AvgPool, HalfPrecisionSumsInF32) {
 }
 
 // ---- bad parameters -----------------------------------------------------------------
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("(not a user error) ") + e.what();
-  }
-  return "(no error)";
-}
 
 TEST(Pool, TorchsRejectionsAreUserErrorsNamingTheParameter) {
   // Padding beyond half the (dilated) kernel.

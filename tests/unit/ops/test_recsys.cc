@@ -14,6 +14,7 @@
 #include "dragon/ir/stmt.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -23,6 +24,8 @@ using tensor::HostTensor;
 using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
+using testing::user_error_of;
+using testing::find_block;
 
 // The argument of the parameter whose buffer is called `name`.
 const HostTensor& arg_named(const OpRun& run, std::string_view name) {
@@ -45,32 +48,7 @@ int count_empty_bags(const std::vector<int64_t>& offsets) {
   return empty;
 }
 
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // The block called `name` in the function's root sequence of loop nests, or nullptr.
-const ir::BlockNode* find_block(const ir::PrimFunc& func, std::string_view name) {
-  std::vector<ir::Stmt> work{func.root_block()->body};
-  while (!work.empty()) {
-    ir::Stmt s = work.back();
-    work.pop_back();
-    if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-      work.insert(work.end(), seq->seq.begin(), seq->seq.end());
-    } else if (const auto* loop = s.as<ir::ForNode>()) {
-      work.push_back(loop->body);
-    } else if (const auto* realize = s.as<ir::BlockRealizeNode>()) {
-      if (realize->block->name == name) return realize->block.get();
-    }
-  }
-  return nullptr;
-}
-
 // ---------------------------------------------------------------- embedding_bag
 
 // torch.nn.EmbeddingBag(mode, include_last_offset=True) in double precision.

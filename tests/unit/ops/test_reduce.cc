@@ -10,6 +10,7 @@
 
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -19,6 +20,7 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
 
 using Index = std::vector<int64_t>;
 // Reduces one row (the values along the axis) to one value.
@@ -133,15 +135,6 @@ TEST(ReduceOps, ArgMaxAndArgMinReportTheFirstExtreme) {
   expect_reduce("argmax", {5, 7}, 1, false, row_argmax, ",dtype=f16", 0, 0, Distribution::kEdge);
   OpRun run = run_op("argmax:shape=5x7x13");
   EXPECT_EQ(run.output().dtype(), ir::DataType::i64());
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ReduceOps, AxisOutOfRangeIsAUserErrorNamingTheAxis) {

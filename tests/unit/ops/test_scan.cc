@@ -10,6 +10,7 @@
 #include "dragon/ir/stmt.h"
 #include "dragon/support/error.h"
 #include "unit/ops/op_test_util.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
@@ -18,6 +19,7 @@ using testing::all_close;
 using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
+using testing::user_error_of;
 
 // A row-major shape viewed as [outer, length, inner] around the scanned axis.
 struct AxisView {
@@ -242,15 +244,6 @@ TEST(ScanOps, DefaultsWriteEveryElement) {
     ASSERT_EQ(run.output().shape(), (std::vector<int64_t>{64, 1024})) << name;
     for (double v : to_doubles(run.output())) ASSERT_FALSE(std::isnan(v)) << name;
   }
-}
-
-std::string user_error_of(const std::string& spec) {
-  try {
-    OpRegistry::global().make_workload(spec);
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(ScanErrors, DimOutOfRangeNamesTheParameter) {

@@ -2,25 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "dragon/ops/te.h"
+#include "op_test_util.h"
 
 namespace dragon::ops {
 namespace {
 
-const ir::BlockNode* find_block(const ir::Stmt& s, const std::string& name);
-
-const ir::BlockNode* find_block(const ir::Stmt& s, const std::string& name) {
-  if (const auto* realize = s.as<ir::BlockRealizeNode>()) {
-    if (realize->block->name == name) return realize->block.get();
-    return find_block(realize->block->body, name);
-  }
-  if (const auto* loop = s.as<ir::ForNode>()) return find_block(loop->body, name);
-  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-    for (const ir::Stmt& child : seq->seq) {
-      if (const auto* b = find_block(child, name)) return b;
-    }
-  }
-  return nullptr;
-}
+using testing::find_block;
 
 TEST(FunctionBuilder, ReductionMakesSpatialAndReduceIterVarsWithInit) {
   FunctionBuilder fb("mm");

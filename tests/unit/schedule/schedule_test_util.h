@@ -30,6 +30,14 @@ ir::PrimFunc workload(std::string_view spec);
 // A gather of an intermediate: B = A * 2 + 1 over all 8 rows, C[i] = B[idx[i]] (C declares
 // the whole of B as read, since its index is data-dependent). For compute_at and
 // compute_inline into a gather.
+// Whether the line of `detail` that contains `piece` is the one marked "<-- here".
+inline bool marks(const std::string& detail, const std::string& piece) {
+  size_t at = detail.find(piece);
+  if (at == std::string::npos) return false;
+  size_t end = detail.find('\n', at);
+  return detail.substr(at, end - at).find("<-- here") != std::string::npos;
+}
+
 inline constexpr const char* kGatherOfIntermediate = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
   block root {
     alloc B: f32[8]

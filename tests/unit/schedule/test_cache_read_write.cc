@@ -17,6 +17,7 @@ using testing::has_line;
 using testing::replays_exactly;
 using testing::same_outputs;
 using testing::workload;
+using testing::marks;
 
 TEST(CacheReadWrite, MatmulSharedInputsLocalOutput) {
   Schedule sch(workload("matmul:m=8,n=6,k=4"));
@@ -127,14 +128,6 @@ struct ErrorCase {
   std::string operand;
   std::string marked = "block C [";  // the line detail() marks
 };
-
-// Whether the line of `detail` that contains `piece` is the one marked "<-- here".
-bool marks(const std::string& detail, const std::string& piece) {
-  size_t at = detail.find(piece);
-  if (at == std::string::npos) return false;
-  size_t end = detail.find('\n', at);
-  return detail.substr(at, end - at).find("<-- here") != std::string::npos;
-}
 
 void expect_error(Schedule& sch, const std::function<void()>& apply, InstructionKind kind, const ErrorCase& c) {
   ir::PrimFunc before = sch.func();

@@ -49,7 +49,7 @@ std::optional<Failure> outcome(F&& call) {
   return std::nullopt;
 }
 
-struct Tally {
+struct ComputeAtTally {
   int applied = 0;
   int refused = 0;
   int marks = 0;
@@ -58,7 +58,7 @@ struct Tally {
 // Which primitive is compared with its check.
 enum class Primitive { kComputeAt, kReverseComputeAt };
 
-void compare_all(Schedule& sch, const std::string& label, Primitive primitive, Tally& tally) {
+void compare_all(Schedule& sch, const std::string& label, Primitive primitive, ComputeAtTally& tally) {
   const bool reverse = primitive == Primitive::kReverseComputeAt;
   BlockNames blocks;
   blocks.visit(sch.func()->body);
@@ -113,8 +113,8 @@ void compare_all(Schedule& sch, const std::string& label, Primitive primitive, T
 
 // Every block at every loop of random schedules of several workloads (`steps` random
 // instructions each), both outcomes tallied.
-Tally compare_on_random_schedules(Primitive primitive, int steps) {
-  Tally tally;
+ComputeAtTally compare_on_random_schedules(Primitive primitive, int steps) {
+  ComputeAtTally tally;
   for (const char* spec : {"matmul:m=12,n=8,k=6", "softmax:shape=4x16", "conv2d", "layer_norm:shape=3x4x10"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
     for (uint64_t seed = 1; seed <= 10; ++seed) {
@@ -129,7 +129,7 @@ Tally compare_on_random_schedules(Primitive primitive, int steps) {
 }
 
 TEST(CheckComputeAt, AgreesWithComputeAtOnRandomSchedules) {
-  const Tally tally = compare_on_random_schedules(Primitive::kComputeAt, 6);
+  const ComputeAtTally tally = compare_on_random_schedules(Primitive::kComputeAt, 6);
   if (HasFatalFailure()) return;
   // Both outcomes and the marks must actually be exercised.
   EXPECT_GT(tally.applied, 50);
@@ -138,7 +138,7 @@ TEST(CheckComputeAt, AgreesWithComputeAtOnRandomSchedules) {
 }
 
 TEST(CheckReverseComputeAt, AgreesWithReverseComputeAtOnRandomSchedules) {
-  const Tally tally = compare_on_random_schedules(Primitive::kReverseComputeAt, 6);
+  const ComputeAtTally tally = compare_on_random_schedules(Primitive::kReverseComputeAt, 6);
   if (HasFatalFailure()) return;
   // Both outcomes and the marks must actually be exercised.
   EXPECT_GT(tally.applied, 20);

@@ -302,7 +302,7 @@ constexpr const char* kIrregular = R"(func irregular(in A: f32[4, 4], out C: f32
 }
 )";
 
-struct ErrorCase {
+struct ComputeAtErrorCase {
   std::string name;
   const char* program;  // nullptr: the conv workload
   std::function<void(Schedule&)> apply;
@@ -314,7 +314,7 @@ struct ErrorCase {
 
 TEST(ComputeAt, PreconditionErrors) {
   auto y_loop = [](Schedule& s, int i) { return s.get_loops(s.get_block("Y"))[i]; };
-  std::vector<ErrorCase> cases = {
+  std::vector<ComputeAtErrorCase> cases = {
       {"root block", nullptr, [&](Schedule& s) { BlockRV b = s.get_block("root"); s.compute_at(b, y_loop(s, 2)); }, 1,
        "NotInSameScope", "loop l4", "for i2 in 6 {  <-- here"},
       {"own loop", nullptr,
@@ -341,7 +341,7 @@ TEST(ComputeAt, PreconditionErrors) {
        [&](Schedule& s) { BlockRV b = s.get_block("G"); s.compute_at(b, s.get_loops(s.get_block("C"))[0]); }, 8,
        "NonAffineRegion", "loop l2", "for i0 in 4 {  <-- here"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const ComputeAtErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
     ir::PrimFunc func = c.program == nullptr                     ? workload(kConv)
                         : std::string(c.program) == "softmax" ? workload("softmax:shape=4x16")
@@ -514,7 +514,7 @@ constexpr const char* kReverseIrregular = R"(func rev(in A: f32[16], out D: f32[
 
 TEST(ReverseComputeAt, PreconditionErrors) {
   auto loop_of = [](Schedule& s, const char* name, int i) { return s.get_loops(s.get_block(name))[i]; };
-  std::vector<ErrorCase> cases = {
+  std::vector<ComputeAtErrorCase> cases = {
       {"root block", "softmax", [&](Schedule& s) { BlockRV b = s.get_block("root"); s.reverse_compute_at(b, loop_of(s, "softmax", 0)); },
        1, "NotInSameScope", "loop l2", "for i0 in 4 {  <-- here"},
       {"own loop", "softmax", [&](Schedule& s) { BlockRV b = s.get_block("softmax"); s.reverse_compute_at(b, loop_of(s, "softmax", 1)); },
@@ -534,7 +534,7 @@ TEST(ReverseComputeAt, PreconditionErrors) {
       {"gather", kReverseIrregular, [&](Schedule& s) { BlockRV b = s.get_block("F"); s.reverse_compute_at(b, loop_of(s, "H", 0)); },
        8, "NonAffineRegion", "loop l2", "for i0 in 4 {  <-- here"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const ComputeAtErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
     ir::PrimFunc func = std::string(c.program) == "softmax" ? workload("softmax:shape=4x16") : ir::parse_function(c.program);
     Schedule sch(func);

@@ -17,7 +17,7 @@ using testing::replays_exactly;
 using testing::same_outputs;
 using testing::workload;
 
-constexpr const char* kChain2d = R"(func chain2d(in A: f32[5, 6], out C: f32[5, 6]) {
+constexpr const char* kChain5x6 = R"(func chain2d(in A: f32[5, 6], out C: f32[5, 6]) {
   block root {
     alloc B: f32[5, 6]
     for i0 in 5 {
@@ -76,10 +76,10 @@ TEST(ComputeAtProperty, RandomLocationsPreserveSemantics) {
       {"conv2d:batch=1,in_channels=2,out_channels=2,size=7x7,kernel=3x3,stride=2x2,padding=1x1", "X_pad", "Y", false},
       {"conv2d:batch=1,in_channels=2,out_channels=2,size=6x5,kernel=3x2,padding=1x1", "X_pad", "Y", false},
       {"softmax:shape=4x16", "x_max", "x_exp", false},
-      {kChain2d, "B", "C", false},
+      {kChain5x6, "B", "C", false},
       {"softmax:shape=4x16", "softmax", "exp_sum", true},
       {"softmax:shape=4x16", "x_exp", "x_max", true},
-      {kChain2d, "C", "B", true},
+      {kChain5x6, "C", "B", true},
   };
   RandomEngine rng(2024);
   int applied = 0, refused = 0;

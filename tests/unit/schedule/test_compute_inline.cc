@@ -14,14 +14,7 @@ using testing::has_line;
 using testing::replays_exactly;
 using testing::same_outputs;
 using testing::workload;
-
-// Whether the line of `detail` that contains `piece` is the one marked "<-- here".
-bool marks(const std::string& detail, const std::string& piece) {
-  size_t at = detail.find(piece);
-  if (at == std::string::npos) return false;
-  size_t end = detail.find('\n', at);
-  return detail.substr(at, end - at).find("<-- here") != std::string::npos;
-}
+using testing::marks;
 
 TEST(ComputeInline, PaddingIntoConv2d) {
   Schedule sch(workload("conv2d:batch=1,in_channels=2,out_channels=3,size=6x6,kernel=3x3,padding=1x1"));

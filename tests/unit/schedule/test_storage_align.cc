@@ -88,7 +88,7 @@ TEST(StorageAlign, TraceTextAndJsonLayout) {
   EXPECT_EQ(align_of(again, again.get_block("x_exp")), "x_exp:1:32:8");
 }
 
-struct ErrorCase {
+struct StorageAlignErrorCase {
   int precondition;
   std::string error_name;
   std::string operand;
@@ -101,7 +101,7 @@ bool marks(const std::string& detail, const std::string& piece) {
   return detail.substr(at, end - at).find("<-- here") != std::string::npos;
 }
 
-void expect_error(Schedule& sch, const std::function<void()>& apply, const ErrorCase& c, const std::string& marked) {
+void expect_error(Schedule& sch, const std::function<void()>& apply, const StorageAlignErrorCase& c, const std::string& marked) {
   ir::PrimFunc before = sch.func();
   size_t trace_size = sch.trace().size();
   try {

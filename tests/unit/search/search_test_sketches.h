@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "dragon/lower/target.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
 
 namespace dragon::search::testing {
+
+inline const lower::Target kH200 = lower::Target::cuda_h200();
 
 // Matmul (block "C", loops i, j, k): i, j, k each split in two by sampled perfect tiles,
 // reordered i0 j0 k0 i1 k1 j1, i0 parallel, j1 vectorized, and the root annotated with a

@@ -10,13 +10,14 @@
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
 #include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
 
 using schedule::testing::workload;
+using testing::kH200;
 
-const lower::Target kH200 = lower::Target::cuda_h200();
 
 struct Counts {
   int ok = 0, rejected = 0;

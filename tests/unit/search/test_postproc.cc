@@ -12,6 +12,7 @@
 #include "dragon/search/postproc.h"
 #include "dragon/ir/functor.h"
 #include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
@@ -20,8 +21,8 @@ using schedule::BlockRV;
 using schedule::LoopRV;
 using schedule::Schedule;
 using schedule::testing::workload;
+using testing::kH200;
 
-const lower::Target kH200 = lower::Target::cuda_h200();
 
 // verify_gpu_code alone on a copy of `sch`: nullopt when accepted.
 std::optional<CandidateFailure> verify(const Schedule& sch, bool by_lowering = false) {

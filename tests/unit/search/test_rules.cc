@@ -13,14 +13,15 @@
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
 #include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
 
 using schedule::testing::has_line;
 using schedule::testing::workload;
+using testing::kH200;
 
-const lower::Target kH200 = lower::Target::cuda_h200();
 
 // A rule set of the given rules (with their defaults) and no postprocessors.
 RuleSet only(const std::vector<std::string>& rules, lower::Target::Kind target = lower::Target::Kind::kCuda) {

@@ -26,14 +26,16 @@
 #include "dragon/search/program_features.h"
 #include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
+#include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
 
-const lower::Target kH200 = lower::Target::cuda_h200();
-constexpr const char* kGemm4096 = "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16";
+using schedule::testing::workload;
+using testing::kH200;
 
-ir::PrimFunc workload(const std::string& spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+constexpr const char* kGemm4096 = "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=f16";
 
 std::string script_of(const schedule::Trace& trace) { return script::encode(trace); }
 

@@ -28,8 +28,6 @@ using decode::ConstrainedDecoderSettings;
 using testing::candidate_lines;
 using testing::script_valid;
 
-const Tokenizer& tok() { return Tokenizer::standard(); }
-
 struct Case {
   std::string spec;
   ir::PrimFunc func;
@@ -42,7 +40,7 @@ Case make_case(const std::string& spec, int64_t seed) {
   c.spec = spec;
   c.func = ops::OpRegistry::global().make_workload(spec).func;
   c.script = encode(testing::workload_trace(spec, seed));
-  c.tokens = tok().encode(c.script);
+  c.tokens = Tokenizer::standard().encode(c.script);
   return c;
 }
 
@@ -55,22 +53,22 @@ bool contains(const std::vector<TokenId>& sorted, TokenId id) {
   return std::binary_search(sorted.begin(), sorted.end(), id);
 }
 
-std::string text_of(std::span<const TokenId> ids) { return tok().decode(ids); }
+std::string text_of(std::span<const TokenId> ids) { return Tokenizer::standard().decode(ids); }
 
 TEST(Constrained, RealScriptsAreAllowedTokenByToken) {
   for (const Case& c : cases()) {
     ASSERT_TRUE(script_valid(c.func, c.script)) << c.spec << "\n" << c.script;
-    ConstrainedDecoder decoder(tok(), c.func);
+    ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
     for (size_t i = 0; i < c.tokens.size(); ++i) {
       std::vector<TokenId> allowed = decoder.allowed_tokens(std::span(c.tokens).first(i));
       ASSERT_TRUE(contains(allowed, c.tokens[i]))
-          << c.spec << ": token " << i << " '" << tok().display(c.tokens[i]) << "' after:\n"
+          << c.spec << ": token " << i << " '" << Tokenizer::standard().display(c.tokens[i]) << "' after:\n"
           << text_of(std::span(c.tokens).first(i));
       // EOS exactly at line ends.
       const bool at_line_end = i == 0 || text_of(std::span(c.tokens).first(i)).back() == '\n';
-      EXPECT_EQ(contains(allowed, tok().special(SpecialToken::kEos)), at_line_end) << c.spec << " at " << i;
+      EXPECT_EQ(contains(allowed, Tokenizer::standard().special(SpecialToken::kEos)), at_line_end) << c.spec << " at " << i;
     }
-    EXPECT_TRUE(contains(decoder.allowed_tokens(c.tokens), tok().special(SpecialToken::kEos)));
+    EXPECT_TRUE(contains(decoder.allowed_tokens(c.tokens), Tokenizer::standard().special(SpecialToken::kEos)));
     EXPECT_TRUE(decoder.is_complete(c.script));
     EXPECT_GT(decoder.stats().lines_applied, 20);
   }
@@ -87,7 +85,7 @@ TEST(Constrained, EveryKindWithAValidLineIsAllowedTokenByToken) {
     const size_t get_loops = c.script.find("\ngl ");
     ASSERT_NE(get_loops, std::string::npos) << c.script;
     const std::string complete = c.script.substr(0, c.script.find('\n', get_loops + 1) + 1);
-    ConstrainedDecoder decoder(tok(), c.func);
+    ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
     for (const KindSchema& kind : all_kind_schemas()) {
       const std::string mnemonic(kind.mnemonic);
       std::string valid;
@@ -100,13 +98,13 @@ TEST(Constrained, EveryKindWithAValidLineIsAllowedTokenByToken) {
         }
       }
       if (valid.empty()) continue;
-      const std::vector<TokenId> ids = tok().encode(complete + valid);
+      const std::vector<TokenId> ids = Tokenizer::standard().encode(complete + valid);
       for (size_t i = 0; i < ids.size(); ++i) {
         ASSERT_TRUE(contains(decoder.allowed_tokens(std::span(ids).first(i)), ids[i]))
-            << c.spec << ": forbade '" << tok().display(ids[i]) << "' of the valid line " << valid << "after:\n"
+            << c.spec << ": forbade '" << Tokenizer::standard().display(ids[i]) << "' of the valid line " << valid << "after:\n"
             << complete;
       }
-      EXPECT_TRUE(contains(decoder.allowed_tokens(ids), tok().special(SpecialToken::kEos))) << valid;
+      EXPECT_TRUE(contains(decoder.allowed_tokens(ids), Tokenizer::standard().special(SpecialToken::kEos))) << valid;
       allowed_kinds.insert(kind.kind);
     }
   }
@@ -123,7 +121,7 @@ TEST(Constrained, EveryKindWithAValidLineIsAllowedTokenByToken) {
 // keeps a call cheap" (witnesses, trial memo, operand pre-checks); about 11 after.
 TEST(Constrained, FewTrialApplicationsPerGeneratedToken) {
   const Case c = make_case("matmul:m=1024,n=1024,k=1024", 1);
-  ConstrainedDecoder decoder(tok(), c.func);
+  ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
   for (size_t i = 0; i <= c.tokens.size(); ++i) ASSERT_FALSE(decoder.allowed_tokens(std::span(c.tokens).first(i)).empty());
   const double per_call = static_cast<double>(decoder.stats().trial_applications) / static_cast<double>(c.tokens.size() + 1);
   EXPECT_LT(per_call, 20.0);
@@ -137,12 +135,12 @@ TEST(Constrained, FewTrialApplicationsPerGeneratedToken) {
 // the prefix itself still gets its answer.
 TEST(Constrained, SpecialTokenInsideTheScriptAllowsNothing) {
   const Case c = make_case("matmul:m=64,n=64,k=64", 1);
-  ConstrainedDecoder decoder(tok(), c.func);
+  ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
   const auto prefix = std::span(c.tokens).first(c.tokens.size() / 2);
   const std::vector<TokenId> before = decoder.allowed_tokens(prefix);
   ASSERT_FALSE(before.empty());
   std::vector<TokenId> with_special(prefix.begin(), prefix.end());
-  with_special.push_back(tok().special(SpecialToken::kEos));
+  with_special.push_back(Tokenizer::standard().special(SpecialToken::kEos));
   EXPECT_TRUE(decoder.allowed_tokens(with_special).empty());
   EXPECT_EQ(decoder.allowed_tokens(prefix), before);
   with_special.push_back(prefix.back());
@@ -153,7 +151,7 @@ TEST(Constrained, SpecialTokenInsideTheScriptAllowsNothing) {
 // Follows allowed tokens from `ids` until the current line ends (the newline taken as
 // soon as it is allowed); returns the text through that newline, or "" if stuck.
 std::string walk_to_line_end(ConstrainedDecoder& decoder, std::vector<TokenId> ids, std::mt19937_64& rng) {
-    const TokenId eos = tok().special(SpecialToken::kEos);
+    const TokenId eos = Tokenizer::standard().special(SpecialToken::kEos);
   for (int step = 0; step < 150; ++step) {
     std::string text = text_of(ids);
     if (!text.empty() && text.back() == '\n') return text;
@@ -163,9 +161,9 @@ std::string walk_to_line_end(ConstrainedDecoder& decoder, std::vector<TokenId> i
     // Prefer what closes the line: the newline, a list's end, the decision marker.
     bool closed = false;
     for (const char* closer : {"\n", "]", " = ", " =", "="}) {
-      auto id = tok().find(closer);
-      if (!id) id = tok().byte_token(static_cast<uint8_t>(closer[0]));
-      if (contains(allowed, *id) && (std::string_view(closer).size() == 1 || tok().text(*id) == closer)) {
+      auto id = Tokenizer::standard().find(closer);
+      if (!id) id = Tokenizer::standard().byte_token(static_cast<uint8_t>(closer[0]));
+      if (contains(allowed, *id) && (std::string_view(closer).size() == 1 || Tokenizer::standard().text(*id) == closer)) {
         ids.push_back(*id);
         closed = true;
         break;
@@ -180,7 +178,7 @@ TEST(Constrained, AllowedTokensCompleteToValidScripts) {
   std::mt19937_64 rng(5);
   int checked = 0;
   for (const Case& c : cases()) {
-    ConstrainedDecoder decoder(tok(), c.func);
+    ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
     for (int trial = 0; trial < 7; ++trial) {
       const size_t cut = rng() % c.tokens.size();
       std::vector<TokenId> prefix(c.tokens.begin(), c.tokens.begin() + cut);
@@ -190,7 +188,7 @@ TEST(Constrained, AllowedTokensCompleteToValidScripts) {
       std::vector<TokenId> sample = {allowed.front(), allowed.back()};
       for (int k = 0; k < 3; ++k) sample.push_back(allowed[rng() % allowed.size()]);
       for (TokenId t : sample) {
-        if (t == tok().special(SpecialToken::kEos)) {
+        if (t == Tokenizer::standard().special(SpecialToken::kEos)) {
           EXPECT_TRUE(script_valid(c.func, text_of(prefix))) << c.spec << ": EOS after\n" << text_of(prefix);
           continue;
         }
@@ -202,10 +200,10 @@ TEST(Constrained, AllowedTokensCompleteToValidScripts) {
         for (int attempt = 0; attempt < 4 && completed.empty(); ++attempt) {
           completed = walk_to_line_end(decoder, ids, rng);
         }
-        EXPECT_FALSE(completed.empty()) << c.spec << ": stuck after '" << tok().display(t) << "' following\n"
+        EXPECT_FALSE(completed.empty()) << c.spec << ": stuck after '" << Tokenizer::standard().display(t) << "' following\n"
                                         << text_of(prefix);
         if (completed.empty()) continue;
-        EXPECT_TRUE(script_valid(c.func, completed)) << c.spec << ": allowed '" << tok().display(t)
+        EXPECT_TRUE(script_valid(c.func, completed)) << c.spec << ": allowed '" << Tokenizer::standard().display(t)
                                                      << "' completed to an invalid script:\n" << completed;
         ++checked;
       }
@@ -218,7 +216,7 @@ TEST(Constrained, ForbiddenTokensHaveNoValidCompletion) {
   std::mt19937_64 rng(9);
   int tried_lines = 0, forbidden_with_candidates = 0;
   for (const Case& c : cases()) {
-    ConstrainedDecoder decoder(tok(), c.func);
+    ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
     for (int trial = 0; trial < 6; ++trial) {
       const size_t cut = rng() % c.tokens.size();
       std::vector<TokenId> prefix(c.tokens.begin(), c.tokens.begin() + cut);
@@ -236,11 +234,11 @@ TEST(Constrained, ForbiddenTokensHaveNoValidCompletion) {
         ++tried_lines;
         if (!script_valid(c.func, complete + line)) continue;
         const std::string rest = line.substr(partial.size());
-        for (TokenId t = 0; t < static_cast<TokenId>(tok().size()); ++t) {
-          if (tok().is_special(t)) continue;
-          std::string_view tt = tok().text(t);
+        for (TokenId t = 0; t < static_cast<TokenId>(Tokenizer::standard().size()); ++t) {
+          if (Tokenizer::standard().is_special(t)) continue;
+          std::string_view tt = Tokenizer::standard().text(t);
           if (rest.compare(0, tt.size(), tt) == 0) {
-            EXPECT_TRUE(contains(allowed, t)) << c.spec << ": forbade '" << tok().display(t)
+            EXPECT_TRUE(contains(allowed, t)) << c.spec << ": forbade '" << Tokenizer::standard().display(t)
                                               << "' though this completes validly:\n" << complete + line;
             witnessed.insert(t);
           }
@@ -248,9 +246,9 @@ TEST(Constrained, ForbiddenTokensHaveNoValidCompletion) {
       }
       // Forbidden tokens: every candidate line they start is invalid.
       for (int k = 0; k < 12; ++k) {
-        const TokenId t = static_cast<TokenId>(rng() % tok().size());
-        if (tok().is_special(t) || contains(allowed, t)) continue;
-        const std::string extended = partial + std::string(tok().text(t));
+        const TokenId t = static_cast<TokenId>(rng() % Tokenizer::standard().size());
+        if (Tokenizer::standard().is_special(t) || contains(allowed, t)) continue;
+        const std::string extended = partial + std::string(Tokenizer::standard().text(t));
         const size_t newline = extended.find('\n');
         if (newline != std::string::npos && newline + 1 != extended.size()) continue;  // crosses a line
         std::vector<std::string> starts = candidate_lines(c.func, complete, extended, 400);
@@ -260,7 +258,7 @@ TEST(Constrained, ForbiddenTokensHaveNoValidCompletion) {
           any = true;
           ++tried_lines;
           EXPECT_FALSE(script_valid(c.func, complete + line))
-              << c.spec << ": forbade '" << tok().display(t) << "' but this is valid:\n" << complete + line;
+              << c.spec << ": forbade '" << Tokenizer::standard().display(t) << "' but this is valid:\n" << complete + line;
         }
         forbidden_with_candidates += any;
       }
@@ -287,13 +285,13 @@ TEST(Constrained, WalkShortcutsAgreeWithCharacterByCharacterSteps) {
     const size_t at = c.script.find(marker);
     ASSERT_NE(at, std::string::npos) << marker << " is not in the script:\n" << c.script;
     const std::string prefix = c.script.substr(0, at + marker.size());
-    ConstrainedDecoder decoder(tok(), c.func);
+    ConstrainedDecoder decoder(Tokenizer::standard(), c.func);
     std::vector<TokenId> allowed = decoder.allowed_tokens_after(prefix);
-    allowed.erase(std::remove_if(allowed.begin(), allowed.end(), [](TokenId t) { return tok().is_special(t); }),
+    allowed.erase(std::remove_if(allowed.begin(), allowed.end(), [](TokenId t) { return Tokenizer::standard().is_special(t); }),
                   allowed.end());
     std::vector<TokenId> stepped;
-    for (TokenId t = 0; t < static_cast<TokenId>(tok().size()); ++t) {
-      if (!tok().is_special(t) && decoder.is_viable(prefix + std::string(tok().text(t)))) stepped.push_back(t);
+    for (TokenId t = 0; t < static_cast<TokenId>(Tokenizer::standard().size()); ++t) {
+      if (!Tokenizer::standard().is_special(t) && decoder.is_viable(prefix + std::string(Tokenizer::standard().text(t)))) stepped.push_back(t);
     }
     EXPECT_EQ(allowed, stepped) << "after '" << marker << "'";
     EXPECT_FALSE(allowed.empty()) << "after '" << marker << "'";
@@ -304,7 +302,7 @@ TEST(Constrained, WalkShortcutsAgreeWithCharacterByCharacterSteps) {
 
 TEST(Constrained, NonViablePrefixesAllowNothing) {
   const ir::PrimFunc f = ops::OpRegistry::global().make_workload("matmul:m=64,n=64,k=64").func;
-  ConstrainedDecoder decoder(tok(), f);
+  ConstrainedDecoder decoder(Tokenizer::standard(), f);
   EXPECT_TRUE(decoder.allowed_tokens_after("gb Nope\n").empty());   // no such block
   EXPECT_TRUE(decoder.allowed_tokens_after("gb C\ngl b0 2\n").empty());  // C has 3 loops
   EXPECT_TRUE(decoder.allowed_tokens_after("xyz").empty());          // no such mnemonic
@@ -314,11 +312,11 @@ TEST(Constrained, NonViablePrefixesAllowNothing) {
   EXPECT_FALSE(decoder.is_complete("gb C\ngl b0 3"));
   // Perfect tiles only: 64 = 8 * 8, so after "= 8" only the divisor 8 of what is left.
   std::vector<TokenId> after = decoder.allowed_tokens_after("gb C\ngl b0 3\nspt l0 2 64 = 8 ");
-  std::vector<TokenId> expected = {tok().find("8").value()};
+  std::vector<TokenId> expected = {Tokenizer::standard().find("8").value()};
   EXPECT_EQ(after, expected);
   // Categorical decisions index the candidates: 0..2.
   std::vector<TokenId> index = decoder.allowed_tokens_after("sc [1 2 4] = ");
-  std::vector<TokenId> expected_index = {tok().byte_token('0'), tok().byte_token('1'), tok().byte_token('2')};
+  std::vector<TokenId> expected_index = {Tokenizer::standard().byte_token('0'), Tokenizer::standard().byte_token('1'), Tokenizer::standard().byte_token('2')};
   EXPECT_EQ(index, expected_index);
   // Loops only where a loop goes, blocks where a block goes.
   EXPECT_TRUE(decoder.is_viable("gb C\ngl b0 3\nsp l1"));
