@@ -20,6 +20,7 @@
 #include "dragon/search/mutator.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
 
 namespace dragon::search {
@@ -143,6 +144,58 @@ TEST(Tf32TensorCore, MutateTileSizeRedrawsTheVariant) {
               std::string::npos);
   }
   EXPECT_TRUE(moved);
+}
+
+// The rule's candidate for the 4096^3 f32 GEMM at the expert scripts' decisions: blocks of
+// 128 x 128 (i tiles 8 4 2 4 1, j tiles 8 4 2 4 2: 2 x 2 warps of 64 x 64), k steps of 32
+// (128 4 1 tiles of 8), 16-byte cooperative copies, unroll 512, and `passes`.
+SpaceCandidate expert_candidate(int64_t passes) {
+  const std::string spec = "matmul:m=4096,n=4096,k=4096";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  EXPECT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s.at(0), func, kH200, RuleSet::cuda(), 1);
+  EXPECT_TRUE(first.ok());
+  const schedule::Trace sampled = first.candidate().trace;
+  schedule::Trace trace = sampled;
+  const std::vector<std::vector<int64_t>> tiles = {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}};
+  size_t tile = 0;
+  for (const SamplingSite& site : sampling_sites(sampled)) {
+    const schedule::Instruction& inst = sampled[site.instruction];
+    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
+      schedule::Arg::List list;
+      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
+      ++tile;
+      trace = trace.with_decision(site.instruction, schedule::Arg(list));
+      continue;
+    }
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    const int64_t want = site.role == SamplingRole::kVectorLength ? 4
+                         : site.role == SamplingRole::kUnroll     ? 512
+                                                                  : passes;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto* value = candidates[c].as<int64_t>();
+      if (value != nullptr && *value == want) {
+        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
+      }
+    }
+  }
+  CandidateResult r = replay_candidate(trace, func, kH200, RuleSet::cuda());
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
+  return r.candidate();
+}
+
+// The expert scripts for the next GPU session's timing against cuBLAS
+// (data/scripts/expert/gpu/gemm_f32_{tf32,3xtf32}_4096.script) are this rule's candidates:
+// search can find what they time.
+TEST(Tf32TensorCore, TheExpertScriptsAreTheRulesCandidates) {
+  for (int64_t passes : {1, 3}) {
+    SpaceCandidate c = expert_candidate(passes);
+    const std::string file = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/gemm_f32_" +
+                             (passes == 3 ? "3xtf32" : "tf32") + "_4096.script";
+    EXPECT_EQ(script::encode(c.trace), read_text_file(file)) << file;
+  }
 }
 
 }  // namespace
