@@ -227,6 +227,19 @@ std::optional<WarpCall> plan_fragment_load(const TileNest& nest, WarpPlanContext
       helper, {at(nest.store->buffer, *slot), at(load->buffer, tile->base), value(tile->row_stride)}, false};
 }
 
+// An f32 fragment load of the tf32 family: ldmatrix (`ldmatrix_helper`) where the tile's
+// rows are provably 16-byte aligned (4 floats), else per-lane 4-byte loads (`lane_helper`).
+std::optional<WarpCall> plan_f32_fragment_load(const TileNest& nest, WarpPlanContext& context, std::string& why,
+                                               int64_t rows, int64_t cols, const char* ldmatrix_helper,
+                                               const char* lane_helper) {
+  if (ldmatrix_helper != nullptr) {
+    std::optional<WarpCall> call =
+        plan_fragment_load(nest, context, why, rows, cols, ir::DataType::f32(), 4, ldmatrix_helper);
+    if (call) return call;
+  }
+  return plan_fragment_load(nest, context, why, rows, cols, ir::DataType::f32(), 0, lane_helper);
+}
+
 // C[16,8] += A[16,k] * B[k,8] (B[8,k] with trans_b): k 16 for f16/bf16, 8 for tf32.
 std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
                                  int64_t k, bool trans_b, const char* helper) {
@@ -309,17 +322,18 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
          return plan_mma(n, c, why, ir::DataType::bf16(), 16, true, "dragon_mma_m16n8k16_bf16");
        }},
     };
-    // The tf32 family (f32 operands, k 8): loads by lane, then the rounding mma helpers
-    // (cuda_mma_tf32.cc).
+    // The tf32 family (f32 operands, k 8): fragment loads, then the rounding mma helpers
+    // (cuda_mma_tf32.cc). A B stored [k, n] has no ldmatrix: .trans moves 16-bit elements, not 32-bit ones.
     const ir::DataType f32 = ir::DataType::f32();
-    table.emplace("mma_load_a_m16k8_f32", [f32](const TileNest& n, WarpPlanContext& c, std::string& why) {
-      return plan_fragment_load(n, c, why, 16, 8, f32, 0, "dragon_tf32_load_a_m16k8");
+    table.emplace("mma_load_a_m16k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 16, 8, "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_m16k8");
     });
-    table.emplace("mma_load_b_k8n8_f32", [f32](const TileNest& n, WarpPlanContext& c, std::string& why) {
-      return plan_fragment_load(n, c, why, 8, 8, f32, 0, "dragon_tf32_load_b_k8n8");
+    table.emplace("mma_load_b_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 8, 8, nullptr, "dragon_tf32_load_b_k8n8");
     });
-    table.emplace("mma_load_b_trans_n8k8_f32", [f32](const TileNest& n, WarpPlanContext& c, std::string& why) {
-      return plan_fragment_load(n, c, why, 8, 8, f32, 0, "dragon_tf32_load_b_trans_n8k8");
+    table.emplace("mma_load_b_trans_n8k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 8, 8, "dragon_tf32_ldmatrix_b_trans_n8k8",
+                                    "dragon_tf32_load_b_trans_n8k8");
     });
     for (int passes : {1, 3}) {
       for (bool trans_b : {false, true}) {

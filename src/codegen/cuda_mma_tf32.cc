@@ -1,5 +1,6 @@
 // The tf32 mma.sync helpers of the CUDA prelude (inline PTX for the m16n8k8 .tf32
-// intrinsics of tensor_intrin.h): per-lane fragment loads of f32 tiles, the rounding
+// intrinsics of tensor_intrin.h): fragment loads of f32 tiles (ldmatrix on 32-bit words
+// where the rows are 16-byte aligned, per-lane loads otherwise), the rounding
 // cvt.rna.tf32.f32, and the one-pass and 3xTF32 multiply-accumulate. Not the planners
 // (their rows are in cuda_mma.cc's table) and not the f16/bf16 helpers.
 #include "cuda_warp_intrin.h"
@@ -21,7 +22,8 @@ std::string_view mma_tf32_prelude() {
   // helpers round them, so 3xTF32 can split the same registers. With g = lane / 4,
   // t = lane % 4: A a0..a3 = (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4); B b0, b1 =
   // (k t, n g), (k t + 4, n g). Shared rows padded to 4 mod 32 words keep the A and [n, k]
-  // B loads free of bank conflicts (8 mod 32 for [k, n] B).
+  // B loads free of bank conflicts, ldmatrix's eight 16-byte rows included (8 mod 32 for
+  // the per-lane loads of a [k, n] B).
   return R"(DRAGON_INLINE unsigned dragon_tf32_round(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
@@ -33,6 +35,24 @@ DRAGON_INLINE void dragon_tf32_load_a_m16k8(float* a, const float* tile, int row
   a[1] = tile[(g + 8) * row_stride + t];
   a[2] = tile[g * row_stride + t + 4];
   a[3] = tile[(g + 8) * row_stride + t + 4];
+}
+// ldmatrix on 32-bit data: an m8n8 .b16 matrix is 8 rows of 4 words, and lane l receives
+// word l % 4 of row l / 4 (its two halves, in order) = element (g, t) of an 8x4 f32 tile.
+// A's a0..a3 are the 8x4 tiles at (row 0, col 0), (8, 0), (0, 4), (8, 4); lanes 8q..8q+7
+// give the row addresses of tile q. Rows must be 16-byte aligned (the planner proves it).
+DRAGON_INLINE void dragon_tf32_ldmatrix_a_m16k8(float* a, const float* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)a;
+  const int q = lane / 8;
+  const float* row = tile + (lane % 8 + 8 * (q % 2)) * row_stride + 4 * (q / 2);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dragon_shared_address(row)));
+}
+// B stored [n, k]: b0, b1 are the 8x4 tiles at (n 0, k 0) and (n 0, k 4).
+DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8(float* b, const float* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)b;
+  const float* row = tile + (lane % 8) * row_stride + 4 * ((lane / 8) % 2);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
 }
 DRAGON_INLINE void dragon_tf32_load_b_k8n8(float* b, const float* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;

@@ -19,6 +19,7 @@
 #include "dragon/search/design_space.h"
 #include "dragon/search/mutator.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "dragon/schedule/schedule.h"
 #include "dragon/search/postproc.h"
 #include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
@@ -115,7 +116,12 @@ TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
       const std::string helper = passes->first == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8(";
       const size_t prelude_end = src.prelude_size;
       EXPECT_NE(src.code.find(helper, prelude_end), std::string::npos) << src.code.substr(prelude_end);
-      EXPECT_EQ(src.code.find("ldmatrix", prelude_end), std::string::npos);
+      // A (and a B stored [n, k]) by ldmatrix on 32-bit words: the rule pads shared rows
+      // to 16 bytes; a B stored [k, n] by lane.
+      EXPECT_NE(src.code.find("dragon_tf32_ldmatrix_a_m16k8(", prelude_end), std::string::npos);
+      EXPECT_NE(src.code.find(trans_b ? "dragon_tf32_ldmatrix_b_trans_n8k8(" : "dragon_tf32_load_b_k8n8(", prelude_end),
+                std::string::npos);
+      EXPECT_EQ(src.code.find("dragon_ldmatrix_", prelude_end), std::string::npos);
     }
     EXPECT_EQ(seen, (std::set<int64_t>{1, 3}));
   }
@@ -196,6 +202,21 @@ TEST(Tf32TensorCore, TheExpertScriptsAreTheRulesCandidates) {
                              (passes == 3 ? "3xtf32" : "tf32") + "_4096.script";
     EXPECT_EQ(script::encode(c.trace), read_text_file(file)) << file;
   }
+}
+
+// Shared rows of 33 floats (padding 1) are not 16-byte aligned: the A tile falls back to
+// per-lane loads, and the GEMM still prints as tf32 mma.
+TEST(Tf32TensorCore, UnalignedSharedRowsFallBackToPerLaneLoads) {
+  std::string text = script::encode(expert_candidate(1).trace);
+  const std::string aligned = "sa b2 0 -2 32 4";
+  ASSERT_NE(text.find(aligned), std::string::npos) << text;
+  text.replace(text.find(aligned), aligned.size(), "sa b2 0 -2 32 1");
+  schedule::Schedule sch(workload("matmul:m=4096,n=4096,k=4096"));
+  script::decode(text).apply_to(sch);
+  codegen::CudaSource src = codegen::generate_cuda(lower::lower(sch.func(), kH200).func, kH200);
+  EXPECT_NE(src.code.find("dragon_tf32_load_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
+  EXPECT_EQ(src.code.find("dragon_tf32_ldmatrix_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
+  EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8(", src.prelude_size), std::string::npos);
 }
 
 }  // namespace
