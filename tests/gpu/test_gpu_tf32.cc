@@ -1,5 +1,6 @@
 // On the H200: f32 GEMMs through TF32 tensor cores (the tensor-core rule's tf32 and 3xtf32
-// candidates, tensor_intrin.h's m16n8k8 family) judged by the harness's own check: the
+// candidates and the tf32 expert scripts, tensor_intrin.h's m16n8k8 family) judged by the
+// harness's own check: the
 // reference and its f64 twin, the calibrated f32 tolerance, compare_output. 3xTF32 must pass
 // it; one-pass TF32 rounds operands to a 10-bit mantissa, so its error is reported (and
 // bounded far from garbage, which catches a wrong lane mapping), not held to the f32
@@ -9,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "dragon/harness/output_comparison.h"
 #include "dragon/harness/reference.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/search/design_space.h"
+#include "dragon/script/script.h"
 #include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
 #include "interpreter_match.h"
 
 namespace dragon::codegen {
@@ -47,20 +51,40 @@ std::map<int64_t, ir::PrimFunc> tf32_candidates(const std::string& spec) {
   return out;
 }
 
-TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
-  DRAGON_REQUIRE_GPU();
-  for (const char* spec : {"matmul:m=1024,n=1024,k=1024", "matmul:m=512,n=256,k=2048,trans_b=true"}) {
-    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-    harness::ReferenceOptions ref_options;
-    ref_options.engine = harness::ReferenceEngine::kCompiledCpu;
-    ref_options.build.cache = &testing::test_cache();
-    harness::Reference reference(func, ref_options);
-    for (interp::Distribution dist : {interp::Distribution::kRand, interp::Distribution::kNormal}) {
-      std::vector<tensor::HostTensor> inputs = interp::make_arguments(func, 5, dist);
-      std::vector<harness::ReferenceOutput> expected = reference.compute(inputs);
-      ASSERT_EQ(expected.size(), 1u);
-      for (const auto& [passes, candidate] : tf32_candidates(spec)) {
-        const std::string label = std::string(spec) + (passes == 3 ? " 3xtf32" : " tf32") +
+// The expert scripts (data/scripts/expert/gpu/gemm_f32_*tf32*_4096.script; their tiles are
+// repaired to the shape) applied to `spec`, by variant and name.
+std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> tf32_expert_kernels(const std::string& spec) {
+  std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> out;
+  for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                           "gemm_f32_3xtf32_pipe3_4096"}) {
+    schedule::Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
+    script::decode(read_text_file(std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/" + name + ".script"))
+        .apply_to(sch);
+    out.emplace_back(std::string(name).find("3xtf32") != std::string::npos ? 3 : 1, name, sch.func());
+  }
+  return out;
+}
+
+// Runs every kernel of `spec` (the rule's candidates, and the expert scripts where
+// `experts`) on seeded rand and normal inputs and judges it by the harness's check.
+void check_tf32_kernels(const std::string& spec, bool experts) {
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> kernels;
+  for (const auto& [passes, candidate] : tf32_candidates(spec)) kernels.emplace_back(passes, "candidate", candidate);
+  if (experts) {
+    for (auto& k : tf32_expert_kernels(spec)) kernels.push_back(std::move(k));
+  }
+  harness::ReferenceOptions ref_options;
+  ref_options.engine = harness::ReferenceEngine::kCompiledCpu;
+  ref_options.build.cache = &testing::test_cache();
+  harness::Reference reference(func, ref_options);
+  for (interp::Distribution dist : {interp::Distribution::kRand, interp::Distribution::kNormal}) {
+    std::vector<tensor::HostTensor> inputs = interp::make_arguments(func, 5, dist);
+    std::vector<harness::ReferenceOutput> expected = reference.compute(inputs);
+    ASSERT_EQ(expected.size(), 1u);
+    for (const auto& [passes, what, candidate] : kernels) {
+      {
+        const std::string label = spec + " " + what + (passes == 3 ? " 3xtf32" : " tf32") +
                                   (dist == interp::Distribution::kRand ? " rand" : " normal");
         runtime::BuildOptions options;
         options.cache = &testing::test_cache();
@@ -85,6 +109,12 @@ TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
       }
     }
   }
+}
+
+TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
+  DRAGON_REQUIRE_GPU();
+  check_tf32_kernels("matmul:m=1024,n=1024,k=1024", true);
+  check_tf32_kernels("matmul:m=512,n=256,k=2048,trans_b=true", false);
 }
 
 }  // namespace

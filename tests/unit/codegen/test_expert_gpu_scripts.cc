@@ -69,7 +69,8 @@ TEST(ExpertGpuScripts, IndexListsTheIssuesFourProblems) {
                                              "gemm_f16_pipe3_k64", "gemm_bf16_pipe4", "gemm_f16_wgmma_128x256",
                                              "gemm_f16_wgmma_pipe3_128x256", "gemm_f16_wgmma_pipe3_1024",
                                              "gemm_bf16_wgmma_pipe3_128x256", "gemm_f32_4096",
-                                             "gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096",
+                                             "gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                                             "gemm_f32_3xtf32_pipe3_4096",
                                              "softmax_kb23", "layer_norm_kb40"}));
 }
 
@@ -163,7 +164,8 @@ TEST(ExpertGpuScripts, Fp32GemmTilesThroughSharedMemoryWithVectorCopies) {
 // operands rounded by cvt.rna.tf32.f32 into m16n8k8 mma (three a step for 3xTF32), A by
 // ldmatrix on 32-bit words and the [k, n] B by lane, 16-byte cooperative copies.
 TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
-  for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096"}) {
+  for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                           "gemm_f32_3xtf32_pipe3_4096"}) {
     SCOPED_TRACE(name);
     Built b = build_expert(name);
     ASSERT_EQ(b.source.kernels.size(), 1u);
@@ -178,7 +180,16 @@ TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
     EXPECT_NE(code.find("dragon_tf32_ldmatrix_a_m16k8(", b.source.prelude_size), std::string::npos);
     EXPECT_NE(code.find("dragon_tf32_load_b_k8n8(", b.source.prelude_size), std::string::npos);
     EXPECT_EQ(code.find("dragon_ldmatrix_", b.source.prelude_size), std::string::npos);
-    EXPECT_NE(code.find("float4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
+    if (std::string(name).find("pipe3") == std::string::npos) {
+      EXPECT_NE(code.find("float4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
+    } else {
+      // Three stages of 16-byte cp.async: 128 x 32 A and 32 x 128 B floats each, rows padded.
+      EXPECT_NE(code.find("dragon_cp_async_16(A_shared_dyn + "), std::string::npos);
+      EXPECT_NE(code.find("dragon_cp_async_16(B_shared_dyn + "), std::string::npos);
+      EXPECT_NE(code.find("cp.async.wait_group 1;"), std::string::npos);
+      EXPECT_GT(k.dynamic_shared_bytes, 3 * (128 * 32 + 32 * 128) * 4);
+      EXPECT_LE(k.dynamic_shared_bytes, 3 * (128 * 36 + 32 * 136) * 4);
+    }
   }
 }
 
