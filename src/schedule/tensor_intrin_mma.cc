@@ -166,10 +166,13 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
     out.push_back(mma_tf32(passes, true));
   }
   out.push_back(fragment_load("mma_load_a_m16k8_f32", "f32", 16, 8, "vi", "vk",
-                              "per-lane 4-byte loads of a0..a3 (no ldmatrix: its layout is for 16-bit elements)"));
-  out.push_back(fragment_load("mma_load_b_k8n8_f32", "f32", 8, 8, "vk", "vj", "per-lane 4-byte loads of b0, b1"));
+                              "ldmatrix.sync.aligned.m8n8.x4.shared.b16 of four 8x4 word tiles where shared rows "
+                              "are 16-byte aligned, else per-lane 4-byte loads of a0..a3"));
+  out.push_back(fragment_load("mma_load_b_k8n8_f32", "f32", 8, 8, "vk", "vj",
+                              "per-lane 4-byte loads of b0, b1 (ldmatrix .trans moves 16-bit elements, not words)"));
   out.push_back(fragment_load("mma_load_b_trans_n8k8_f32", "f32", 8, 8, "vj", "vk",
-                              "per-lane 4-byte loads of b0, b1 from B stored [n, k]"));
+                              "ldmatrix.sync.aligned.m8n8.x2.shared.b16 of two 8x4 word tiles of B stored [n, k] "
+                              "where rows are 16-byte aligned, else per-lane 4-byte loads of b0, b1"));
   out.push_back(fill());
   out.push_back(store());
   return out;

@@ -90,7 +90,10 @@ inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
 //     B (8x8, k x n), 2 elements per lane:  b0: (t, g)  b1: (t + 4, g)
 //       (a B fragment in [n, k] layout holds the same elements at (g, t), (g, t + 4))
 //   mma_load_a_m16k8_f32, mma_load_b_k8n8_f32, mma_load_b_trans_n8k8_f32: the f32 tiles
-//       from "shared"/"shared.dyn" into those fragments by per-lane 4-byte loads.
+//       from "shared"/"shared.dyn" into those fragments: ldmatrix .b16 read as 8x4 tiles
+//       of 32-bit words (lane l gets word l % 4 of row l / 4, which is (g, t)) for A and an
+//       [n, k] B where the rows are 16-byte aligned, per-lane 4-byte loads otherwise and
+//       for a [k, n] B.
 //
 // ---- The warpgroup family (Hopper, sm_90a; names are ours) ---------------------------
 // One wgmma instruction is issued by a warpgroup: 4 consecutive warps, 128 threads. A

@@ -2,16 +2,18 @@
 // GEMM-shaped block C[.., i, j] += f32(A[.., i, k]) * f32(B[.., k, j] or B[.., j, k]) with
 // f16 or bf16 inputs is cut into 16x8x16 tiles (m16n8k16), with f32 inputs into 16x8x8
 // tiles (m16n8k8 tf32; the variant, tf32 or 3xtf32, a sampled decision from the rule's
-// f32_intrins, rewritten by rewrite_tensorize and redrawn by mutate_tile_size), the tile loops tiled SSSRRSRS (batch
-// loops join the outermost level), bound to blockIdx.y, blockIdx.x and threadIdx.y (one
-// warp per threadIdx.y; tensorized blocks use the 32 lanes), inputs staged in shared.dyn
+// f32_intrins, rewritten by rewrite_tensorize and redrawn by mutate_tile_size), the tile
+// loops tiled SSSRRSRS (batch loops join the outermost level), bound to blockIdx.y,
+// blockIdx.x and threadIdx.y (one warp per threadIdx.y; tensorized blocks use the 32
+// lanes), inputs staged in shared.dyn
 // (rows padded against bank conflicts, cooperative fetch) and register fragments
 // ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
 // "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
 // tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
 // sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
 // sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
-// Not for convolutions yet: their tiles are not unit-stride in our layouts (no ReIndex).
+// Not for convolutions yet, f32 included: their tiles are not unit-stride in our layouts
+// (no ReIndex, no implicit GEMM), so match_gemm refuses them.
 #include <algorithm>
 
 #include "dragon/ir/op.h"
