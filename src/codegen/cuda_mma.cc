@@ -1,8 +1,9 @@
-// The mma.sync families on CUDA (m16n8k16 f16/bf16, m16n8k8 tf32) (tensor_intrin.h's registered intrinsics): each
-// tensorized block's scalar loops are read back into operands (buffer, base offset with
-// the tile's loop variables at 0, row stride) and planned as one call of a warp helper of
-// the prelude below (inline PTX: ldmatrix, mma.sync; fill and store per lane). Not the
-// dispatch or the printing (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
+// The mma.sync families on CUDA (m16n8k16 f16/bf16, m16n8k8 tf32; tensor_intrin.h's
+// registered intrinsics): each tensorized block's scalar loops are read back into operands
+// (buffer, base offset with the tile's loop variables at 0, row stride) and planned as one
+// call of a warp helper of the prelude below (inline PTX: ldmatrix, mma.sync; fill and
+// store per lane; the tf32 helpers are cuda_mma_tf32.cc). Not the dispatch or the printing
+// (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
 #include <string_view>
 
 #include <fmt/ranges.h>
@@ -322,7 +323,8 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
        }},
     };
     // The tf32 family (f32 operands, k 8): fragment loads, then the rounding mma helpers
-    // (cuda_mma_tf32.cc). A B stored [k, n] has no ldmatrix: .trans moves 16-bit elements, not 32-bit ones.
+    // (cuda_mma_tf32.cc). A B stored [k, n] has no ldmatrix: .trans moves 16-bit elements,
+    // not 32-bit ones.
     const ir::DataType f32 = ir::DataType::f32();
     table.emplace("mma_load_a_m16k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
       return plan_f32_fragment_load(n, c, why, 16, 8, "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_m16k8");
@@ -339,7 +341,9 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
     for (int passes : {1, 3}) {
       for (bool trans_b : {false, true}) {
         const char* helper = tf32_mma_helper(passes);
-        table.emplace(fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : ""),
+        std::string name =
+            fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : "");
+        table.emplace(std::move(name),
                       [f32, trans_b, helper](const TileNest& n, WarpPlanContext& c, std::string& why) {
                         return plan_mma(n, c, why, f32, 8, trans_b, helper);
                       });

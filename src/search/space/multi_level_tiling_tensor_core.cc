@@ -156,7 +156,8 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     }
     s.annotate(c, kAutoTensorize, intrins.mma);
     if (f32) {
-      std::vector<double> probs(options_.tf32_passes.size(), 1.0 / static_cast<double>(options_.tf32_passes.size()));
+      const size_t n = options_.tf32_passes.size();
+      std::vector<double> probs(n, 1.0 / static_cast<double>(n));
       s.annotate(c, std::string(kTf32Passes), s.sample_categorical(options_.tf32_passes, probs));
     }
     s.annotate(a_warp, kAutoTensorize, intrins.load_a);
