@@ -1,8 +1,9 @@
-// The mma.sync m16n8k16 family on CUDA (tensor_intrin.h's registered intrinsics): each
-// tensorized block's scalar loops are read back into operands (buffer, base offset with
-// the tile's loop variables at 0, row stride) and planned as one call of a warp helper of
-// the prelude below (inline PTX: ldmatrix, mma.sync; fill and store per lane). Not the
-// dispatch or the printing (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
+// The mma.sync families on CUDA (m16n8k16 f16/bf16, m16n8k8 tf32; tensor_intrin.h's
+// registered intrinsics): each tensorized block's scalar loops are read back into operands
+// (buffer, base offset with the tile's loop variables at 0, row stride) and planned as one
+// call of a warp helper of the prelude below (inline PTX: ldmatrix, mma.sync; fill and
+// store per lane; the tf32 helpers are cuda_mma_tf32.cc). Not the dispatch or the printing
+// (cuda_tensor_intrin.cc), and not the wgmma family (cuda_wgmma.cc).
 #include <string_view>
 
 #include <fmt/ranges.h>
@@ -148,11 +149,16 @@ std::optional<MultiplyAccumulate> match_multiply_accumulate(const TileNest& nest
       mul = add->a.as<ir::MulNode>();
     }
   }
-  const ir::BufferLoadNode* a = mul ? widened_load(mul->a) : nullptr;
-  const ir::BufferLoadNode* b = mul ? widened_load(mul->b) : nullptr;
+  // f32 operands (the tf32 family) are loaded without a cast.
+  auto operand = [](const ir::Expr& e) {
+    const ir::BufferLoadNode* load = widened_load(e);
+    return load != nullptr ? load : e.as<ir::BufferLoadNode>();
+  };
+  const ir::BufferLoadNode* a = mul ? operand(mul->a) : nullptr;
+  const ir::BufferLoadNode* b = mul ? operand(mul->b) : nullptr;
   if (acc == nullptr || a == nullptr || b == nullptr || !acc->buffer.same_as(nest.store->buffer) ||
       !context.analyzer.can_prove_equal(acc->indices[0], nest.store->indices[0])) {
-    why = "the body is not C = C + f32(A) * f32(B)";
+    why = "the body is not C = C + f32(A) * f32(B) (or C = C + A * B with f32 A and B)";
     return std::nullopt;
   }
   // A is the operand indexed by the tile's row (loop 0).
@@ -202,9 +208,11 @@ std::optional<WarpCall> plan_store(const TileNest& nest, WarpPlanContext& contex
                   true};
 }
 
-// ldmatrix of a rows x cols tile from shared memory into a fragment of the same layout.
-std::optional<WarpCall> plan_ldmatrix(const TileNest& nest, WarpPlanContext& context, std::string& why, int64_t rows,
-                                      int64_t cols, ir::DataType dtype, const char* helper) {
+// A load of a rows x cols tile from shared memory into a fragment of the same layout:
+// ldmatrix (16-bit elements, `align` 8: 16-byte rows) or per-lane loads (f32, `align` 0).
+std::optional<WarpCall> plan_fragment_load(const TileNest& nest, WarpPlanContext& context, std::string& why,
+                                           int64_t rows, int64_t cols, ir::DataType dtype, int64_t align,
+                                           const char* helper) {
   if (!expect_extents(nest, {rows, cols}, why)) return std::nullopt;
   const auto* load = nest.store->value.as<ir::BufferLoadNode>();
   if (load == nullptr || load->buffer->dtype != dtype) {
@@ -213,26 +221,39 @@ std::optional<WarpCall> plan_ldmatrix(const TileNest& nest, WarpPlanContext& con
   }
   auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, rows, cols, 32, dtype, context, why);
   if (!slot) return std::nullopt;
-  // 8 elements of 2 bytes: ldmatrix reads 16-byte rows.
-  auto tile = memory_tile(load->buffer, load->indices[0], nest, 0, 1, {"shared", "shared.dyn"}, 8, context, why);
+  auto tile = memory_tile(load->buffer, load->indices[0], nest, 0, 1, {"shared", "shared.dyn"}, align, context, why);
   if (!tile) return std::nullopt;
   return WarpCall{
       helper, {at(nest.store->buffer, *slot), at(load->buffer, tile->base), value(tile->row_stride)}, false};
 }
 
+// An f32 fragment load of the tf32 family: ldmatrix (`ldmatrix_helper`) where the tile's
+// rows are provably 16-byte aligned (4 floats), else per-lane 4-byte loads (`lane_helper`).
+std::optional<WarpCall> plan_f32_fragment_load(const TileNest& nest, WarpPlanContext& context, std::string& why,
+                                               int64_t rows, int64_t cols, const char* ldmatrix_helper,
+                                               const char* lane_helper) {
+  if (ldmatrix_helper != nullptr) {
+    std::optional<WarpCall> call =
+        plan_fragment_load(nest, context, why, rows, cols, ir::DataType::f32(), 4, ldmatrix_helper);
+    if (call) return call;
+  }
+  return plan_fragment_load(nest, context, why, rows, cols, ir::DataType::f32(), 0, lane_helper);
+}
+
+// C[16,8] += A[16,k] * B[k,8] (B[8,k] with trans_b): k 16 for f16/bf16, 8 for tf32.
 std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
-                                 bool trans_b, const char* helper) {
-  if (!expect_extents(nest, {16, 8, 16}, why)) return std::nullopt;
+                                 int64_t k, bool trans_b, const char* helper) {
+  if (!expect_extents(nest, {16, 8, k}, why)) return std::nullopt;
   std::optional<MultiplyAccumulate> mac = match_multiply_accumulate(nest, context, why);
   if (!mac) return std::nullopt;
   const ir::BufferLoadNode *a = mac->a, *b = mac->b;
   const ir::Buffer& c_buf = nest.store->buffer;
   auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(), context, why);
   if (!c_slot) return std::nullopt;
-  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, 16, 32, dtype, context, why);
+  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, k, 32, dtype, context, why);
   if (!a_slot) return std::nullopt;
-  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, 16, 32, dtype, context, why)
-                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, 16, 8, 32, dtype, context, why);
+  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, k, 32, dtype, context, why)
+                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, k, 8, 32, dtype, context, why);
   if (!b_slot) return std::nullopt;
   return WarpCall{helper, {at(c_buf, *c_slot), at(a->buffer, *a_slot), at(b->buffer, *b_slot)}, false};
 }
@@ -262,45 +283,72 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
       {"mma_store_m16n8_f32", &plan_store},
       {"mma_ldmatrix_a_m16k16_f16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 16, 16, ir::DataType::f16(), "dragon_ldmatrix_a_m16k16");
+         return plan_fragment_load(n, c, why, 16, 16, ir::DataType::f16(), 8, "dragon_ldmatrix_a_m16k16");
        }},
       {"mma_ldmatrix_a_m16k16_bf16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 16, 16, ir::DataType::bf16(), "dragon_ldmatrix_a_m16k16");
+         return plan_fragment_load(n, c, why, 16, 16, ir::DataType::bf16(), 8, "dragon_ldmatrix_a_m16k16");
        }},
       {"mma_ldmatrix_b_k16n8_f16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 16, 8, ir::DataType::f16(), "dragon_ldmatrix_b_k16n8");
+         return plan_fragment_load(n, c, why, 16, 8, ir::DataType::f16(), 8, "dragon_ldmatrix_b_k16n8");
        }},
       {"mma_ldmatrix_b_k16n8_bf16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 16, 8, ir::DataType::bf16(), "dragon_ldmatrix_b_k16n8");
+         return plan_fragment_load(n, c, why, 16, 8, ir::DataType::bf16(), 8, "dragon_ldmatrix_b_k16n8");
        }},
       {"mma_ldmatrix_b_trans_n8k16_f16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 8, 16, ir::DataType::f16(), "dragon_ldmatrix_b_trans_n8k16");
+         return plan_fragment_load(n, c, why, 8, 16, ir::DataType::f16(), 8, "dragon_ldmatrix_b_trans_n8k16");
        }},
       {"mma_ldmatrix_b_trans_n8k16_bf16",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_ldmatrix(n, c, why, 8, 16, ir::DataType::bf16(), "dragon_ldmatrix_b_trans_n8k16");
+         return plan_fragment_load(n, c, why, 8, 16, ir::DataType::bf16(), 8, "dragon_ldmatrix_b_trans_n8k16");
        }},
       {"mma_m16n8k16_f16f16f32",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), false, "dragon_mma_m16n8k16_f16");
+         return plan_mma(n, c, why, ir::DataType::f16(), 16, false, "dragon_mma_m16n8k16_f16");
        }},
       {"mma_m16n8k16_f16f16f32_trans_b",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), true, "dragon_mma_m16n8k16_f16");
+         return plan_mma(n, c, why, ir::DataType::f16(), 16, true, "dragon_mma_m16n8k16_f16");
        }},
       {"mma_m16n8k16_bf16bf16f32",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), false, "dragon_mma_m16n8k16_bf16");
+         return plan_mma(n, c, why, ir::DataType::bf16(), 16, false, "dragon_mma_m16n8k16_bf16");
        }},
       {"mma_m16n8k16_bf16bf16f32_trans_b",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), true, "dragon_mma_m16n8k16_bf16");
+         return plan_mma(n, c, why, ir::DataType::bf16(), 16, true, "dragon_mma_m16n8k16_bf16");
        }},
     };
+    // The tf32 family (f32 operands, k 8): fragment loads, then the rounding mma helpers
+    // (cuda_mma_tf32.cc). A B stored [k, n] has no ldmatrix: .trans moves 16-bit elements,
+    // not 32-bit ones.
+    const ir::DataType f32 = ir::DataType::f32();
+    table.emplace("mma_load_a_m16k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 16, 8, "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_m16k8");
+    });
+    table.emplace("mma_load_b_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 8, 8, nullptr, "dragon_tf32_load_b_k8n8");
+    });
+    table.emplace("mma_load_b_trans_n8k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_f32_fragment_load(n, c, why, 8, 8, "dragon_tf32_ldmatrix_b_trans_n8k8",
+                                    "dragon_tf32_load_b_trans_n8k8");
+    });
+    // Names as schedule::tf32_mma_intrin_name spells them (codegen does not include the
+    // schedule; test_cuda_mma checks every registered mma intrinsic has a row here).
+    for (int passes : {1, 3}) {
+      for (bool trans_b : {false, true}) {
+        const char* helper = tf32_mma_helper(passes);
+        std::string name =
+            fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : "");
+        table.emplace(std::move(name),
+                      [f32, trans_b, helper](const TileNest& n, WarpPlanContext& c, std::string& why) {
+                        return plan_mma(n, c, why, f32, 8, trans_b, helper);
+                      });
+      }
+    }
     add_wgmma_planners(table);
     return table;
   }();

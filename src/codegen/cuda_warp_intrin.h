@@ -127,6 +127,11 @@ std::string describe_access(const ir::Buffer& buffer, const ir::Expr& index);
 
 // The prelude's warp helpers (inline PTX: ldmatrix, mma.sync, fill, store).
 std::string_view mma_prelude();
+// The prelude's tf32 helpers (cuda_mma_tf32.cc), printed after mma_prelude() in sources
+// that call one (is_tf32_helper), and the helper of the tf32 mma with `passes` 1 or 3.
+std::string_view mma_tf32_prelude();
+bool is_tf32_helper(std::string_view helper);
+const char* tf32_mma_helper(int passes);
 // The prelude's warpgroup helpers (cuda_wgmma.cc): the swizzle, descriptors, fill, store,
 // the warpgroup barrier, and one wgmma helper per name in `helpers` that is one.
 std::string wgmma_prelude(const std::set<std::string>& helpers);

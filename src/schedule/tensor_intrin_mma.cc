@@ -1,13 +1,22 @@
-// The built-in tensor intrinsics of the mma.sync.m16n8k16 family (sm_80+): the f16 and
-// bf16 multiply-accumulate into f32 (B as [k, n] or [n, k]), the accumulator fill and
-// store, and the ldmatrix loads of A and B tiles into fragments. Descriptions only, as IR
-// text; the contract and the lane layouts are in tensor_intrin.h.
+// The built-in tensor intrinsics of the mma.sync family (sm_80+): the m16n8k16 f16 and
+// bf16 multiply-accumulate into f32 and the m16n8k8 tf32 and 3xtf32 ones on f32 operands
+// (B as [k, n] or [n, k]), the accumulator fill and store, and the loads of A and B tiles
+// into fragments. Descriptions only, as IR text; the contract and the lane layouts are in
+// tensor_intrin.h.
 #include <fmt/format.h>
 
 #include "dragon/ir/parser.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "dragon/support/error.h"
 
-namespace dragon::schedule::detail {
+namespace dragon::schedule {
+
+std::string tf32_mma_intrin_name(int passes, bool trans_b) {
+  if (passes != 1 && passes != 3) throw UserError(fmt::format("tf32 mma: {} passes; 1 (tf32) or 3 (3xtf32)", passes));
+  return fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : "");
+}
+
+namespace detail {
 
 namespace {
 
@@ -46,6 +55,42 @@ TensorIntrin mma(const std::string& dtype, bool trans_b) {
               fmt::format("mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32", dtype));
 }
 
+// C[16,8] += A[16,8] * B[8,8] on f32 operands through TF32 tensor cores. The description
+// is the exact f32 multiply-add (what the interpreter runs); the instruction rounds the
+// operands to TF32 (10-bit mantissa) first, once (passes 1) or split into a big and a
+// small TF32 part whose three cross products keep about f32 accuracy (passes 3).
+TensorIntrin mma_tf32(int passes, bool trans_b) {
+  const std::string b_index = trans_b ? "vj, vk" : "vk, vj";
+  const std::string name = tf32_mma_intrin_name(passes, trans_b);
+  const std::string text = fmt::format(R"(func {0}(in A: f32[16, 8], in B: f32[8, 8], inout C: f32[16, 8]) {{
+  block root {{
+    for i in 16 {{
+      for j in 8 {{
+        for k in 8 {{
+          block C [vi: S 16 = i, vj: S 8 = j, vk: R 8 = k] {{
+            reads C[vi, vj], A[vi, vk], B[{1}]
+            writes C[vi, vj]
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[{1}]
+          }}
+        }}
+      }}
+    }}
+  }}
+}}
+)",
+                                       name, b_index);
+  const std::string instr = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  std::string summary =
+      passes == 1 ? fmt::format("{} after cvt.rna.tf32.f32 of A and B: TF32 rounds the operands to a 10-bit mantissa, "
+                                "so the result differs from this f32 description by about 1e-3 relative",
+                                instr)
+                  : fmt::format("three {} (a_big*b_small + a_small*b_big + a_big*b_big, big = cvt.rna.tf32.f32(x), "
+                                "small = cvt.rna.tf32.f32(x - big)): TF32 rounds the operands; the split keeps about "
+                                "f32 accuracy",
+                                instr);
+  return make(name, text, {kFragment, kFragment, kFragment}, std::move(summary));
+}
+
 TensorIntrin fill() {
   return make("mma_fill_m16n8_f32", R"(func mma_fill_m16n8_f32(out C: f32[16, 8]) {
   block root {
@@ -82,7 +127,7 @@ TensorIntrin store() {
 }
 
 // A fragment load: `rows` x `cols` elements of `dtype` from shared memory into "warp".
-TensorIntrin ldmatrix(const std::string& name, const std::string& dtype, int rows, int cols, const char* row_var,
+TensorIntrin fragment_load(const std::string& name, const std::string& dtype, int rows, int cols, const char* row_var,
                       const char* col_var, std::string summary) {
   const std::string text = fmt::format(R"(func {0}(in S: {1}[{2}, {3}], out F: {1}[{2}, {3}]) {{
   block root {{
@@ -109,16 +154,29 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
   for (const std::string dtype : {"f16", "bf16"}) {
     out.push_back(mma(dtype, false));
     out.push_back(mma(dtype, true));
-    out.push_back(ldmatrix("mma_ldmatrix_a_m16k16_" + dtype, dtype, 16, 16, "vi", "vk",
+    out.push_back(fragment_load("mma_ldmatrix_a_m16k16_" + dtype, dtype, 16, 16, "vi", "vk",
                            "ldmatrix.sync.aligned.m8n8.x4.shared.b16"));
-    out.push_back(ldmatrix("mma_ldmatrix_b_k16n8_" + dtype, dtype, 16, 8, "vk", "vj",
+    out.push_back(fragment_load("mma_ldmatrix_b_k16n8_" + dtype, dtype, 16, 8, "vk", "vj",
                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"));
-    out.push_back(ldmatrix("mma_ldmatrix_b_trans_n8k16_" + dtype, dtype, 8, 16, "vj", "vk",
+    out.push_back(fragment_load("mma_ldmatrix_b_trans_n8k16_" + dtype, dtype, 8, 16, "vj", "vk",
                            "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
   }
+  for (int passes : {1, 3}) {
+    out.push_back(mma_tf32(passes, false));
+    out.push_back(mma_tf32(passes, true));
+  }
+  out.push_back(fragment_load("mma_load_a_m16k8_f32", "f32", 16, 8, "vi", "vk",
+                              "ldmatrix.sync.aligned.m8n8.x4.shared.b16 of four 8x4 word tiles where shared rows "
+                              "are 16-byte aligned, else per-lane 4-byte loads of a0..a3"));
+  out.push_back(fragment_load("mma_load_b_k8n8_f32", "f32", 8, 8, "vk", "vj",
+                              "per-lane 4-byte loads of b0, b1 (ldmatrix .trans moves 16-bit elements, not words)"));
+  out.push_back(fragment_load("mma_load_b_trans_n8k8_f32", "f32", 8, 8, "vj", "vk",
+                              "ldmatrix.sync.aligned.m8n8.x2.shared.b16 of two 8x4 word tiles of B stored [n, k] "
+                              "where rows are 16-byte aligned, else per-lane 4-byte loads of b0, b1"));
   out.push_back(fill());
   out.push_back(store());
   return out;
 }
 
-}  // namespace dragon::schedule::detail
+}  // namespace detail
+}  // namespace dragon::schedule

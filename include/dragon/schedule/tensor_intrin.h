@@ -73,6 +73,28 @@ inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
 // Shared-memory tiles read by ldmatrix need 16-byte aligned rows; that is the emitter's
 // (and storage_align's) concern, not the matcher's.
 //
+// The tf32 family (f32 operands; PTX's m16n8k8 .tf32 fragments, 32-bit elements):
+//   mma_m16n8k8_tf32tf32f32[_trans_b]  C[16,8] += A[16,8] * B[8,8] (B[j, k] for _trans_b),
+//       i: S 16, j: S 8, k: R 8, all f32 in "warp": mma.sync.aligned.m16n8k8.row.col
+//       .f32.tf32.tf32.f32 after cvt.rna.tf32.f32 of each operand.
+//   mma_m16n8k8_3xtf32f32[_trans_b]    the same description; each operand split as
+//       big = tf32(x), small = tf32(x - big), C += a_big*b_small + a_small*b_big +
+//       a_big*b_big: three mma, about f32 accuracy.
+//   The descriptions are the exact f32 multiply-add (the interpreter's reference); TF32
+//   rounds operands to a 10-bit mantissa, so the single-pass GPU result differs from it by
+//   about 1e-3 relative, the 3xtf32 one by about f32 rounding. The accumulator is the
+//   m16n8 f32 one above (mma_fill_m16n8_f32, mma_store_m16n8_f32). Fragments, with g and t
+//   as above:
+//     A (16x8, m x k), 4 elements per lane: a0: (g, t)  a1: (g + 8, t)  a2: (g, t + 4)
+//                                           a3: (g + 8, t + 4)
+//     B (8x8, k x n), 2 elements per lane:  b0: (t, g)  b1: (t + 4, g)
+//       (a B fragment in [n, k] layout holds the same elements at (g, t), (g, t + 4))
+//   mma_load_a_m16k8_f32, mma_load_b_k8n8_f32, mma_load_b_trans_n8k8_f32: the f32 tiles
+//       from "shared"/"shared.dyn" into those fragments: ldmatrix .b16 read as 8x4 tiles
+//       of 32-bit words (lane l gets word l % 4 of row l / 4, which is (g, t)) for A and an
+//       [n, k] B where the rows are 16-byte aligned, per-lane 4-byte loads otherwise and
+//       for a [k, n] B.
+//
 // ---- The warpgroup family (Hopper, sm_90a; names are ours) ---------------------------
 // One wgmma instruction is issued by a warpgroup: 4 consecutive warps, 128 threads. A
 // kernel with wgmma blocks runs in warpgroup mode: threadIdx.x = the 128 lanes of a
@@ -130,6 +152,10 @@ inline constexpr int kWgmmaMaxN = 256;
 // The name of the wgmma m64nNk16 intrinsic for `dtype` "f16" or "bf16":
 // wgmma_m64n{N}k16_{dtype}{dtype}f32_trans_b.
 std::string wgmma_intrin_name(std::string_view dtype, int n);
+
+// The name of the tf32 mma: passes 1 -> mma_m16n8k8_tf32tf32f32, passes 3 (3xTF32) ->
+// mma_m16n8k8_3xtf32f32, with _trans_b for B stored [n, k]. UserError for other passes.
+std::string tf32_mma_intrin_name(int passes, bool trans_b);
 
 namespace detail {
 // The built-in mma.m16n8k16 family (tensor_intrin_mma.cc).

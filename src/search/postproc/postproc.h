@@ -28,6 +28,10 @@ class Postproc {
 // d-stage software pipeline of the loop's body (lower::kSoftwarePipelineStage).
 inline constexpr std::string_view kSoftwarePipelineDepth = "meta_schedule.software_pipeline_depth";
 
+// A block annotation a rule samples on an f32 GEMM update (1 or 3): rewrite_tensorize
+// tensorizes the update with schedule::tf32_mma_intrin_name(passes, trans_b), tf32 or 3xtf32.
+inline constexpr std::string_view kTf32Passes = "meta_schedule.tf32_passes";
+
 // The auto_tensorize value a rule gives a wgmma update whose N is a sampled tile:
 // "wgmma_m64nNk16_<dtype><dtype>f32_trans_b" with a literal N, which rewrite_tensorize
 // replaces by the extent of the update's N loop (schedule::wgmma_intrin_name).

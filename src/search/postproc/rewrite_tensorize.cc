@@ -5,13 +5,15 @@
 // with the update's annotations, takes the accumulator fill; a copy (fragment load or
 // store) is first cut into tiles of the intrinsic's two extents. A wgmma update annotated
 // with the family name (wgmma_family_intrin_name: N sampled by the rule) takes the N of its
-// loop; its init the warpgroup fill. Run it after rewrite_reduction_block.
+// loop; its init the warpgroup fill. An f32 update's sampled kTf32Passes picks the tf32 or
+// 3xtf32 mma. Run it after rewrite_reduction_block.
 #include <variant>
 
 #include <fmt/format.h>
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "dragon/support/error.h"
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
 
@@ -42,11 +44,20 @@ std::vector<int64_t> tile_extents(const schedule::TensorIntrin& intrin) {
 void tensorize_block(Schedule& sch, const std::string& name, std::string intrin_name) {
   BlockRV block = sch.get_block(name);
   const ir::BlockNode* b = sch.get(block);
+  const bool init = !is_reduction(b) && is_spatial(b);
+  // An f32 update: its sampled pass count picks tf32 or 3xtf32 (the init gets the fill).
+  if (auto it = b->annotations.find(std::string(kTf32Passes)); it != b->annotations.end()) {
+    const auto* passes = std::get_if<int64_t>(&it->second);
+    if (passes == nullptr) throw UserError(fmt::format("block {}: {} is not an integer", name, kTf32Passes));
+    bool trans_b = intrin_name.size() >= 8 && intrin_name.compare(intrin_name.size() - 8, 8, "_trans_b") == 0;
+    intrin_name = schedule::tf32_mma_intrin_name(static_cast<int>(*passes), trans_b);
+    sch.unannotate(block, std::string(kTf32Passes));
+  }
   // The init of an mma update carries the update's annotation: it gets the fill.
-  if (intrin_name.rfind("mma_m16n8k16_", 0) == 0 && !is_reduction(b) && is_spatial(b)) intrin_name = kFill;
+  if (intrin_name.rfind("mma_m16n8k", 0) == 0 && init) intrin_name = kFill;
   std::vector<LoopRV> block_loops = sch.get_loops(block);
   if (is_wgmma_family(intrin_name)) {
-    if (!is_reduction(b) && is_spatial(b)) {
+    if (init) {
       intrin_name = kWgmmaFill;
     } else if (block_loops.size() >= 2) {
       // [.., 64, N, 16]: the N loop is the second innermost.

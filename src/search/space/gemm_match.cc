@@ -27,7 +27,10 @@ std::optional<GemmMatch> match_gemm(const BlockSite& site) {
   std::vector<ir::BufferRegion> inputs = inputs_of(b);
   if (inputs.size() != 2) return std::nullopt;
   ir::DataType in = inputs[0].buffer->dtype;
-  if (inputs[1].buffer->dtype != in || (in != ir::DataType::f16() && in != ir::DataType::bf16())) return std::nullopt;
+  if (inputs[1].buffer->dtype != in ||
+      (in != ir::DataType::f16() && in != ir::DataType::bf16() && in != ir::DataType::f32())) {
+    return std::nullopt;
+  }
   auto [ci, cj] = last_two(b->writes[0]);
   auto [ai, ak] = last_two(inputs[0]);
   auto [b0, b1] = last_two(inputs[1]);

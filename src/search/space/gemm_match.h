@@ -1,8 +1,9 @@
 // Which loops of a block are a GEMM's: C[.., i, j] += f32(A[.., i, k]) * f32(B[.., k, j] or
-// B[.., j, k]) with A and B of one half type (f16 or bf16) and C in f32, trivial bindings,
-// batch loops outside i, then i, j, k in that order. Shared by the tensor-core rules
-// (mma.sync: multi_level_tiling_tensor_core.cc; wgmma: multi_level_tiling_wgmma.cc), each
-// of which adds the tile divisibility its instruction needs.
+// B[.., j, k]) with A and B of one type (f16, bf16, or f32 for the tf32 instructions) and C
+// in f32, trivial bindings, batch loops outside i, then i, j, k in that order. Shared by the
+// tensor-core rules (mma.sync: multi_level_tiling_tensor_core.cc; wgmma, half types only:
+// multi_level_tiling_wgmma.cc), each of which adds the tile divisibility and the types its
+// instruction needs.
 #pragma once
 
 #include <cstdint>

@@ -1,19 +1,24 @@
-// MultiLevelTilingTensorCore (MetaSchedule's rule, with our mma.m16n8k16 intrinsics): a
+// MultiLevelTilingTensorCore (MetaSchedule's rule, with our mma.sync intrinsics): a
 // GEMM-shaped block C[.., i, j] += f32(A[.., i, k]) * f32(B[.., k, j] or B[.., j, k]) with
-// f16 or bf16 inputs is cut into 16x8x16 tiles, the tile loops tiled SSSRRSRS (batch
-// loops join the outermost level), bound to blockIdx.y, blockIdx.x and threadIdx.y (one
-// warp per threadIdx.y; tensorized blocks use the 32 lanes), inputs staged in shared.dyn
+// f16 or bf16 inputs is cut into 16x8x16 tiles (m16n8k16), with f32 inputs into 16x8x8
+// tiles (m16n8k8 tf32; the variant, tf32 or 3xtf32, a sampled decision from the rule's
+// f32_intrins, rewritten by rewrite_tensorize and redrawn by mutate_tile_size), the tile
+// loops tiled SSSRRSRS (batch loops join the outermost level), bound to blockIdx.y,
+// blockIdx.x and threadIdx.y (one warp per threadIdx.y; tensorized blocks use the 32
+// lanes), inputs staged in shared.dyn
 // (rows padded against bank conflicts, cooperative fetch) and register fragments
 // ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
 // "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
 // tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
 // sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
 // sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
-// Not for convolutions yet: their tiles are not unit-stride in our layouts (no ReIndex).
+// Not for convolutions yet, f32 included: their tiles are not unit-stride in our layouts
+// (no ReIndex, no implicit GEMM), so match_gemm refuses them.
 #include <algorithm>
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/schedule_error.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
@@ -32,16 +37,29 @@ using schedule::SplitFactor;
 
 constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
 
-// The mma.sync intrinsics for a matched GEMM's types.
+// The mma.sync intrinsics for a matched GEMM's types, and the instruction's k. For f32
+// the mma named is the one-pass tf32 one; the sampled kTf32Passes picks the variant.
 struct MmaIntrins {
   std::string mma, load_a, load_b;
+  int64_t k = 16;
 };
 
 MmaIntrins mma_intrins(const GemmMatch& m) {
+  if (m.dtype == ir::DataType::f32()) {
+    return MmaIntrins{schedule::tf32_mma_intrin_name(1, m.trans_b), "mma_load_a_m16k8_f32",
+                      m.trans_b ? "mma_load_b_trans_n8k8_f32" : "mma_load_b_k8n8_f32", 8};
+  }
   const std::string half = ir::to_string(m.dtype);
   return MmaIntrins{"mma_m16n8k16_" + half + half + "f32" + (m.trans_b ? "_trans_b" : ""),
                     "mma_ldmatrix_a_m16k16_" + half,
-                    m.trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half};
+                    m.trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half, 16};
+}
+
+// The tf32 variants a rule may sample, by the rule data's names: passes of the mma.
+int64_t tf32_passes_of(const std::string& name) {
+  if (name == "tf32") return 1;
+  if (name == "3xtf32") return 3;
+  throw UserError("rule multi_level_tiling_tensor_core: f32_intrins entry '" + name + "' is not tf32 or 3xtf32");
 }
 
 struct TensorCoreOptions {
@@ -49,6 +67,8 @@ struct TensorCoreOptions {
   int64_t max_innermost_factor = 4;
   int64_t row_padding = 8;
   std::string shared_scope = "shared.dyn";
+  // f32 GEMMs: the tf32 mma's pass counts to sample among (1: tf32, 3: 3xtf32).
+  std::vector<int64_t> tf32_passes = {1, 3};
 };
 
 class MultiLevelTilingTensorCore : public ScheduleRule {
@@ -63,7 +83,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
     }
     std::optional<GemmMatch> match = match_gemm(*site);
-    if (!match || match->i_extent % 16 != 0 || match->j_extent % 8 != 0 || match->k_extent % 16 != 0) return {};
+    if (!match || match->i_extent % 16 != 0 || match->j_extent % 8 != 0 ||
+        match->k_extent % mma_intrins(*match).k != 0) {
+      return {};
+    }
+    if (match->dtype == ir::DataType::f32() && options_.tf32_passes.empty()) return {};
     Schedule s = sch.copy();
     try {
       sketch(s, block, *match);
@@ -76,6 +100,8 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
 
  private:
   void sketch(Schedule& s, const std::string& name, const GemmMatch& m) const {
+    const MmaIntrins intrins = mma_intrins(m);
+    const bool f32 = m.dtype == ir::DataType::f32();
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("SSSRRSRS"));
     BlockRV c_warp = s.cache_write(c, 0, "warp");
@@ -86,7 +112,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     std::vector<LoopRV> loops = s.get_loops(c);
     std::vector<LoopRV> it = s.split(loops[m.i], {schedule::None{}, int64_t{16}});
     std::vector<LoopRV> jt = s.split(loops[m.j], {schedule::None{}, int64_t{8}});
-    std::vector<LoopRV> kt = s.split(loops[m.k], {schedule::None{}, int64_t{16}});
+    std::vector<LoopRV> kt = s.split(loops[m.k], {schedule::None{}, intrins.k});
     auto tile = [&](LoopRV loop, int n) {
       std::vector<ExprRV> f = s.sample_perfect_tile(loop, n, static_cast<int>(options_.max_innermost_factor));
       return s.split(loop, std::vector<SplitFactor>(f.begin(), f.end()));
@@ -118,14 +144,22 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.compute_at(b_warp, k[1], true, -1);
     for (BlockRV shared : {a_shared, b_shared}) {
       int bytes = s.get(shared)->writes[0].buffer->dtype.bytes();
+      // f32 fragments are read by lane (cuda_mma_tf32.cc): rows of 4 mod 32 words keep A
+      // and [n, k] B conflict-free, 8 mod 32 the [k, n] B.
+      int64_t padding = options_.row_padding;
+      if (f32) padding = (shared == b_shared && !m.trans_b) ? 8 : 4;
       s.compute_at(shared, k[0], true, -1);
-      s.storage_align(shared, 0, -2, 32, options_.row_padding);
+      s.storage_align(shared, 0, -2, 32, padding);
       std::vector<LoopRV> cl = s.get_loops(shared);
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
-    MmaIntrins intrins = mma_intrins(m);
     s.annotate(c, kAutoTensorize, intrins.mma);
+    if (f32) {
+      const size_t n = options_.tf32_passes.size();
+      std::vector<double> probs(n, 1.0 / static_cast<double>(n));
+      s.annotate(c, std::string(kTf32Passes), s.sample_categorical(options_.tf32_passes, probs));
+    }
     s.annotate(a_warp, kAutoTensorize, intrins.load_a);
     s.annotate(b_warp, kAutoTensorize, intrins.load_b);
     s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
@@ -146,6 +180,10 @@ std::unique_ptr<ScheduleRule> make_multi_level_tiling_tensor_core_rule(ParamRead
   options.max_innermost_factor = params.get_int("max_innermost_factor", 4);
   options.row_padding = params.get_int("row_padding", 8);
   options.shared_scope = params.get_string("shared_scope", "shared.dyn");
+  options.tf32_passes.clear();
+  for (const std::string& name : params.get_strings("f32_intrins", {"tf32", "3xtf32"})) {
+    options.tf32_passes.push_back(tf32_passes_of(name));
+  }
   if (options.shared_scope != "shared" && options.shared_scope != "shared.dyn") {
     throw UserError("rule multi_level_tiling_tensor_core: shared_scope must be shared or shared.dyn");
   }

@@ -73,7 +73,10 @@ class MultiLevelTilingWgmma : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
     }
     std::optional<GemmMatch> match = match_gemm(*site);
-    if (!match || !match->trans_b || match->k_extent % kSharedRow != 0) return {};
+    // wgmma here is f16/bf16 only (no tf32 family yet).
+    if (!match || match->dtype == ir::DataType::f32() || !match->trans_b || match->k_extent % kSharedRow != 0) {
+      return {};
+    }
     std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match->i_extent, 64);
     std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match->j_extent, 1);
     if (warpgroups.empty() || n_tiles.empty()) return {};

@@ -60,7 +60,7 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
         if (*key == "meta_schedule.unroll_explicit" || *key == "meta_schedule.unroll_implicit") {
           sites[it->second].role = SamplingRole::kUnroll;
         }
-        if (*key == kSoftwarePipelineDepth) sites[it->second].role = SamplingRole::kTileChoice;
+        if (*key == kSoftwarePipelineDepth || *key == kTf32Passes) sites[it->second].role = SamplingRole::kTileChoice;
         break;
       }
       case InstructionKind::Split:

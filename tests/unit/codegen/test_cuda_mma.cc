@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "codegen_test_util.h"
+#include "cuda_warp_intrin.h"
 #include "dragon/codegen/cuda_codegen.h"
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
@@ -16,6 +17,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/lower/lower.h"
 #include "dragon/runtime/build.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/error.h"
 #include "default_gpu_schedule.h"
@@ -74,6 +76,26 @@ std::string refusal(const ir::PrimFunc& flat) {
     return e.what();
   }
   return "(no error)";
+}
+
+// Every registered mma.sync intrinsic (f16/bf16 m16n8k16, tf32 m16n8k8, loads, fill,
+// store) has a row in the emitter's table: the codegen spells the names without including
+// the schedule's registry, so this is where a misspelling shows.
+TEST(CudaMma, EveryRegisteredMmaIntrinsicHasAPlanner) {
+  const auto& planners = warp_intrin_planners();
+  int tf32 = 0;
+  for (const std::string& name : schedule::tensor_intrin_names()) {
+    if (name.rfind("mma_", 0) != 0) continue;
+    EXPECT_EQ(planners.count(name), 1u) << name;
+    if (name.find("tf32") != std::string::npos || name.find("_f32") + 4 == name.size()) ++tf32;
+  }
+  for (int passes : {1, 3}) {
+    for (bool trans_b : {false, true}) {
+      EXPECT_EQ(planners.count(schedule::tf32_mma_intrin_name(passes, trans_b)), 1u);
+    }
+  }
+  // Four tf32 mma, three f32 loads, the shared fill and store.
+  EXPECT_EQ(tf32, 4 + 3 + 2);
 }
 
 TEST(CudaMma, GemmBlocksBecomeWarpLevelCode) {

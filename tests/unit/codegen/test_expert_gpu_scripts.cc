@@ -69,6 +69,8 @@ TEST(ExpertGpuScripts, IndexListsTheIssuesFourProblems) {
                                              "gemm_f16_pipe3_k64", "gemm_bf16_pipe4", "gemm_f16_wgmma_128x256",
                                              "gemm_f16_wgmma_pipe3_128x256", "gemm_f16_wgmma_pipe3_1024",
                                              "gemm_bf16_wgmma_pipe3_128x256", "gemm_f32_4096",
+                                             "gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                                             "gemm_f32_3xtf32_pipe3_4096",
                                              "softmax_kb23", "layer_norm_kb40"}));
 }
 
@@ -155,6 +157,40 @@ TEST(ExpertGpuScripts, Fp32GemmTilesThroughSharedMemoryWithVectorCopies) {
   EXPECT_EQ(k.threads_per_block(), 256);
   EXPECT_GT(k.dynamic_shared_bytes, 0);
   EXPECT_NE(b.source.code.find("float4"), std::string::npos);
+}
+
+// The f32 GEMM on TF32 tensor cores (the tensor-core rule's candidate at these decisions:
+// tests/unit/search/test_tf32_space.cc): 128x128 tiles, 4 warps of 64x64, k steps of 32,
+// operands rounded by cvt.rna.tf32.f32 into m16n8k8 mma (three a step for 3xTF32), A by
+// ldmatrix on 32-bit words and the [k, n] B by lane, 16-byte cooperative copies.
+TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
+  for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                           "gemm_f32_3xtf32_pipe3_4096"}) {
+    SCOPED_TRACE(name);
+    Built b = build_expert(name);
+    ASSERT_EQ(b.source.kernels.size(), 1u);
+    const KernelLaunch& k = b.source.kernels[0];
+    EXPECT_EQ(k.grid[0] * k.grid[1] * k.grid[2], 1024);
+    EXPECT_EQ(k.threads_per_block(), 128);
+    const std::string& code = b.source.code;
+    EXPECT_NE(code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
+    const bool three = std::string(name).find("3x") != std::string::npos;
+    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_3x(", b.source.prelude_size) != std::string::npos, three);
+    EXPECT_NE(code.find("dragon_tf32_ldmatrix_a_m16k8(", b.source.prelude_size), std::string::npos);
+    EXPECT_NE(code.find("dragon_tf32_load_b_k8n8(", b.source.prelude_size), std::string::npos);
+    EXPECT_EQ(code.find("dragon_ldmatrix_", b.source.prelude_size), std::string::npos);
+    if (std::string(name).find("pipe3") == std::string::npos) {
+      EXPECT_NE(code.find("float4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
+    } else {
+      // Three stages of 16-byte cp.async: 128 x 32 A and 32 x 128 B floats each, rows padded.
+      EXPECT_NE(code.find("dragon_cp_async_16(A_shared_dyn + "), std::string::npos);
+      EXPECT_NE(code.find("dragon_cp_async_16(B_shared_dyn + "), std::string::npos);
+      EXPECT_NE(code.find("cp.async.wait_group 1;"), std::string::npos);
+      EXPECT_GT(k.dynamic_shared_bytes, 3 * (128 * 32 + 32 * 128) * 4);
+      EXPECT_LE(k.dynamic_shared_bytes, 3 * (128 * 36 + 32 * 136) * 4);
+    }
+  }
 }
 
 TEST(ExpertGpuScripts, SoftmaxIsOneKernelOfOneBlockPerRow) {

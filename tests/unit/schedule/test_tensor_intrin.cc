@@ -34,6 +34,33 @@ TEST(TensorIntrin, BuiltinsAreRegistered) {
   EXPECT_EQ(find_tensor_intrin("mma_m16n8k16_f32f32f32"), nullptr);
 }
 
+TEST(TensorIntrin, Tf32FamilyIsTheExactF32TileAndSaysItRounds) {
+  EXPECT_EQ(tf32_mma_intrin_name(1, false), "mma_m16n8k8_tf32tf32f32");
+  EXPECT_EQ(tf32_mma_intrin_name(3, true), "mma_m16n8k8_3xtf32f32_trans_b");
+  EXPECT_THROW(tf32_mma_intrin_name(2, false), UserError);
+  for (int passes : {1, 3}) {
+    for (bool trans_b : {false, true}) {
+      const TensorIntrin* mma = find_tensor_intrin(tf32_mma_intrin_name(passes, trans_b));
+      ASSERT_NE(mma, nullptr);
+      const std::string text = ir::print_function(mma->desc);
+      EXPECT_TRUE(has_line(text, "block C [vi: S 16 = i, vj: S 8 = j, vk: R 8 = k] {")) << text;
+      EXPECT_TRUE(has_line(text, trans_b ? "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vj, vk]"
+                                         : "C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]"))
+          << text;
+      // The summary says plainly that the instruction rounds what the description does not.
+      EXPECT_NE(mma->summary.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+      EXPECT_NE(mma->summary.find("cvt.rna.tf32.f32"), std::string::npos);
+      EXPECT_NE(mma->summary.find("TF32 rounds the operands"), std::string::npos) << mma->summary;
+    }
+  }
+  for (const char* load : {"mma_load_a_m16k8_f32", "mma_load_b_k8n8_f32", "mma_load_b_trans_n8k8_f32"}) {
+    const TensorIntrin* intrin = find_tensor_intrin(load);
+    ASSERT_NE(intrin, nullptr) << load;
+    EXPECT_EQ(intrin->scopes[0], (std::vector<std::string>{"shared", "shared.dyn"}));
+    EXPECT_EQ(intrin->desc->params[0].buffer->dtype, ir::DataType::f32());
+  }
+}
+
 TEST(TensorIntrin, MmaDescriptionIsTheTileComputation) {
   const TensorIntrin* mma = find_tensor_intrin("mma_m16n8k16_bf16bf16f32_trans_b");
   ASSERT_NE(mma, nullptr);

@@ -1,4 +1,5 @@
-// tensorize: f16 and bf16 matmuls (B as [k, n] and [n, k]) with every mma intrinsic
+// tensorize: f16 and bf16 matmuls, and f32 ones with the tf32 family (B as [k, n] and
+// [n, k]) with every mma intrinsic
 // matched after split/reorder/cache/decompose, bit-exact on the interpreter, replayed and
 // round-tripped through JSON; and each precondition with its precise reason.
 #include <gtest/gtest.h>
@@ -41,10 +42,11 @@ struct Prepared {
   std::optional<BlockRV> init;
 };
 
-Prepared prepare(const std::string& spec, bool fragments = true, int64_t tile_n = 8, bool decompose = true) {
+Prepared prepare(const std::string& spec, bool fragments = true, int64_t tile_n = 8, bool decompose = true,
+                 int64_t tile_k = 16, const std::string& block = "C_acc") {
   Prepared p{Schedule(workload(spec)), {}, std::nullopt};
   Schedule& sch = p.sch;
-  BlockRV c = sch.get_block("C_acc");
+  BlockRV c = sch.get_block(block);
   if (fragments) {
     for (int64_t index : {0, 1}) {
       sch.cache_read(c, index, "shared");
@@ -55,7 +57,7 @@ Prepared prepare(const std::string& spec, bool fragments = true, int64_t tile_n 
   std::vector<LoopRV> loops = sch.get_loops(c);
   std::vector<LoopRV> i = sch.split(loops[0], {None{}, int64_t{16}});
   std::vector<LoopRV> j = sch.split(loops[1], {None{}, tile_n});
-  std::vector<LoopRV> k = sch.split(loops[2], {None{}, int64_t{16}});
+  std::vector<LoopRV> k = sch.split(loops[2], {None{}, tile_k});
   sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
   p.update_loops = {i[0], j[0], k[0], i[1], j[1], k[1]};
   if (decompose) p.init = sch.decompose_reduction(c, k[0]);
@@ -129,6 +131,38 @@ void tensorize_whole_matmul(const std::string& dtype, bool trans_b) {
   EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 3));
   EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 11));
   EXPECT_TRUE(replays_exactly(sch));
+}
+
+// The tf32 family on an f32 matmul (its accumulation is the block C, no cast): the
+// descriptions are the exact f32 multiply-add, so the tensorized function computes what
+// the original does, bit for bit, for either variant.
+void tensorize_whole_f32_matmul(int passes, bool trans_b) {
+  SCOPED_TRACE(tf32_mma_intrin_name(passes, trans_b));
+  Prepared p = prepare(fmt::format("matmul:m=32,n=16,k=24,trans_b={}", trans_b), true, 8, true, 8, "C");
+  Schedule& sch = p.sch;
+  sch.tensorize(p.update_loops[3], tf32_mma_intrin_name(passes, trans_b));
+  sch.tensorize(sch.get_loops(*p.init)[2], "mma_fill_m16n8_f32");
+  sch.tensorize(tile_last_two(sch, "A_shared_warp", 16, 8), "mma_load_a_m16k8_f32");
+  sch.tensorize(tile_last_two(sch, "B_shared_warp", 8, 8), trans_b ? "mma_load_b_trans_n8k8_f32" : "mma_load_b_k8n8_f32");
+  sch.tensorize(tile_last_two(sch, "C_warp", 16, 8), "mma_store_m16n8_f32");
+  EXPECT_EQ(annotation_of(sch, "C_o"), tf32_mma_intrin_name(passes, trans_b));
+  EXPECT_EQ(annotation_of(sch, "C_init_o"), "mma_fill_m16n8_f32");
+  EXPECT_EQ(annotation_of(sch, "A_shared_warp_o"), "mma_load_a_m16k8_f32");
+  EXPECT_EQ(annotation_of(sch, "C_warp_o"), "mma_store_m16n8_f32");
+  EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 3));
+  EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 11));
+  EXPECT_TRUE(replays_exactly(sch));
+}
+
+TEST(Tensorize, WholeMatmulTf32) { tensorize_whole_f32_matmul(1, false); }
+TEST(Tensorize, WholeMatmulTf32TransB) { tensorize_whole_f32_matmul(1, true); }
+TEST(Tensorize, WholeMatmul3xTf32) { tensorize_whole_f32_matmul(3, false); }
+TEST(Tensorize, WholeMatmul3xTf32TransB) { tensorize_whole_f32_matmul(3, true); }
+
+// A 16-wide k tile is not the tf32 mma's (k 8): refused.
+TEST(Tensorize, Tf32MmaNeedsKTilesOfEight) {
+  Prepared p = prepare("matmul:m=32,n=16,k=32", true, 8, true, 16, "C");
+  EXPECT_THROW(p.sch.tensorize(p.update_loops[3], tf32_mma_intrin_name(1, false)), ScheduleError);
 }
 
 TEST(Tensorize, WholeMatmulF16) { tensorize_whole_matmul("f16", false); }

@@ -1,8 +1,8 @@
 // What search makes compiles for the H200 with NVRTC (no GPU needed): the untuned default
 // schedule of every op kind of every suite at its full shape, and candidates sampled from
 // the design spaces of a GEMM (f32 tiling, f16 tensor cores) and a softmax (cross-thread
-// reduction), and wgmma candidates of f16/bf16 GEMMs and a batch matmul (the wgmma rule,
-// sm_90a). Skips,
+// reduction), wgmma candidates of f16/bf16 GEMMs and a batch matmul (the wgmma rule,
+// sm_90a), and tf32/3xtf32 tensor-core candidates of f32 GEMMs. Skips,
 // saying so, in a build without the toolkit.
 #include <gtest/gtest.h>
 
@@ -142,6 +142,53 @@ TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
     ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
     EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
     EXPECT_NE(builds[i].value().source.code.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+  }
+}
+
+TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> flats;
+  std::vector<int64_t> variants;  // the tf32 passes of each candidate
+  for (const char* spec : {"matmul:m=4096,n=4096,k=4096", "matmul:m=1024,n=1024,k=1024,trans_b=true"}) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    const Sketch* tc = nullptr;
+    for (const Sketch& s : sketches) {
+      for (const std::string& a : s.applied) {
+        if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
+      }
+    }
+    ASSERT_NE(tc, nullptr) << spec;
+    // A candidate of each variant (1: tf32, 3: 3xtf32).
+    std::set<int64_t> seen;
+    for (int seed = 0; seed < 64 && seen.size() < 2; ++seed) {
+      CandidateResult r = sample_candidate(*tc, func, target, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
+      const std::string text = r.candidate().trace.to_string();
+      const int64_t passes = text.find("mma_m16n8k8_3xtf32f32") != std::string::npos ? 3 : 1;
+      if (!seen.insert(passes).second) continue;
+      labels.push_back(std::string(spec) + " seed " + std::to_string(seed) + "\n" + text);
+      variants.push_back(passes);
+      ASSERT_NO_THROW(flats.push_back(lower::lower(r.candidate().func, target).func)) << labels.back();
+    }
+    EXPECT_EQ(seen.size(), 2u) << spec;
+  }
+  runtime::BuildOptions options;
+  options.nvrtc_threads = 2;
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_batch(flats, target, options, 4);
+  ASSERT_EQ(builds.size(), flats.size());
+  for (size_t i = 0; i < builds.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
+    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+    const std::string& code = builds[i].value().source.code;
+    EXPECT_NE(code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+    EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
+    EXPECT_NE(code.find(variants[i] == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8(",
+                        builds[i].value().source.prelude_size),
+              std::string::npos);
   }
 }
 

@@ -1,0 +1,100 @@
+// The tf32 mma.sync helpers of the CUDA prelude (inline PTX for the m16n8k8 .tf32
+// intrinsics of tensor_intrin.h): fragment loads of f32 tiles (ldmatrix on 32-bit words
+// where the rows are 16-byte aligned, per-lane loads otherwise), the rounding
+// cvt.rna.tf32.f32, and the one-pass and 3xTF32 multiply-accumulate. Not the planners
+// (their rows are in cuda_mma.cc's table) and not the f16/bf16 helpers.
+#include "cuda_warp_intrin.h"
+
+namespace dragon::codegen {
+
+namespace {
+constexpr std::string_view kTf32HelperPrefix = "dragon_tf32_";
+}  // namespace
+
+const char* tf32_mma_helper(int passes) {
+  return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x" : "dragon_tf32_mma_m16n8k8";
+}
+
+bool is_tf32_helper(std::string_view helper) { return helper.substr(0, kTf32HelperPrefix.size()) == kTf32HelperPrefix; }
+
+std::string_view mma_tf32_prelude() {
+  // Fragments hold exact f32 values (PTX's m16n8k8 .tf32 layout, tensor_intrin.h); the mma
+  // helpers round them, so 3xTF32 can split the same registers. With g = lane / 4,
+  // t = lane % 4: A a0..a3 = (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4); B b0, b1 =
+  // (k t, n g), (k t + 4, n g). Shared rows padded to 4 mod 32 words keep the A and [n, k]
+  // B loads free of bank conflicts, ldmatrix's eight 16-byte rows included (8 mod 32 for
+  // the per-lane loads of a [k, n] B).
+  return R"(DRAGON_INLINE unsigned dragon_tf32_round(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+DRAGON_INLINE void dragon_tf32_load_a_m16k8(float* a, const float* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  a[0] = tile[g * row_stride + t];
+  a[1] = tile[(g + 8) * row_stride + t];
+  a[2] = tile[g * row_stride + t + 4];
+  a[3] = tile[(g + 8) * row_stride + t + 4];
+}
+// ldmatrix on 32-bit data: an m8n8 .b16 matrix is 8 rows of 4 words, and lane l receives
+// word l % 4 of row l / 4 (its two halves, in order) = element (g, t) of an 8x4 f32 tile.
+// A's a0..a3 are the 8x4 tiles at (row 0, col 0), (8, 0), (0, 4), (8, 4); lanes 8q..8q+7
+// give the row addresses of tile q. Rows must be 16-byte aligned (the planner proves it).
+DRAGON_INLINE void dragon_tf32_ldmatrix_a_m16k8(float* a, const float* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)a;
+  const int q = lane / 8;
+  const float* row = tile + (lane % 8 + 8 * (q % 2)) * row_stride + 4 * (q / 2);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dragon_shared_address(row)));
+}
+// B stored [n, k]: b0, b1 are the 8x4 tiles at (n 0, k 0) and (n 0, k 4).
+DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8(float* b, const float* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)b;
+  const float* row = tile + (lane % 8) * row_stride + 4 * ((lane / 8) % 2);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
+}
+DRAGON_INLINE void dragon_tf32_load_b_k8n8(float* b, const float* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  b[0] = tile[t * row_stride + g];
+  b[1] = tile[(t + 4) * row_stride + g];
+}
+DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8(float* b, const float* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  b[0] = tile[g * row_stride + t];
+  b[1] = tile[g * row_stride + t + 4];
+}
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_regs(float* c, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float* b, int lane) {
+  (void)lane;
+  unsigned A[4], B[2];
+  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_round(a[r]);
+  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_round(b[r]);
+  dragon_tf32_mma_m16n8k8_regs(c, A, B);
+}
+// 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big); the small products
+// go first so the big one lands on an accumulator that already holds the corrections.
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const float* b, int lane) {
+  (void)lane;
+  unsigned a_big[4], a_small[4], b_big[2], b_small[2];
+  for (int r = 0; r < 4; ++r) {
+    a_big[r] = dragon_tf32_round(a[r]);
+    a_small[r] = dragon_tf32_round(a[r] - __uint_as_float(a_big[r]));
+  }
+  for (int r = 0; r < 2; ++r) {
+    b_big[r] = dragon_tf32_round(b[r]);
+    b_small[r] = dragon_tf32_round(b[r] - __uint_as_float(b_big[r]));
+  }
+  dragon_tf32_mma_m16n8k8_regs(c, a_big, b_small);
+  dragon_tf32_mma_m16n8k8_regs(c, a_small, b_big);
+  dragon_tf32_mma_m16n8k8_regs(c, a_big, b_big);
+}
+)";
+}
+
+}  // namespace dragon::codegen

@@ -1,0 +1,121 @@
+// On the H200: f32 GEMMs through TF32 tensor cores (the tensor-core rule's tf32 and 3xtf32
+// candidates and the tf32 expert scripts, tensor_intrin.h's m16n8k8 family) judged by the
+// harness's own check: the
+// reference and its f64 twin, the calibrated f32 tolerance, compare_output. 3xTF32 must pass
+// it; one-pass TF32 rounds operands to a 10-bit mantissa, so its error is reported (and
+// bounded far from garbage, which catches a wrong lane mapping), not held to the f32
+// tolerance. Without a device every test says [SKIP]. On the CPU,
+// tests/unit/search/test_tf32_space.cc runs these candidates on the interpreter and
+// test_search_nvrtc compiles them.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <tuple>
+
+#include "dragon/harness/output_comparison.h"
+#include "dragon/harness/reference.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/search/design_space.h"
+#include "dragon/script/script.h"
+#include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
+#include "interpreter_match.h"
+
+namespace dragon::codegen {
+namespace {
+
+// One candidate of the tensor-core sketch of `spec` per tf32 variant (1: tf32, 3: 3xtf32).
+std::map<int64_t, ir::PrimFunc> tf32_candidates(const std::string& spec) {
+  const lower::Target target = lower::Target::cuda_h200();
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  std::vector<search::Sketch> sketches = search::generate_design_space(func, target, search::RuleSet::cuda());
+  const search::Sketch* tc = nullptr;
+  for (const search::Sketch& s : sketches) {
+    for (const std::string& a : s.applied) {
+      if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
+    }
+  }
+  std::map<int64_t, ir::PrimFunc> out;
+  if (tc == nullptr) {
+    ADD_FAILURE() << spec << ": no tensor-core sketch";
+    return out;
+  }
+  for (int seed = 0; seed < 64 && out.size() < 2; ++seed) {
+    search::CandidateResult r = search::sample_candidate(*tc, func, target, search::RuleSet::cuda(), seed);
+    if (!r.ok()) continue;
+    const int64_t passes =
+        r.candidate().trace.to_string().find("mma_m16n8k8_3xtf32f32") != std::string::npos ? 3 : 1;
+    out.emplace(passes, r.candidate().func);
+  }
+  EXPECT_EQ(out.size(), 2u) << spec;
+  return out;
+}
+
+// The expert scripts (data/scripts/expert/gpu/gemm_f32_*tf32*_4096.script; their tiles are
+// repaired to the shape) applied to `spec`, by variant and name.
+std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> tf32_expert_kernels(const std::string& spec) {
+  std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> out;
+  for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
+                           "gemm_f32_3xtf32_pipe3_4096"}) {
+    schedule::Schedule sch(ops::OpRegistry::global().make_workload(spec).func);
+    script::decode(read_text_file(std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/" + name + ".script"))
+        .apply_to(sch);
+    out.emplace_back(std::string(name).find("3xtf32") != std::string::npos ? 3 : 1, name, sch.func());
+  }
+  return out;
+}
+
+// Runs every kernel of `spec` (the rule's candidates, and the expert scripts where
+// `experts`) on seeded rand and normal inputs and judges it by the harness's check.
+void check_tf32_kernels(const std::string& spec, bool experts) {
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  std::vector<std::tuple<int64_t, std::string, ir::PrimFunc>> kernels;
+  for (const auto& [passes, candidate] : tf32_candidates(spec)) kernels.emplace_back(passes, "candidate", candidate);
+  if (experts) {
+    for (auto& k : tf32_expert_kernels(spec)) kernels.push_back(std::move(k));
+  }
+  harness::ReferenceOptions ref_options;
+  ref_options.engine = harness::ReferenceEngine::kCompiledCpu;
+  ref_options.build.cache = &testing::test_cache();
+  harness::Reference reference(func, ref_options);
+  for (interp::Distribution dist : {interp::Distribution::kRand, interp::Distribution::kNormal}) {
+    std::vector<tensor::HostTensor> inputs = interp::make_arguments(func, 5, dist);
+    std::vector<harness::ReferenceOutput> expected = reference.compute(inputs);
+    ASSERT_EQ(expected.size(), 1u);
+    for (const auto& [passes, what, candidate] : kernels) {
+      {
+        const std::string label = spec + " " + what + (passes == 3 ? " 3xtf32" : " tf32") +
+                                  (dist == interp::Distribution::kRand ? " rand" : " normal");
+        runtime::BuildOptions options;
+        options.cache = &testing::test_cache();
+        auto exe = runtime::build(candidate, lower::Target::cuda_h200(), options);
+        ASSERT_TRUE(exe.ok()) << label << ": " << exe.error().describe();
+        std::vector<tensor::HostTensor> args = inputs;
+        Status status = exe.value()->run(args);
+        ASSERT_TRUE(status.ok()) << label << ": " << status.error().describe();
+        const harness::ReferenceOutput& out = expected[0];
+        harness::OutputComparison c =
+            harness::compare_output(out.native, out.exact, args[out.param_index], out.tolerance);
+        std::printf("%s: normalized error %.3g (f32 tolerance %.3g) %s\n", label.c_str(), c.normalized_error,
+                    out.tolerance, c.ok() ? "passes" : "fails");
+        if (passes == 3) {
+          EXPECT_TRUE(c.ok()) << label << ": " << harness::describe(c, out.native.shape());
+        } else {
+          // TF32's own rounding (2^-11 relative per operand) summed over k stays below 1e-2
+          // of the output's scale; a misplaced fragment element is of the scale itself.
+          EXPECT_LT(c.normalized_error, 1e-2) << label << ": " << harness::describe(c, out.native.shape());
+          EXPECT_EQ(c.non_finite + c.unwritten, 0) << label;
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
+  DRAGON_REQUIRE_GPU();
+  check_tf32_kernels("matmul:m=1024,n=1024,k=1024", true);
+  check_tf32_kernels("matmul:m=512,n=256,k=2048,trans_b=true", false);
+}
+
+}  // namespace
+}  // namespace dragon::codegen

@@ -1,0 +1,223 @@
+// The tensor-core rule on f32 GEMMs (space/multi_level_tiling_tensor_core.cc with the tf32
+// intrinsics of tensor_intrin_mma.cc): an f32 matmul gets a tensor-core sketch whose mma is
+// a sampled decision between tf32 and 3xtf32 (a tile choice, redrawn by mutate_tile_size);
+// its candidates tensorize with m16n8k8 tiles, compute the GEMM on the interpreter, and
+// print as the tf32 PTX helpers. Blocks that are not a GEMM (a convolution: no implicit
+// GEMM yet, an elementwise op) get no such sketch. NVRTC compiles are test_search_nvrtc's;
+// GPU runs tests/gpu/test_gpu_tf32.cc.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "dragon/codegen/cuda_codegen.h"
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/script/script.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/mutator.h"
+#include "dragon/schedule/tensor_intrin.h"
+#include "dragon/schedule/schedule.h"
+#include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
+#include "unit/codegen/codegen_test_util.h"
+
+namespace dragon::search {
+namespace {
+
+const lower::Target kH200 = lower::Target::cuda_h200();
+
+ir::PrimFunc workload(const std::string& spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+
+bool is_tensor_core_sketch(const Sketch& s) {
+  return std::any_of(s.applied.begin(), s.applied.end(),
+                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
+}
+
+std::vector<Sketch> tensor_core_sketches(const std::string& spec) {
+  std::vector<Sketch> out;
+  for (Sketch& s : generate_design_space(workload(spec), kH200, RuleSet::cuda())) {
+    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The decided value of the categorical over {1, 3} (the tf32 passes) and its role.
+std::optional<std::pair<int64_t, SamplingRole>> tf32_passes(const schedule::Trace& trace) {
+  for (const SamplingSite& site : sampling_sites(trace)) {
+    const schedule::Instruction& inst = trace[site.instruction];
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    if (candidates.size() != 2 || *candidates[0].as<int64_t>() != 1 || *candidates[1].as<int64_t>() != 3) continue;
+    const auto* index = trace.decision(site.instruction)->as<int64_t>();
+    return std::make_pair(*candidates.at(static_cast<size_t>(*index)).as<int64_t>(), site.role);
+  }
+  return std::nullopt;
+}
+
+TEST(Tf32TensorCore, F32GemmsGetATensorCoreSketchWithASampledVariant) {
+  for (const char* spec : {"matmul:m=128,n=128,k=64", "matmul:m=128,n=64,k=64,trans_b=true",
+                           "batch_matmul:batch=2,m=64,n=64,k=32"}) {
+    SCOPED_TRACE(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    std::string text = script::encode(s[0].trace);
+    EXPECT_NE(text.find("mma_m16n8k8_tf32tf32f32"), std::string::npos) << text;
+    EXPECT_NE(text.find("mma_load_a_m16k8_f32"), std::string::npos) << text;
+    std::optional<std::pair<int64_t, SamplingRole>> passes = tf32_passes(s[0].trace);
+    ASSERT_TRUE(passes.has_value()) << text;
+    EXPECT_EQ(passes->second, SamplingRole::kTileChoice);
+  }
+}
+
+TEST(Tf32TensorCore, NonGemmF32BlocksGetNone) {
+  // A convolution does not reach the rule: gemm_match needs unit-stride [i, k] x [k, j]
+  // operands and our conv layouts have none without an implicit-GEMM rewrite.
+  for (const char* spec : {"conv2d:dtype=f32", "relu:shape=128x128", "softmax:shape=128x128,axis=1",
+                           "matmul:m=120,n=128,k=64", "matmul:m=128,n=128,k=60"}) {
+    EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
+  }
+}
+
+TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
+  for (const char* spec : {"matmul:m=128,n=128,k=64", "matmul:m=64,n=128,k=32,trans_b=true"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    const bool trans_b = std::string(spec).find("trans_b") != std::string::npos;
+    std::set<int64_t> seen;
+    for (int seed = 0; seed < 32 && seen.size() < 2; ++seed) {
+      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const SpaceCandidate& c = r.candidate();
+      std::optional<std::pair<int64_t, SamplingRole>> passes = tf32_passes(c.trace);
+      ASSERT_TRUE(passes.has_value());
+      if (!seen.insert(passes->first).second) continue;
+      std::string text = script::encode(c.trace);
+      SCOPED_TRACE(text);
+      // The update tensorized with the sampled variant, the init with the fill.
+      EXPECT_NE(text.find("tz l"), std::string::npos);
+      EXPECT_NE(text.find(schedule::tf32_mma_intrin_name(static_cast<int>(passes->first), trans_b)), std::string::npos);
+      EXPECT_NE(text.find("mma_fill_m16n8_f32"), std::string::npos);
+      EXPECT_NE(text.find(trans_b ? "mma_load_b_trans_n8k8_f32" : "mma_load_b_k8n8_f32"), std::string::npos);
+      // The interpreter runs the descriptions: the same GEMM as the workload.
+      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      std::vector<tensor::HostTensor> actual = expected;
+      interp::run(func, expected);
+      interp::run(c.func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+      // Printed as the tf32 helpers: the rounding and the m16n8k8 mma (three for 3xtf32).
+      codegen::CudaSource src = codegen::generate_cuda(lower::lower(c.func, kH200).func, kH200);
+      EXPECT_NE(src.code.find("cvt.rna.tf32.f32"), std::string::npos);
+      EXPECT_NE(src.code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+      const std::string helper = passes->first == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8(";
+      const size_t prelude_end = src.prelude_size;
+      EXPECT_NE(src.code.find(helper, prelude_end), std::string::npos) << src.code.substr(prelude_end);
+      // A (and a B stored [n, k]) by ldmatrix on 32-bit words: the rule pads shared rows
+      // to 16 bytes; a B stored [k, n] by lane.
+      EXPECT_NE(src.code.find("dragon_tf32_ldmatrix_a_m16k8(", prelude_end), std::string::npos);
+      EXPECT_NE(src.code.find(trans_b ? "dragon_tf32_ldmatrix_b_trans_n8k8(" : "dragon_tf32_load_b_k8n8(", prelude_end),
+                std::string::npos);
+      EXPECT_EQ(src.code.find("dragon_ldmatrix_", prelude_end), std::string::npos);
+    }
+    EXPECT_EQ(seen, (std::set<int64_t>{1, 3}));
+  }
+}
+
+TEST(Tf32TensorCore, MutateTileSizeRedrawsTheVariant) {
+  const std::string spec = "matmul:m=128,n=128,k=64";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  ASSERT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+  ASSERT_TRUE(first.ok()) << first.failure().message;
+  const int64_t before = tf32_passes(first.candidate().trace)->first;
+  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+  schedule::RandomEngine rng(11);
+  bool moved = false;
+  for (int round = 0; round < 60 && !moved; ++round) {
+    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+    ASSERT_TRUE(t.has_value());
+    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    const int64_t after = tf32_passes(r.candidate().trace)->first;
+    if (after == before) continue;
+    moved = true;
+    EXPECT_NE(script::encode(r.candidate().trace).find(schedule::tf32_mma_intrin_name(static_cast<int>(after), false)),
+              std::string::npos);
+  }
+  EXPECT_TRUE(moved);
+}
+
+// The rule's candidate for the 4096^3 f32 GEMM at the expert scripts' decisions: blocks of
+// 128 x 128 (i tiles 8 4 2 4 1, j tiles 8 4 2 4 2: 2 x 2 warps of 64 x 64), k steps of 32
+// (128 4 1 tiles of 8), 16-byte cooperative copies, unroll 512, and `passes`.
+SpaceCandidate expert_candidate(int64_t passes) {
+  const std::string spec = "matmul:m=4096,n=4096,k=4096";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  EXPECT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s.at(0), func, kH200, RuleSet::cuda(), 1);
+  EXPECT_TRUE(first.ok());
+  const schedule::Trace sampled = first.candidate().trace;
+  schedule::Trace trace = sampled;
+  const std::vector<std::vector<int64_t>> tiles = {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}};
+  size_t tile = 0;
+  for (const SamplingSite& site : sampling_sites(sampled)) {
+    const schedule::Instruction& inst = sampled[site.instruction];
+    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
+      schedule::Arg::List list;
+      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
+      ++tile;
+      trace = trace.with_decision(site.instruction, schedule::Arg(list));
+      continue;
+    }
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    const int64_t want = site.role == SamplingRole::kVectorLength ? 4
+                         : site.role == SamplingRole::kUnroll     ? 512
+                                                                  : passes;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto* value = candidates[c].as<int64_t>();
+      if (value != nullptr && *value == want) {
+        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
+      }
+    }
+  }
+  CandidateResult r = replay_candidate(trace, func, kH200, RuleSet::cuda());
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
+  return r.candidate();
+}
+
+// The expert scripts for the next GPU session's timing against cuBLAS
+// (data/scripts/expert/gpu/gemm_f32_{tf32,3xtf32}_4096.script) are this rule's candidates:
+// search can find what they time.
+TEST(Tf32TensorCore, TheExpertScriptsAreTheRulesCandidates) {
+  for (int64_t passes : {1, 3}) {
+    SpaceCandidate c = expert_candidate(passes);
+    const std::string file = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/gemm_f32_" +
+                             (passes == 3 ? "3xtf32" : "tf32") + "_4096.script";
+    EXPECT_EQ(script::encode(c.trace), read_text_file(file)) << file;
+  }
+}
+
+// Shared rows of 33 floats (padding 1) are not 16-byte aligned: the A tile falls back to
+// per-lane loads, and the GEMM still prints as tf32 mma.
+TEST(Tf32TensorCore, UnalignedSharedRowsFallBackToPerLaneLoads) {
+  std::string text = script::encode(expert_candidate(1).trace);
+  const std::string aligned = "sa b2 0 -2 32 4";
+  ASSERT_NE(text.find(aligned), std::string::npos) << text;
+  text.replace(text.find(aligned), aligned.size(), "sa b2 0 -2 32 1");
+  schedule::Schedule sch(workload("matmul:m=4096,n=4096,k=4096"));
+  script::decode(text).apply_to(sch);
+  codegen::CudaSource src = codegen::generate_cuda(lower::lower(sch.func(), kH200).func, kH200);
+  EXPECT_NE(src.code.find("dragon_tf32_load_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
+  EXPECT_EQ(src.code.find("dragon_tf32_ldmatrix_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
+  EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8(", src.prelude_size), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dragon::search
