@@ -49,7 +49,7 @@ KernelBenchKernel best_kernelbench_kernel(std::string_view wanted, const KernelB
   std::optional<KernelBenchModule> module = kernelbench_module(*workload.op, registry.parse(workload.spec));
   if (!module) {
     throw UserError(fmt::format("{}: problem {} is a {}, which the KernelBench module table "
-                                "(src/bench/kernelbench_module.cc) has no Model for; it has {}",
+                                "(src/bench/kernelbench_module.cc) has no Model for (at these parameters); it has {}",
                                 kernel.problem.where, kernel.problem.name, workload.op->name,
                                 fmt::join(kernelbench_module_kinds(), ", ")));
   }

@@ -28,7 +28,11 @@ std::string torch_scalar_type(ir::DataType dtype, const KernelBenchKernel& kerne
                               kernel.problem.where, kernel.problem.name, kernel.spec, param, ir::to_string(dtype)));
 }
 
-std::string braced(const std::vector<int64_t>& shape) { return fmt::format("{{{}}}", fmt::join(shape, ", ")); }
+// A shape as a C++ IntArrayRef argument; a 0-d tensor's is spelled out, as `{}` alone
+// could also read as other overloads' arguments.
+std::string braced(const std::vector<int64_t>& shape) {
+  return shape.empty() ? "at::IntArrayRef{}" : fmt::format("{{{}}}", fmt::join(shape, ", "));
+}
 
 const ir::Param& param(const KernelBenchKernel& kernel, int index) { return kernel.func->params[index]; }
 const std::string& param_name(const KernelBenchKernel& kernel, int index) {

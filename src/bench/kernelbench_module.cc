@@ -13,7 +13,7 @@
 namespace dragon::bench {
 namespace {
 
-using Entry = std::function<KernelBenchModule(const ops::OpArgs&)>;
+using Entry = std::function<std::optional<KernelBenchModule>(const ops::OpArgs&)>;
 
 std::string py_bool(bool b) { return b ? "True" : "False"; }
 
@@ -91,6 +91,70 @@ KernelBenchModule layer_norm(const ops::OpArgs& args) {
   return KernelBenchModule{{ln}, "self.ln(X)"};
 }
 
+
+// BatchNorm, InstanceNorm and GroupNorm: their weight (ones) and bias (zeros) draw nothing
+// from the RNG, but Model has them and ModelNew passes them on.
+KernelBenchModule channel_norm(std::string constructor, bool affine) {
+  KernelBenchLayer norm{"norm", std::move(constructor), {}};
+  if (affine) norm.bindings = {{"weight", "weight"}, {"bias", "bias"}};
+  return KernelBenchModule{{norm}, "self.norm(X)"};
+}
+
+std::optional<KernelBenchModule> batch_norm(const ops::OpArgs& args) {
+  // In eval mode the running statistics would be inputs of the kernel and buffers of the
+  // module: not expressed. KernelBench calls the module in training mode.
+  if (!args.get_bool("training")) return std::nullopt;
+  const std::vector<int64_t>& shape = args.get_shape("shape");
+  return channel_norm(
+                      fmt::format("nn.BatchNorm{}d({}, eps={})", std::max<size_t>(shape.size(), 3) - 2, shape[1],
+                                  py_float(args.get_float("eps"))),
+                      true);
+}
+
+KernelBenchModule instance_norm(const ops::OpArgs& args) {
+  const std::vector<int64_t>& shape = args.get_shape("shape");
+  const bool affine = args.get_bool("affine");
+  return channel_norm(
+                      fmt::format("nn.InstanceNorm{}d({}, eps={}, affine={})", shape.size() - 2, shape[1],
+                                  py_float(args.get_float("eps")), py_bool(affine)),
+                      affine);
+}
+
+KernelBenchModule group_norm(const ops::OpArgs& args) {
+  return channel_norm(
+                      fmt::format("nn.GroupNorm({}, {}, eps={})", args.get_int("num_groups"),
+                                  args.get_shape("shape")[1], py_float(args.get_float("eps"))),
+                      true);
+}
+
+// torch's scans along `dim`; reverse scans the flipped tensor, exclusive leaves out each
+// element's own term (a sum only).
+KernelBenchModule scan(const ops::OpArgs& args, std::string_view torch_call) {
+  const int64_t dim = args.get_int("dim");
+  const bool reverse = has(args, "reverse") && args.get_bool("reverse");
+  std::string text = reverse ? fmt::format("{}(X.flip({}), dim={}).flip({})", torch_call, dim, dim, dim)
+                             : fmt::format("{}(X, dim={})", torch_call, dim);
+  if (has(args, "exclusive") && args.get_bool("exclusive")) text += " - X";
+  return parameter_free(text);
+}
+
+Entry pool(std::string_view kind, int rank) {
+  return [kind = std::string(kind), rank](const ops::OpArgs& args) -> std::optional<KernelBenchModule> {
+    std::string constructor = fmt::format("nn.{}Pool{}d(kernel_size={}, stride={}, padding={}, ", kind, rank,
+                                          args.get_int("kernel"), args.get_int("stride"), args.get_int("padding"));
+    if (kind == "Max") {
+      // Indices would be a second output, which a KernelBench forward does not return.
+      if (args.get_bool("return_indices")) return std::nullopt;
+      constructor += fmt::format("dilation={}, ceil_mode={})", args.get_int("dilation"),
+                                 py_bool(args.get_bool("ceil_mode")));
+    } else {
+      constructor += fmt::format("ceil_mode={}, count_include_pad={})", py_bool(args.get_bool("ceil_mode")),
+                                 py_bool(args.get_bool("count_include_pad")));
+    }
+    return KernelBenchModule{{KernelBenchLayer{"pool", constructor, {}}}, "self.pool(X)"};
+  };
+}
+
 const std::map<std::string, Entry, std::less<>>& table() {
   static const std::map<std::string, Entry, std::less<>> entries = {
       {"relu", unary("torch.relu")},
@@ -150,6 +214,42 @@ const std::map<std::string, Entry, std::less<>>& table() {
       {"conv_transpose3d", conv(3, true)},
       {"depthwise_separable_conv2d", depthwise_separable},
       {"layer_norm", layer_norm},
+      {"batch_norm", batch_norm},
+      {"instance_norm", instance_norm},
+      {"group_norm", group_norm},
+      {"rms_norm",
+       [](const ops::OpArgs& a) {
+         return parameter_free(fmt::format("X / torch.sqrt(torch.mean(X ** 2, dim={}, keepdim=True) + {})",
+                                           a.get_int("axis"), py_float(a.get_float("eps"))));
+       }},
+      {"frobenius_norm", [](const ops::OpArgs&) { return parameter_free("X / torch.norm(X, p='fro')"); }},
+      {"l1_norm",
+       [](const ops::OpArgs& a) {
+         return parameter_free(fmt::format("X / torch.mean(torch.abs(X), dim={}, keepdim=True)", a.get_int("axis")));
+       }},
+      {"l2_norm",
+       [](const ops::OpArgs& a) {
+         return parameter_free(fmt::format("X / torch.norm(X, p=2, dim={}, keepdim=True)", a.get_int("axis")));
+       }},
+      {"cumsum", [](const ops::OpArgs& a) { return scan(a, "torch.cumsum"); }},
+      {"cumprod", [](const ops::OpArgs& a) { return scan(a, "torch.cumprod"); }},
+      {"max_pool1d", pool("Max", 1)},
+      {"max_pool2d", pool("Max", 2)},
+      {"max_pool3d", pool("Max", 3)},
+      {"avg_pool1d", pool("Avg", 1)},
+      {"avg_pool2d", pool("Avg", 2)},
+      {"avg_pool3d", pool("Avg", 3)},
+      {"mse_loss", [](const ops::OpArgs&) { return parameter_free("torch.mean((predictions - targets) ** 2)"); }},
+      {"smooth_l1_loss",
+       [](const ops::OpArgs& a) {
+         return parameter_free(fmt::format("torch.nn.functional.smooth_l1_loss(predictions, targets, beta={})",
+                                           py_float(a.get_float("beta"))));
+       }},
+      {"kl_div_loss",
+       [](const ops::OpArgs&) {
+         return parameter_free(
+             "torch.nn.functional.kl_div(torch.log(predictions), targets, reduction='batchmean')");
+       }},
   };
   return entries;
 }
@@ -159,7 +259,7 @@ const std::map<std::string, Entry, std::less<>>& table() {
 std::optional<KernelBenchModule> kernelbench_module(const ops::OpKind& op, const ops::OpArgs& args) {
   auto it = table().find(op.name);
   if (it == table().end()) return std::nullopt;
-  return it->second(args);
+  return it->second(args);  // nullopt too for a variant the Model cannot have (documented at the entry)
 }
 
 std::vector<std::string> kernelbench_module_kinds() {

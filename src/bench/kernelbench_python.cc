@@ -136,13 +136,16 @@ std::string write_kernelbench_reference(const KernelBenchKernel& kernel) {
   std::string draws;
   for (int i : arguments.forward_inputs) {
     const ir::Param& p = kernel.func->params[i];
-    if (!p.buffer->dtype.is_float() || p.domain.kind != ir::ValueDomain::Kind::kReal) {
+    using Kind = ir::ValueDomain::Kind;
+    const Kind domain = p.domain.kind;
+    if (!p.buffer->dtype.is_float() || (domain != Kind::kReal && domain != Kind::kPositive && domain != Kind::kSimplex)) {
       throw UserError(fmt::format("{}: problem {} ({}): input {} is not a real-valued float, which the reference's "
                                   "torch.rand cannot draw",
                                   kernel.problem.where, kernel.problem.name, kernel.spec, p.buffer->name));
     }
-    draws += fmt::format("    {} = torch.rand({}, dtype={})\n", p.buffer->name, fmt::join(p.buffer->shape, ", "),
-                         py_dtype(p.buffer->dtype));
+    // KernelBench draws torch.rand, in [0, 1); probabilities along the last axis are its softmax.
+    draws += fmt::format("    {} = torch.rand({}, dtype={}){}\n", p.buffer->name, fmt::join(p.buffer->shape, ", "),
+                         py_dtype(p.buffer->dtype), domain == Kind::kSimplex ? ".softmax(dim=-1)" : "");
   }
   std::string py = header(kernel, "Reference Model (torch) written from the op spec");
   py += fmt::format(R"(import torch

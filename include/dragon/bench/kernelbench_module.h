@@ -35,7 +35,8 @@ struct KernelBenchModule {
   std::string forward;
 };
 
-// The Model of `op` at `args`; nullopt when the table has no entry for the op kind.
+// The Model of `op` at `args`; nullopt when the table has no entry for the op kind, or
+// none for these arguments (BatchNorm in eval mode, MaxPool returning indices).
 std::optional<KernelBenchModule> kernelbench_module(const ops::OpKind& op, const ops::OpArgs& args);
 
 // The op kinds the table covers, sorted (for error messages and docs).

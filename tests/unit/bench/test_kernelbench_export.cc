@@ -144,6 +144,27 @@ TEST(KernelBenchExport, LayerNormAndKeepdimReductionTakeTheSuitesShapes) {
   EXPECT_TRUE(contains(write_kernelbench_model_new(kernel), "torch::empty({128, 1, 4095}"));
 }
 
+TEST(KernelBenchExport, BatchNormAndScalarLossTakeTheirTensorsAndShapes) {
+  TempDir dir;
+  {
+    KernelBenchKernel kernel = exported(database_with_record(dir, "33"), "33_BatchNorm");
+    const std::string py = write_kernelbench_model_new(kernel);
+    EXPECT_TRUE(contains(py, "        self.norm = nn.BatchNorm2d(64, eps=1e-05)\n"));
+    EXPECT_TRUE(contains(py, "return _extension.forward(X, self.norm.weight, self.norm.bias)"));
+  }
+  std::filesystem::remove(dir.file("tune.db"));
+  KernelBenchKernel kernel = exported(database_with_record(dir, "94"), "94");
+  const std::string py = write_kernelbench_model_new(kernel);
+  EXPECT_TRUE(contains(py, "    def forward(self, predictions, targets):\n        return _extension.forward(predictions, targets)\n"));
+  EXPECT_TRUE(contains(py, "torch::Tensor t_loss = torch::empty(at::IntArrayRef{}, p_predictions.options()"))
+      << "KernelBench's loss is a 0-d tensor";
+  const std::string reference = write_kernelbench_reference(kernel);
+  EXPECT_TRUE(contains(reference, "return torch.mean((predictions - targets) ** 2)"));
+  expect_launches(kernel, py);
+  expect_compiles_as_python(dir, "mse_new.py", py);
+  expect_compiles_as_python(dir, "mse_ref.py", reference);
+}
+
 TEST(KernelBenchExport, TunedScriptIsReplayedAndNamed) {
   TempDir dir;
   KernelBenchKernel kernel = exported(database_with_record(dir, "23", /*tuned=*/true), "23");
@@ -222,10 +243,11 @@ TEST(KernelBenchExport, UnknownProblemAndUncoveredOpAreClearErrors) {
   EXPECT_THROW(
       {
         try {
-          exported(path, "33");  // BatchNorm: running statistics the table does not model
+          exported(path, "97");  // attention: no entry in the table
         } catch (const UserError& e) {
-          EXPECT_TRUE(contains(e.what(), "is a batch_norm, which the KernelBench module table")) << e.what();
-          EXPECT_TRUE(contains(e.what(), "parts/kb_norm.tsv:")) << e.what();
+          EXPECT_TRUE(contains(e.what(), "is a scaled_dot_product_attention, which the KernelBench module table"))
+              << e.what();
+          EXPECT_TRUE(contains(e.what(), "parts/kb_attention.tsv:1")) << e.what();
           throw;
         }
       },
