@@ -79,9 +79,7 @@ std::string write_kernelbench_model_new(const KernelBenchKernel& kernel) {
 
   std::string py = header(kernel, "ModelNew (Little Dragon's generated CUDA)");
   py += fmt::format("# Kernels, in launch order: {}\n", fmt::join(kernel_names, ", "));
-  py += R"(import os
-
-import torch
+  py += R"(import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -91,26 +89,20 @@ from torch.utils.cpp_extension import load_inline
   py += fmt::format(R"(
 
 def _load_extension():
-    # The kernels were generated for the H200 (sm_90a: wgmma and setmaxnreg need the "a").
-    # torch's half-type macros are undefined so the generated code sees cuda_fp16.h as
-    # NVRTC does.
-    previous = os.environ.get("TORCH_CUDA_ARCH_LIST")
-    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0a"
-    try:
-        return load_inline(
-            name="{0}",
-            cpp_sources=CPP_SOURCE,
-            cuda_sources=CUDA_SOURCE,
-            functions=["forward"],
-            extra_cuda_cflags=["-std=c++17", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-                               "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"],
-            verbose=False,
-        )
-    finally:
-        if previous is None:
-            del os.environ["TORCH_CUDA_ARCH_LIST"]
-        else:
-            os.environ["TORCH_CUDA_ARCH_LIST"] = previous
+    # The kernels were generated for the H200: sm_90a (wgmma and setmaxnreg need the "a").
+    # An arch flag among the flags keeps torch from adding its own for the device (sm_90,
+    # which cannot hold them). torch's half-type macros are undefined so the generated code
+    # sees cuda_fp16.h and cuda_bf16.h as NVRTC does.
+    return load_inline(
+        name="{0}",
+        cpp_sources=CPP_SOURCE,
+        cuda_sources=CUDA_SOURCE,
+        functions=["forward"],
+        extra_cuda_cflags=["-gencode=arch=compute_90a,code=sm_90a", "-std=c++17",
+                           "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
+                           "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__"],
+        verbose=False,
+    )
 
 
 _extension = _load_extension()

@@ -18,7 +18,9 @@
 #include "dragon/search/default_schedule.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
+#include "dragon/runtime/compile.h"
 #include "unit/db/db_test_util.h"
+#include "unit/schedule/wgmma_gemm_sketch.h"
 
 namespace dragon::bench {
 namespace {
@@ -82,6 +84,34 @@ void expect_compiles_as_python(const TempDir& dir, const std::string& name, cons
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
+// The generated kernels of an exported file, compiled by nvcc as load_inline compiles them:
+// after <cstdint> (torch's headers bring it), with torch's half-type macros defined and then
+// undefined by the file's own flags, for sm_90a by the file's -gencode; and every kernel's
+// address taken, as the launcher does. Skipped where there is no nvcc.
+void expect_kernels_compile_with_nvcc(const TempDir& dir, const std::string& name, const KernelBenchKernel& kernel,
+                                      const std::string& py) {
+  const char* find = "command -v nvcc >/dev/null 2>&1 || test -x /usr/local/cuda/bin/nvcc";
+  if (std::system(find) != 0) GTEST_SKIP() << "no nvcc here";
+  const std::string open = "CUDA_SOURCE = r\"\"\"\n";
+  const size_t begin = py.find(open), end = py.find("#include <ATen/cuda/CUDAContext.h>");
+  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos && end > begin);
+  std::string cu = "#include <cstdint>\n#include <cuda_runtime.h>\n" + py.substr(begin + open.size(), end - begin - open.size());
+  cu += "const void* dragon_every_kernel[] = {";
+  for (const codegen::KernelLaunch& k : kernel.source.kernels) {
+    cu += "reinterpret_cast<const void*>(&dragon_generated::" + k.name + "), ";
+  }
+  cu += "};\n";
+  const std::string path = dir.file(name + ".cu");
+  write_text_file(path, cu);
+  const std::string command =
+      "PATH=$PATH:/usr/local/cuda/bin nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -diag-suppress 177 --expt-relaxed-constexpr "
+      "-D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ "
+      "-D__CUDA_NO_HALF2_OPERATORS__ -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS__ "
+      "-U__CUDA_NO_BFLOAT16_CONVERSIONS__ -U__CUDA_NO_HALF2_OPERATORS__ -c '" + path + "' -o '" + path + ".o' > '" +
+      path + ".log' 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command << "\n" << read_text_file(path + ".log");
+}
+
 TEST(KernelBenchExport, ParameterFreeProblemTakesItsInputsAndLaunchesEveryKernel) {
   TempDir dir;
   KernelBenchKernel kernel = exported(database_with_record(dir, "19"), "19");
@@ -99,10 +129,36 @@ TEST(KernelBenchExport, ParameterFreeProblemTakesItsInputsAndLaunchesEveryKernel
   EXPECT_TRUE(contains(py, "torch::Tensor t_relu = torch::empty({4096, 393216}, p_X.options().dtype(at::kFloat));"))
       << py;
   EXPECT_TRUE(contains(py, "cudaStream_t stream = at::cuda::getCurrentCUDAStream();"));
+  EXPECT_TRUE(contains(py, "extra_cuda_cflags=[\"-gencode=arch=compute_90a,code=sm_90a\""))
+      << "an arch flag of its own, so torch adds no sm_90 one";
   EXPECT_TRUE(contains(py, "namespace dragon_generated {"));
   EXPECT_TRUE(contains(py, "record 1 of " + dir.file("tune.db") + " (the default schedule), cuda sm_90a on NVIDIA H200"));
   expect_launches(kernel, py);
+  expect_kernels_compile_with_nvcc(dir, "relu", kernel, py);
   expect_compiles_as_python(dir, "relu_new.py", py);
+}
+
+TEST(KernelBenchExport, HalfPrecisionWgmmaKernelKeepsItsHeadersAndCompilesWithNvcc) {
+  // A Hopper f16 GEMM (wgmma, cp.async pipeline): the half headers stay in front of the
+  // namespace, the tensors are checked as at::kHalf.
+  const std::string spec = "matmul:m=256,n=256,k=256,trans_b=true,dtype=f16";
+  ops::Workload workload = ops::OpRegistry::global().make_workload(spec);
+  schedule::Schedule sch = schedule::testing::wgmma_gemm_sketch(spec, {.warpgroups = 2, .n_tile = 128, .stages = 3}, true);
+  KernelBenchKernel kernel;
+  kernel.problem = suites::Problem{"900", "900_f16_gemm", spec, "256x256", "test"};
+  kernel.spec = workload.spec;
+  kernel.func = workload.func;
+  kernel.source = std::get<codegen::CudaSource>(runtime::generate(sch.func(), lower::Target::cuda_h200()).source);
+  kernel.module = *kernelbench_module(*workload.op, ops::OpRegistry::global().parse(workload.spec));
+  kernel.provenance = "the wgmma sketch";
+  const std::string py = write_kernelbench_model_new(kernel);
+  EXPECT_TRUE(contains(py, "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\nnamespace dragon_generated {")) << py.substr(0, 800);
+  EXPECT_TRUE(contains(py, "wgmma.mma_async")) << "the kernel is the tensor-core one";
+  EXPECT_TRUE(contains(py, "dragon_check_tensor(p_B, \"B\", at::kHalf, {256, 256});"));
+  EXPECT_TRUE(contains(py, "return _extension.forward(A, B)"));
+  expect_launches(kernel, py);
+  TempDir dir;
+  expect_kernels_compile_with_nvcc(dir, "wgmma", kernel, py);
 }
 
 TEST(KernelBenchExport, ConvModelBuildsTheConvLayerAndPassesItsWeightAndBias) {
