@@ -255,6 +255,26 @@ TEST(KernelBenchExport, SeveralKernelsShareTheirWorkspaceInLaunchOrder) {
   expect_launches(kernel, py);
 }
 
+TEST(KernelBenchExport, SeveralOutputsAreAClearError) {
+  // MaxPool returning indices has two outputs; a KernelBench forward returns one tensor.
+  const std::string spec = "max_pool2d:batch=1,channels=2,height=8,width=8,kernel=2,stride=2,return_indices=true";
+  ops::Workload workload = ops::OpRegistry::global().make_workload(spec);
+  EXPECT_FALSE(kernelbench_module(*workload.op, ops::OpRegistry::global().parse(workload.spec)))
+      << "the table has no Model for it either";
+  KernelBenchKernel kernel;
+  kernel.problem = suites::Problem{"901", "901_pool_indices", spec, "1x2x4x4", "test:1"};
+  kernel.spec = workload.spec;
+  kernel.func = workload.func;
+  kernel.module = KernelBenchModule{{}, "torch.nn.functional.max_pool2d(X, 2)"};
+  try {
+    write_kernelbench_model_new(kernel);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "test:1: problem 901_pool_indices")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "several outputs")) << e.what();
+  }
+}
+
 TEST(KernelBenchExport, MissingRecordIsAClearError) {
   TempDir dir;
   const std::string path = dir.file("empty.db");
