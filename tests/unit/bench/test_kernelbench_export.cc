@@ -255,6 +255,30 @@ TEST(KernelBenchExport, SeveralKernelsShareTheirWorkspaceInLaunchOrder) {
   expect_launches(kernel, py);
 }
 
+TEST(KernelBenchExport, EveryCoveredProblemExportsAndCompilesAsPython) {
+  TempDir dir;
+  const ops::OpRegistry& registry = ops::OpRegistry::global();
+  int covered = 0;
+  std::string model_new, reference;
+  for (const suites::Problem& p : suites::load_suite("kernelbench-l1").problems) {
+    if (!p.supported()) continue;
+    ops::Workload workload = registry.make_workload(p.spec);
+    if (!kernelbench_module(*workload.op, registry.parse(workload.spec))) continue;
+    std::filesystem::remove(dir.file("tune.db"));
+    KernelBenchKernel kernel = exported(database_with_record(dir, p.id), p.id);
+    model_new = write_kernelbench_model_new(kernel);
+    reference = write_kernelbench_reference(kernel);
+    expect_launches(kernel, model_new);
+    write_text_file(dir.file("p" + p.id + "_new.py"), model_new);
+    write_text_file(dir.file("p" + p.id + "_ref.py"), reference);
+    ++covered;
+  }
+  EXPECT_GE(covered, 80);
+  if (std::system("python3 --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3 here";
+  const std::string command = "python3 -m py_compile '" + dir.path() + "'/p*.py";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+}
+
 TEST(KernelBenchExport, SeveralOutputsAreAClearError) {
   // MaxPool returning indices has two outputs; a KernelBench forward returns one tensor.
   const std::string spec = "max_pool2d:batch=1,channels=2,height=8,width=8,kernel=2,stride=2,return_indices=true";
