@@ -24,6 +24,13 @@
 #                         dragon data stats; resumable like tune
 #   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
 #                         own; per problem the best after 64 trials over the best at the end
+#   kernelbench-export[:IDS]  per problem (comma-separated ids; default KB_EXPORT_PROBLEMS) the
+#                         best kernel in DB written as a KernelBench ModelNew file (dragon export
+#                         kernelbench, with --reference) and checked by scripts/kernelbench_check.py
+#                         under PyTorch here: KernelBench's seeded construction, 5 trials of
+#                         allclose at 1e-2 and its CUDA-event timing against the reference;
+#                         files and JSON results under $OUT/tune/kernelbench-export; a
+#                         check takes 1-2 minutes, so give a call 3-4 problems
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
 # (bench/tuning/h200.jsonl, imported; or bench/tuning/h200.db, copied), so a cold machine
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
@@ -39,8 +46,9 @@
 # BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
-# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), DRY_RUN (1: run the GPU stages even
-# without a visible GPU, to see them fail clearly on a machine without one).
+# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
+# them fail clearly on a machine without one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -269,6 +277,47 @@ for stage in "$@"; do
         note "$t: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$t.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' -A3 "$work/$t.log" | head -n 30 >>"$summary"
       done
+      ;;
+    kernelbench-export | kernelbench-export:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      if ! have_dragon; then note "$stage: dragon is not built (run the build stage first)"; status=1; continue; fi
+      ids=${stage#kernelbench-export}
+      ids=${ids#:}
+      # The problems the committed database (bench/tuning/h200.jsonl) holds verified kernels
+      # of: GEMMs (one split over two kernels), softmax, GELU, sum, argmax, cumsum, KL
+      # divergence (four kernels, three workspaces).
+      ids=${ids:-${KB_EXPORT_PROBLEMS:-1,6,23,26,47,51,89,98}}
+      kb_dir="$work/kernelbench-export"
+      mkdir -p "$kb_dir"
+      exported=0
+      correct=0
+      for id in ${ids//,/ }; do
+        if ! dragon export kernelbench "$id" --db "$db" -o "$kb_dir/$id.py" --reference "$kb_dir/${id}_ref.py" \
+          >"$kb_dir/$id.log" 2>&1; then
+          note "kernelbench-export $id: not exported: $(tail -n 1 "$kb_dir/$id.log")"
+          status=1
+          continue
+        fi
+        exported=$((exported + 1))
+        # load_inline's nvcc build (torch's headers) takes about a minute, KernelBench's CPU
+        # torch.rand of a full-size input several seconds a trial: a check needs minutes.
+        if [ "$(left)" -lt 120 ]; then note "kernelbench-export $id: exported, not checked: $(left) s left"; continue; fi
+        timeout "$(($(left) < 300 ? $(left) : 300))" python3 scripts/kernelbench_check.py --reference "$kb_dir/${id}_ref.py" \
+          --candidate "$kb_dir/$id.py" --json "$kb_dir/$id.json" >>"$kb_dir/$id.log" 2>&1
+        s=$?
+        if [ $s -eq 0 ]; then correct=$((correct + 1)); else status=1; fi
+        note "kernelbench-export $id: check exit $s; $(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = lambda k: "%.4g ms" % r[k]["mean_ms"] if k in r else "-"
+print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" % (
+    r.get("correct"), r.get("trials_passed", "-"), r.get("weights", "-"), t("model_new_time"), t("model_time"),
+    "%.3gx" % r["speedup"] if "speedup" in r else "-",
+    "; " + r.get("load_error", r.get("runtime_error", r.get("shape_mismatch", "")))[:300]
+    if any(k in r for k in ("load_error", "runtime_error", "shape_mismatch")) else ""))
+' "$kb_dir/$id.json" 2>/dev/null || tail -n 3 "$kb_dir/$id.log" | tr '\n' ' ')"
+      done
+      note "kernelbench-export: $correct of $exported exported problems correct under KernelBench's protocol"
       ;;
     throughput)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi

@@ -25,6 +25,7 @@ Command add_audit_command(CLI::App& app);
 Command add_cost_model_command(CLI::App& app);
 Command add_db_command(CLI::App& app);
 Command add_best_command(CLI::App& app);
+Command add_export_command(CLI::App& app);  // cmd_export.cc
 Command add_tune_command(CLI::App& app);
 Command add_space_command(CLI::App& app);
 Command add_train_command(CLI::App& app);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_db_command);
   add(dragon::cli::add_tune_command);
   add(dragon::cli::add_best_command);
+  add(dragon::cli::add_export_command);
   add(dragon::cli::add_space_command);
   add(dragon::cli::add_train_command);
   add(dragon::cli::add_data_command);
