@@ -7,6 +7,7 @@
 
 #include "dragon/ir/parser.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "tensor_intrin_parts.h"
 #include "dragon/support/error.h"
 
 namespace dragon::schedule {
@@ -19,16 +20,6 @@ std::string tf32_mma_intrin_name(int passes, bool trans_b) {
 namespace detail {
 
 namespace {
-
-const std::vector<std::string> kFragment = {"warp"};
-const std::vector<std::string> kSharedOnly = {"shared", "shared.dyn"};
-const std::vector<std::string> kStoreTarget = {"shared", "shared.dyn", "global"};
-
-TensorIntrin make(std::string name, const std::string& text, std::vector<std::vector<std::string>> scopes,
-                  std::string summary) {
-  return TensorIntrin{name, ir::parse_function(text, "<intrinsic " + name + ">"), std::move(scopes),
-                      std::move(summary)};
-}
 
 TensorIntrin mma(const std::string& dtype, bool trans_b) {
   const std::string b_shape = trans_b ? "[8, 16]" : "[16, 8]";
@@ -51,7 +42,7 @@ TensorIntrin mma(const std::string& dtype, bool trans_b) {
 }}
 )",
                                        name, dtype, b_shape, b_index);
-  return make(name, text, {kFragment, kFragment, kFragment},
+  return make_tensor_intrin(name, text, {kFragmentScopes, kFragmentScopes, kFragmentScopes},
               fmt::format("mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32", dtype));
 }
 
@@ -88,42 +79,7 @@ TensorIntrin mma_tf32(int passes, bool trans_b) {
                                 "small = cvt.rna.tf32.f32(x - big)): TF32 rounds the operands; the split keeps about "
                                 "f32 accuracy",
                                 instr);
-  return make(name, text, {kFragment, kFragment, kFragment}, std::move(summary));
-}
-
-TensorIntrin fill() {
-  return make("mma_fill_m16n8_f32", R"(func mma_fill_m16n8_f32(out C: f32[16, 8]) {
-  block root {
-    for i in 16 {
-      for j in 8 {
-        block C [vi: S 16 = i, vj: S 8 = j] {
-          writes C[vi, vj]
-          C[vi, vj] = 0f32
-        }
-      }
-    }
-  }
-}
-)",
-              {kFragment}, "four zero moves per lane into the accumulator registers");
-}
-
-TensorIntrin store() {
-  return make("mma_store_m16n8_f32", R"(func mma_store_m16n8_f32(in C: f32[16, 8], out D: f32[16, 8]) {
-  block root {
-    for i in 16 {
-      for j in 8 {
-        block D [vi: S 16 = i, vj: S 8 = j] {
-          reads C[vi, vj]
-          writes D[vi, vj]
-          D[vi, vj] = C[vi, vj]
-        }
-      }
-    }
-  }
-}
-)",
-              {kFragment, kStoreTarget}, "two 8-byte stores per lane of the accumulator registers");
+  return make_tensor_intrin(name, text, {kFragmentScopes, kFragmentScopes, kFragmentScopes}, std::move(summary));
 }
 
 // A fragment load: `rows` x `cols` elements of `dtype` from shared memory into "warp".
@@ -144,7 +100,7 @@ TensorIntrin fragment_load(const std::string& name, const std::string& dtype, in
 }}
 )",
                                        name, dtype, rows, cols, row_var, col_var);
-  return make(name, text, {kSharedOnly, kFragment}, std::move(summary));
+  return make_tensor_intrin(name, text, {kSharedScopes, kFragmentScopes}, std::move(summary));
 }
 
 }  // namespace
@@ -173,8 +129,10 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
   out.push_back(fragment_load("mma_load_b_trans_n8k8_f32", "f32", 8, 8, "vj", "vk",
                               "ldmatrix.sync.aligned.m8n8.x2.shared.b16 of two 8x4 word tiles of B stored [n, k] "
                               "where rows are 16-byte aligned, else per-lane 4-byte loads of b0, b1"));
-  out.push_back(fill());
-  out.push_back(store());
+  out.push_back(accumulator_fill("mma_fill_m16n8_f32", 16,
+                                 "four zero moves per lane into the accumulator registers"));
+  out.push_back(accumulator_store("mma_store_m16n8_f32", 16,
+                                  "two 8-byte stores per lane of the accumulator registers"));
   return out;
 }
 

@@ -8,20 +8,11 @@
 
 #include "dragon/ir/parser.h"
 #include "dragon/schedule/tensor_intrin.h"
+#include "tensor_intrin_parts.h"
 
 namespace dragon::schedule::detail {
 
 namespace {
-
-const std::vector<std::string> kFragment = {"warp"};
-const std::vector<std::string> kShared = {"shared", "shared.dyn"};
-const std::vector<std::string> kStoreTarget = {"shared", "shared.dyn", "global"};
-
-TensorIntrin make(std::string name, const std::string& text, std::vector<std::vector<std::string>> scopes,
-                  std::string summary) {
-  return TensorIntrin{name, ir::parse_function(text, "<intrinsic " + name + ">"), std::move(scopes),
-                      std::move(summary)};
-}
 
 TensorIntrin wgmma(const std::string& dtype, int n) {
   const std::string name = wgmma_intrin_name(dtype, n);
@@ -42,45 +33,10 @@ TensorIntrin wgmma(const std::string& dtype, int n) {
 }}
 )",
                                        name, dtype, n);
-  return make(name, text, {kShared, kShared, kFragment},
+  return make_tensor_intrin(name, text, {kSharedScopes, kSharedScopes, kFragmentScopes},
               fmt::format("wgmma.mma_async.sync.aligned.m64n{0}k16.f32.{1}.{1} (A, B by 128B-swizzled "
                           "shared-memory descriptors)",
                           n, dtype));
-}
-
-TensorIntrin fill() {
-  return make("wgmma_fill_m64n8_f32", R"(func wgmma_fill_m64n8_f32(out C: f32[64, 8]) {
-  block root {
-    for i in 64 {
-      for j in 8 {
-        block C [vi: S 64 = i, vj: S 8 = j] {
-          writes C[vi, vj]
-          C[vi, vj] = 0f32
-        }
-      }
-    }
-  }
-}
-)",
-              {kFragment}, "four zero moves per lane of the warpgroup into the accumulator registers");
-}
-
-TensorIntrin store() {
-  return make("wgmma_store_m64n8_f32", R"(func wgmma_store_m64n8_f32(in C: f32[64, 8], out D: f32[64, 8]) {
-  block root {
-    for i in 64 {
-      for j in 8 {
-        block D [vi: S 64 = i, vj: S 8 = j] {
-          reads C[vi, vj]
-          writes D[vi, vj]
-          D[vi, vj] = C[vi, vj]
-        }
-      }
-    }
-  }
-}
-)",
-              {kFragment, kStoreTarget}, "four stores per lane of the warpgroup's accumulator registers");
 }
 
 }  // namespace
@@ -90,8 +46,10 @@ std::vector<TensorIntrin> builtin_wgmma_intrins() {
   for (const std::string dtype : {"f16", "bf16"}) {
     for (int n = kWgmmaMinN; n <= kWgmmaMaxN; n += kWgmmaMinN) out.push_back(wgmma(dtype, n));
   }
-  out.push_back(fill());
-  out.push_back(store());
+  out.push_back(accumulator_fill("wgmma_fill_m64n8_f32", 64,
+                                 "four zero moves per lane of the warpgroup into the accumulator registers"));
+  out.push_back(accumulator_store("wgmma_store_m64n8_f32", 64,
+                                  "four stores per lane of the warpgroup's accumulator registers"));
   return out;
 }
 
