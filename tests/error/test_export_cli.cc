@@ -15,7 +15,7 @@ namespace {
 
 const std::string kCommittedDb = std::string(DRAGON_SOURCE_DIR) + "/bench/tuning/h200.jsonl";
 
-std::string fresh(const std::string& name) {
+std::string export_temp_path(const std::string& name) {
   std::string path = ::testing::TempDir() + "export_cli_" + name;
   std::filesystem::remove(path);
   return path;
@@ -34,7 +34,7 @@ void expect_contains(const std::string& text, const std::string& part) {
 
 // The committed database (bench/tuning/h200.jsonl) imported into a fresh file.
 std::string committed_database() {
-  const std::string db = fresh("h200.db");
+  const std::string db = export_temp_path("h200.db");
   CliResult imported = run_dragon("db import " + db + " " + kCommittedDb);
   EXPECT_EQ(imported.status, 0) << imported.output;
   return db;
@@ -42,7 +42,7 @@ std::string committed_database() {
 
 TEST(ExportCli, SoftmaxFromTheCommittedDatabase) {
   const std::string db = committed_database();
-  const std::string out = fresh("23_new.py"), ref = fresh("23_ref.py");
+  const std::string out = export_temp_path("23_new.py"), ref = export_temp_path("23_ref.py");
   CliResult exported = run_dragon("export kernelbench 23_Softmax --db " + db + " -o " + out + " --reference " + ref);
   ASSERT_EQ(exported.status, 0) << exported.output;
   expect_contains(exported.output, "wrote " + out + ": problem 23_Softmax, ");
@@ -56,7 +56,7 @@ TEST(ExportCli, SoftmaxFromTheCommittedDatabase) {
 
 TEST(ExportCli, NoVerifiedRecordUnknownProblemAndMissingDatabaseWriteNothing) {
   const std::string db = committed_database();
-  const std::string out = fresh("none.py");
+  const std::string out = export_temp_path("none.py");
   CliResult none = run_dragon("export kernelbench 19 --db " + db + " -o " + out);
   EXPECT_EQ(none.status, 1) << none.output;
   expect_contains(none.output, "has 0 CUDA records of problem 19_ReLU");
@@ -66,7 +66,7 @@ TEST(ExportCli, NoVerifiedRecordUnknownProblemAndMissingDatabaseWriteNothing) {
   EXPECT_EQ(unknown.status, 1) << unknown.output;
   expect_contains(unknown.output, "no problem '1234' in suite kernelbench-l1");
 
-  CliResult missing = run_dragon("export kernelbench 23 --db " + fresh("missing.db") + " -o " + out);
+  CliResult missing = run_dragon("export kernelbench 23 --db " + export_temp_path("missing.db") + " -o " + out);
   EXPECT_EQ(missing.status, 1) << missing.output;
   expect_contains(missing.output, "no such file");
   EXPECT_FALSE(std::filesystem::exists(out));

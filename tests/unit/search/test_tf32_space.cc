@@ -23,13 +23,14 @@
 #include "dragon/search/postproc.h"
 #include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
+#include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
 
-const lower::Target kH200 = lower::Target::cuda_h200();
-
-ir::PrimFunc workload(const std::string& spec) { return ops::OpRegistry::global().make_workload(spec).func; }
+using schedule::testing::workload;
+using testing::kH200;
 
 bool is_tensor_core_sketch(const Sketch& s) {
   return std::any_of(s.applied.begin(), s.applied.end(),
