@@ -23,6 +23,7 @@ using testing::OpRun;
 using testing::run_op;
 using testing::to_doubles;
 using testing::user_error_of;
+using testing::find_block;
 
 std::string join_shape(const std::vector<int64_t>& dims) {
   std::string text;
@@ -420,20 +421,6 @@ TEST(DepthwiseSeparableConv2d, F16) {
 }
 
 // ---- loop nest shape ----
-
-const ir::BlockNode* find_block(const ir::Stmt& s, const std::string& name) {
-  if (const auto* realize = s.as<ir::BlockRealizeNode>()) {
-    if (realize->block->name == name) return realize->block.get();
-    return find_block(realize->block->body, name);
-  }
-  if (const auto* loop = s.as<ir::ForNode>()) return find_block(loop->body, name);
-  if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-    for (const ir::Stmt& child : seq->seq) {
-      if (const auto* b = find_block(child, name)) return b;
-    }
-  }
-  return nullptr;
-}
 
 std::vector<int64_t> reduce_extents(const ir::BlockNode* block) {
   std::vector<int64_t> extents;
