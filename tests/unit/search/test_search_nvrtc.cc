@@ -6,7 +6,9 @@
 // saying so, in a build without the toolkit.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
+#include <string_view>
 
 #include "dragon/ir/stmt.h"
 #include "dragon/lower/lower.h"
@@ -101,6 +103,34 @@ TEST(SearchNvrtc, SampledCandidatesCompile) {
   expect_compiles(labels, scheduled);
 }
 
+// The first sketch of `sketches` that the rule `rule` was applied to, or nullptr.
+const Sketch* sketch_applying(const std::vector<Sketch>& sketches, std::string_view rule) {
+  const std::string prefix = std::string(rule) + "(";
+  for (const Sketch& s : sketches) {
+    for (const std::string& a : s.applied) {
+      if (a.starts_with(prefix)) return &s;
+    }
+  }
+  return nullptr;
+}
+
+// Compiles `flats` in one NVRTC batch for `target` (two compiler threads); each must give an
+// ELF cubin, and `check(i, build)` looks at the source of each.
+void expect_batch_compiles(const std::vector<ir::PrimFunc>& flats, const std::vector<std::string>& labels,
+                           const lower::Target& target,
+                           const std::function<void(size_t, const runtime::CudaBuild&)>& check) {
+  runtime::BuildOptions options;
+  options.nvrtc_threads = 2;
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_batch(flats, target, options, 4);
+  ASSERT_EQ(builds.size(), flats.size());
+  for (size_t i = 0; i < builds.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
+    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+    check(i, builds[i].value());
+  }
+}
+
 TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
   if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
   const lower::Target target = lower::Target::cuda_h200();
@@ -110,13 +140,8 @@ TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
                            "matmul:m=4096,n=4096,k=4096,trans_b=true,dtype=bf16",
                            "batch_matmul:batch=4,m=512,n=512,k=512,trans_b=true,dtype=f16"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-    const Sketch* wgmma = nullptr;
     std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
-    for (const Sketch& s : sketches) {
-      for (const std::string& a : s.applied) {
-        if (a.rfind("multi_level_tiling_wgmma(", 0) == 0) wgmma = &s;
-      }
-    }
+    const Sketch* wgmma = sketch_applying(sketches, "multi_level_tiling_wgmma");
     ASSERT_NE(wgmma, nullptr) << spec;
     // Four candidates with different rule decisions (warpgroups, N, depth) of each.
     std::set<std::string> seen;
@@ -133,16 +158,9 @@ TEST(SearchNvrtc, SampledWgmmaCandidatesCompileForSm90a) {
     }
     EXPECT_EQ(seen.size(), 4u) << spec;
   }
-  runtime::BuildOptions options;
-  options.nvrtc_threads = 2;
-  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_batch(flats, target, options, 4);
-  ASSERT_EQ(builds.size(), flats.size());
-  for (size_t i = 0; i < builds.size(); ++i) {
-    SCOPED_TRACE(labels[i]);
-    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
-    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
-    EXPECT_NE(builds[i].value().source.code.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
-  }
+  expect_batch_compiles(flats, labels, target, [](size_t, const runtime::CudaBuild& build) {
+    EXPECT_NE(build.source.code.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+  });
 }
 
 TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
@@ -154,12 +172,7 @@ TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
   for (const char* spec : {"matmul:m=4096,n=4096,k=4096", "matmul:m=1024,n=1024,k=1024,trans_b=true"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
     std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
-    const Sketch* tc = nullptr;
-    for (const Sketch& s : sketches) {
-      for (const std::string& a : s.applied) {
-        if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
-      }
-    }
+    const Sketch* tc = sketch_applying(sketches, "multi_level_tiling_tensor_core");
     ASSERT_NE(tc, nullptr) << spec;
     // A candidate of each variant (1: tf32, 3: 3xtf32).
     std::set<int64_t> seen;
@@ -175,21 +188,14 @@ TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
     }
     EXPECT_EQ(seen.size(), 2u) << spec;
   }
-  runtime::BuildOptions options;
-  options.nvrtc_threads = 2;
-  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_batch(flats, target, options, 4);
-  ASSERT_EQ(builds.size(), flats.size());
-  for (size_t i = 0; i < builds.size(); ++i) {
-    SCOPED_TRACE(labels[i]);
-    ASSERT_TRUE(builds[i].ok()) << builds[i].error().describe();
-    EXPECT_EQ(builds[i].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
-    const std::string& code = builds[i].value().source.code;
+  expect_batch_compiles(flats, labels, target, [&](size_t i, const runtime::CudaBuild& build) {
+    const std::string& code = build.source.code;
     EXPECT_NE(code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
     EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
     EXPECT_NE(code.find(variants[i] == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8(",
-                        builds[i].value().source.prelude_size),
+                        build.source.prelude_size),
               std::string::npos);
-  }
+  });
 }
 
 }  // namespace
