@@ -21,6 +21,7 @@
 #include "dragon/lower/passes.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/search/default_schedule.h"
+#include "reduction_uses.h"
 #include "suite_workloads.h"
 #include "unit/lower/gpu/barrier_simulator.h"
 #include "unit/lower/gpu/gpu_test_util.h"
@@ -31,69 +32,8 @@ namespace dragon::search {
 namespace {
 
 using schedule::Schedule;
-
-// A reduction block of the scheduled function and how its terms are spread.
-struct ReductionUse {
-  std::string block;
-  int64_t terms = 1;           // the reduce domains' product
-  int64_t per_thread = 1;      // terms one thread sums serially
-  bool across_threads = false;
-  bool float_output = false;
-};
-
-std::vector<ReductionUse> reductions_of(const ir::PrimFunc& func) {
-  struct Scan : ir::StmtVisitor {
-    std::vector<const ir::ForNode*> loops;
-    std::vector<ReductionUse> found;
-    using ir::StmtVisitor::visit_;
-    void visit_(const ir::ForNode* op) override {
-      loops.push_back(op);
-      ir::StmtVisitor::visit_(op);
-      loops.pop_back();
-    }
-    static bool feeds_reduce(const ir::ForNode* loop, const ir::BlockRealizeNode* realize) {
-      for (size_t i = 0; i < realize->iter_values.size(); ++i) {
-        if (realize->block->iter_vars[i].kind != ir::IterKind::kReduce) continue;
-        struct Uses : ir::ExprVisitor {
-          const ir::VarNode* var;
-          bool found = false;
-          using ir::ExprVisitor::visit_;
-          void visit_(const ir::VarNode* op) override { found = found || op == var; }
-        } uses;
-        uses.var = loop->loop_var.get();
-        uses.visit(realize->iter_values[i]);
-        if (uses.found) return true;
-      }
-      return false;
-    }
-    void visit_(const ir::BlockRealizeNode* op) override {
-      const ir::BlockNode* b = op->block.get();
-      if (b->init.defined()) {
-        ReductionUse use;
-        use.block = b->name;
-        for (const ir::IterVar& iv : b->iter_vars) {
-          if (iv.kind == ir::IterKind::kReduce) use.terms *= ir::as_const_int(iv.dom.extent).value_or(1);
-        }
-        for (const ir::ForNode* l : loops) {
-          if (!feeds_reduce(l, op)) continue;
-          if (l->for_kind == ir::ForKind::kThreadBinding && l->thread_tag.rfind("threadIdx.", 0) == 0) {
-            use.across_threads = true;
-          } else {
-            use.per_thread *= ir::as_const_int(l->extent).value_or(1);
-          }
-        }
-        use.float_output = !b->writes.empty() && b->writes[0].buffer->dtype.is_float();
-        found.push_back(use);
-      }
-      std::vector<const ir::ForNode*> saved = std::move(loops);
-      loops.clear();
-      ir::StmtVisitor::visit_(op);
-      loops = std::move(saved);
-    }
-  } scan;
-  scan.visit(func->body);
-  return scan.found;
-}
+using testing::initialized_reductions_of;
+using testing::ReductionUse;
 
 TEST(DefaultSchedule, EveryLongFloatSumOfEverySuiteRunsAcrossThreads) {
   const DefaultScheduleOptions options;
@@ -102,7 +42,7 @@ TEST(DefaultSchedule, EveryLongFloatSumOfEverySuiteRunsAcrossThreads) {
     SCOPED_TRACE(w.label + " " + w.spec);
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.spec).func;
     Schedule sch = default_schedule(func, lower::Target::cuda_h200());
-    for (const ReductionUse& r : reductions_of(sch.func())) {
+    for (const ReductionUse& r : initialized_reductions_of(sch.func())) {
       if (r.terms <= options.serial_reduction_limit) continue;
       // Arg-reductions keep an index beside the value (no C = C op x for lowering to
       // combine across threads); they compare, they do not round.
@@ -168,7 +108,7 @@ TEST(DefaultSchedule, EveryProblemOfEverySuiteComputesItsOpAtReducedShapes) {
       SCOPED_TRACE(w.label + " " + w.reduced_spec + " limit " + std::to_string(options.serial_reduction_limit));
       ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.reduced_spec).func;
       Schedule sch = default_schedule(func, lower::Target::cuda_h200(), options);
-      for (const ReductionUse& r : reductions_of(sch.func())) across += r.across_threads ? 1 : 0;
+      for (const ReductionUse& r : initialized_reductions_of(sch.func())) across += r.across_threads ? 1 : 0;
       EXPECT_TRUE(schedule::testing::replays_exactly(sch));
       EXPECT_TRUE(schedule::testing::same_outputs(func, sch.func(), 11, /*exact=*/false)) << sch.trace().to_string();
       std::vector<lower::testing::Stage> stages;
@@ -279,7 +219,7 @@ TEST(DefaultSchedule, ReductionsTooLongForOneBlockSpanBlocks) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
     Schedule sch = default_schedule(func, lower::Target::cuda_h200(), options);
     EXPECT_TRUE(spans_blocks(sch)) << ir::print_function(sch.func());
-    for (const ReductionUse& r : reductions_of(sch.func())) {
+    for (const ReductionUse& r : initialized_reductions_of(sch.func())) {
       EXPECT_LE(r.per_thread, options.max_terms_per_thread) << r.block << "\n" << ir::print_function(sch.func());
     }
     EXPECT_TRUE(schedule::testing::replays_exactly(sch));
@@ -317,7 +257,7 @@ TEST(DefaultSchedule, KernelBenchSumsOverABillionTermsSpanBlocks) {
     if (std::getenv("DRAGON_TEST_VERBOSE")) std::fprintf(stderr, "%s\n%s\n", w.label.c_str(), sch.trace().to_string().c_str());
     EXPECT_TRUE(spans_blocks(sch)) << sch.trace().to_string();
     int64_t longest = 0;
-    for (const ReductionUse& r : reductions_of(sch.func())) {
+    for (const ReductionUse& r : initialized_reductions_of(sch.func())) {
       longest = std::max(longest, r.terms);
       if (r.terms > options.serial_reduction_limit) EXPECT_TRUE(r.across_threads) << r.block;
       EXPECT_LE(r.per_thread, options.max_terms_per_thread) << r.block;
@@ -345,7 +285,7 @@ TEST(DefaultSchedule, ASumSpanningBlocksMeetsTheHarnessFloorWhereOneBlockDoesNot
   Schedule grid_sch = default_schedule(func, lower::Target::cuda_h200(), spanning);
   EXPECT_FALSE(spans_blocks(block_sch));
   EXPECT_TRUE(spans_blocks(grid_sch));
-  for (const ReductionUse& r : reductions_of(grid_sch.func())) EXPECT_LE(r.per_thread, 4096) << r.block;
+  for (const ReductionUse& r : initialized_reductions_of(grid_sch.func())) EXPECT_LE(r.per_thread, 4096) << r.block;
   double block_error =
       error_against_f64(func, lower::testing::gpu_stage(block_sch.func(), "lower_cross_thread_reduction"));
   double grid_error = error_against_f64(func, lower::testing::gpu_stage(grid_sch.func(), "lower_cross_thread_reduction"));

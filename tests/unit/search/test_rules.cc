@@ -14,6 +14,7 @@
 #include "dragon/search/postproc.h"
 #include "unit/schedule/schedule_test_util.h"
 #include "unit/search/search_test_sketches.h"
+#include "unit/search/reduction_uses.h"
 
 namespace dragon::search {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 using schedule::testing::has_line;
 using schedule::testing::workload;
 using testing::kH200;
+using testing::longest_serial_sum;
 
 
 // A rule set of the given rules (with their defaults) and no postprocessors.
@@ -120,54 +122,6 @@ TEST(MultiLevelTilingTensorCore, LeavesOtherBlocksToPlainTiling) {
     ASSERT_EQ(s.size(), 1u) << spec;
     EXPECT_TRUE(s[0].applied.empty()) << spec;
   }
-}
-
-// The most terms one thread of `func` sums serially in any reduction (a block with reduce
-// iteration variables, initialized or decomposed): the product of the extents of the
-// loops above it that feed a reduce variable and are not bound to threadIdx.
-int64_t longest_serial_sum(const ir::PrimFunc& func) {
-  struct Scan : ir::StmtVisitor {
-    std::vector<const ir::ForNode*> loops;
-    int64_t longest = 0;
-    using ir::StmtVisitor::visit_;
-    void visit_(const ir::ForNode* op) override {
-      loops.push_back(op);
-      ir::StmtVisitor::visit_(op);
-      loops.pop_back();
-    }
-    void visit_(const ir::BlockRealizeNode* op) override {
-      int64_t serial = 1;
-      bool reduces = false;
-      for (size_t i = 0; i < op->iter_values.size(); ++i) {
-        if (op->block->iter_vars[i].kind != ir::IterKind::kReduce) continue;
-        reduces = true;
-      }
-      for (const ir::ForNode* l : loops) {
-        bool feeds = false;
-        for (size_t i = 0; i < op->iter_values.size(); ++i) {
-          if (op->block->iter_vars[i].kind != ir::IterKind::kReduce) continue;
-          struct Uses : ir::ExprVisitor {
-            const ir::VarNode* var = nullptr;
-            bool found = false;
-            using ir::ExprVisitor::visit_;
-            void visit_(const ir::VarNode* v) override { found = found || v == var; }
-          } uses;
-          uses.var = l->loop_var.get();
-          uses.visit(op->iter_values[i]);
-          feeds = feeds || uses.found;
-        }
-        bool across = l->for_kind == ir::ForKind::kThreadBinding && l->thread_tag.rfind("threadIdx.", 0) == 0;
-        if (feeds && !across) serial *= ir::as_const_int(l->extent).value_or(1);
-      }
-      if (reduces) longest = std::max(longest, serial);
-      std::vector<const ir::ForNode*> saved = std::move(loops);
-      loops.clear();
-      ir::StmtVisitor::visit_(op);
-      loops = std::move(saved);
-    }
-  } scan;
-  scan.visit(func->body);
-  return scan.longest;
 }
 
 TEST(AddRFactor, SplitsALongKIntoChunksAndDropsTheSerialGemm) {
