@@ -101,13 +101,19 @@ void check(nvrtcResult rc, nvrtcProgram p, const char* what) {
   std::exit(1);
 }
 
-// One compile of `code`: CUBIN when `cubin`, else only PTX.
-void compile_once(const std::string& code, const std::vector<std::string>& flags, bool cubin) {
+// `code` compiled with `flags` (the caller destroys the program).
+nvrtcProgram compiled(const std::string& code, const std::vector<std::string>& flags) {
   nvrtcProgram p = nullptr;
   check(nvrtcCreateProgram(&p, code.c_str(), "bench.cu", 0, nullptr, nullptr), p, "create");
   std::vector<const char*> opts;
   for (const auto& f : flags) opts.push_back(f.c_str());
   check(nvrtcCompileProgram(p, static_cast<int>(opts.size()), opts.data()), p, "compile");
+  return p;
+}
+
+// One compile of `code`: CUBIN when `cubin`, else only PTX.
+void compile_once(const std::string& code, const std::vector<std::string>& flags, bool cubin) {
+  nvrtcProgram p = compiled(code, flags);
   size_t size = 0;
   if (cubin) {
     check(nvrtcGetCUBINSize(p, &size), p, "cubin size");
@@ -120,11 +126,7 @@ void compile_once(const std::string& code, const std::vector<std::string>& flags
 
 // The CUBIN of `code`.
 std::string cubin_of(const std::string& code, const std::vector<std::string>& flags) {
-  nvrtcProgram p = nullptr;
-  check(nvrtcCreateProgram(&p, code.c_str(), "bench.cu", 0, nullptr, nullptr), p, "create");
-  std::vector<const char*> opts;
-  for (const auto& f : flags) opts.push_back(f.c_str());
-  check(nvrtcCompileProgram(p, static_cast<int>(opts.size()), opts.data()), p, "compile");
+  nvrtcProgram p = compiled(code, flags);
   size_t size = 0;
   check(nvrtcGetCUBINSize(p, &size), p, "cubin size");
   std::string bytes(size, '\0');
