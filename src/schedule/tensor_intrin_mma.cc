@@ -21,19 +21,22 @@ namespace detail {
 
 namespace {
 
-TensorIntrin mma(const std::string& dtype, bool trans_b) {
-  const std::string b_shape = trans_b ? "[8, 16]" : "[16, 8]";
+// The description of C[16, 8] += A[16, k] * B[k, 8] (B stored [8, k] when `trans_b`) with
+// `dtype` operands widened to the f32 accumulator.
+std::string mma_m16n8_description(const std::string& name, const std::string& dtype, int k, bool trans_b) {
+  const std::string b_shape = trans_b ? fmt::format("[8, {}]", k) : fmt::format("[{}, 8]", k);
   const std::string b_index = trans_b ? "vj, vk" : "vk, vj";
-  const std::string name = fmt::format("mma_m16n8k16_{0}{0}f32{1}", dtype, trans_b ? "_trans_b" : "");
-  const std::string text = fmt::format(R"(func {0}(in A: {1}[16, 16], in B: {1}{2}, inout C: f32[16, 8]) {{
+  // 16-bit operands are widened to the accumulator; f32 ones need no cast.
+  auto widened = [&](const std::string& access) { return dtype == "f32" ? access : "f32(" + access + ")"; };
+  return fmt::format(R"(func {0}(in A: {1}[16, {2}], in B: {1}{3}, inout C: f32[16, 8]) {{
   block root {{
     for i in 16 {{
       for j in 8 {{
-        for k in 16 {{
-          block C [vi: S 16 = i, vj: S 8 = j, vk: R 16 = k] {{
-            reads C[vi, vj], A[vi, vk], B[{3}]
+        for k in {2} {{
+          block C [vi: S 16 = i, vj: S 8 = j, vk: R {2} = k] {{
+            reads C[vi, vj], A[vi, vk], B[{4}]
             writes C[vi, vj]
-            C[vi, vj] = C[vi, vj] + f32(A[vi, vk]) * f32(B[{3}])
+            C[vi, vj] = C[vi, vj] + {5} * {6}
           }}
         }}
       }}
@@ -41,9 +44,14 @@ TensorIntrin mma(const std::string& dtype, bool trans_b) {
   }}
 }}
 )",
-                                       name, dtype, b_shape, b_index);
-  return make_tensor_intrin(name, text, {kFragmentScopes, kFragmentScopes, kFragmentScopes},
-              fmt::format("mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32", dtype));
+                     name, dtype, k, b_shape, b_index, widened("A[vi, vk]"), widened("B[" + b_index + "]"));
+}
+
+TensorIntrin mma(const std::string& dtype, bool trans_b) {
+  const std::string name = fmt::format("mma_m16n8k16_{0}{0}f32{1}", dtype, trans_b ? "_trans_b" : "");
+  return make_tensor_intrin(name, mma_m16n8_description(name, dtype, 16, trans_b),
+                            {kFragmentScopes, kFragmentScopes, kFragmentScopes},
+                            fmt::format("mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32", dtype));
 }
 
 // C[16,8] += A[16,8] * B[8,8] on f32 operands through TF32 tensor cores. The description
@@ -51,25 +59,8 @@ TensorIntrin mma(const std::string& dtype, bool trans_b) {
 // operands to TF32 (10-bit mantissa) first, once (passes 1) or split into a big and a
 // small TF32 part whose three cross products keep about f32 accuracy (passes 3).
 TensorIntrin mma_tf32(int passes, bool trans_b) {
-  const std::string b_index = trans_b ? "vj, vk" : "vk, vj";
   const std::string name = tf32_mma_intrin_name(passes, trans_b);
-  const std::string text = fmt::format(R"(func {0}(in A: f32[16, 8], in B: f32[8, 8], inout C: f32[16, 8]) {{
-  block root {{
-    for i in 16 {{
-      for j in 8 {{
-        for k in 8 {{
-          block C [vi: S 16 = i, vj: S 8 = j, vk: R 8 = k] {{
-            reads C[vi, vj], A[vi, vk], B[{1}]
-            writes C[vi, vj]
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[{1}]
-          }}
-        }}
-      }}
-    }}
-  }}
-}}
-)",
-                                       name, b_index);
+  const std::string text = mma_m16n8_description(name, "f32", 8, trans_b);
   const std::string instr = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
   std::string summary =
       passes == 1 ? fmt::format("{} after cvt.rna.tf32.f32 of A and B: TF32 rounds the operands to a 10-bit mantissa, "
