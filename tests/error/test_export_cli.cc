@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "cli_runner.h"
 
 namespace dragon::testing {
@@ -15,9 +17,13 @@ namespace {
 
 const std::string kCommittedDb = std::string(DRAGON_SOURCE_DIR) + "/bench/tuning/h200.jsonl";
 
+// A fresh temporary file of this test alone: ctest runs the tests of this file side by
+// side, and other trees' runs share the temporary folder, so the name carries the test's
+// name and the process id.
 std::string export_temp_path(const std::string& name) {
-  std::string path = ::testing::TempDir() + "export_cli_" + name;
-  std::filesystem::remove(path);
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::string path = ::testing::TempDir() + "export_cli_" + test + "_" + std::to_string(::getpid()) + "_" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   return path;
 }
 
