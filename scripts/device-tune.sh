@@ -215,10 +215,17 @@ finish() {
   # The device tool returns at most 8 files: the summary, the database export and the bench
   # JSON stay as they are, everything else travels in one archive.
   if [ "${KEEP_FILES:-0}" != 1 ]; then
-    (cd "$work" && tar czf logs.tgz --exclude=logs.tgz --exclude=summary.md --exclude=h200.jsonl \
-       --exclude='bench-*.json' --exclude='h200.db*' . && \
-       find . -maxdepth 1 -type f ! -name logs.tgz ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete && \
+    # The archive is written outside the folder it packs: tar inside it saw the archive grow
+    # ("file changed as we read it", exit 1), and the && chain then kept every file, so the
+    # tool left the summary behind (its 8-file limit).
+    local archive
+    archive=$(mktemp /tmp/dragon-logs.XXXXXX.tgz)
+    (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl \
+       --exclude='bench-*.json' --exclude='h200.db*' .)
+    (cd "$work" &&
+       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete &&
        find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
+    mv "$archive" "$work/logs.tgz"
   fi
 }
 trap finish EXIT

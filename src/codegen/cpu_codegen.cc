@@ -3,6 +3,9 @@
 // (lower.h), so any schedule the interpreter runs also runs here.
 #include "dragon/codegen/cpu_codegen.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cpu_prelude.h"
 #include "dragon/codegen/c_printer.h"
 #include "dragon/ir/op.h"

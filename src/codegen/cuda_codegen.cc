@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cuda_emitter.h"
 #include "cuda_prelude.h"
 #include "dragon/ir/op.h"

@@ -15,6 +15,9 @@
 // the lanes' next tensor-core instruction. Barriers and loops around tensorized blocks run
 // on every lane (their control flow cannot depend on the lane unless it reads threadIdx.x,
 // and then it runs on every lane anyway).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cuda_emitter.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"

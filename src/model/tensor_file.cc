@@ -4,6 +4,7 @@
 #include "dragon/model/tensor_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"

@@ -1,6 +1,7 @@
 // make_postproc (postproc.h): the kinds of postproc_kinds.def by name, each built by its
 // factory from its parameters.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/support/error.h"
 #include "postproc/postproc.h"

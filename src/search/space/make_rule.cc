@@ -1,6 +1,7 @@
 // make_rule (rule.h): the rule kinds of rule_kinds.def by name, each built by its factory
 // from its parameters, which the factory reads (with their defaults) and finish() checks.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/support/error.h"
 #include "space/rule.h"
