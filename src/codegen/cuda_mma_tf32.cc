@@ -77,8 +77,13 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float
   for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_round(b[r]);
   dragon_tf32_mma_m16n8k8_regs(c, A, B);
 }
-// 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big); the small products
-// go first so the big one lands on an accumulator that already holds the corrections.
+// 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big). The three products of
+// one k-step go into a fresh fragment, small ones first, and that fragment is added to the
+// accumulator with IEEE round-to-nearest adds. The tensor core aligns and truncates when it
+// adds its C operand, so chaining all three mma on the long accumulator truncated 3 K/8
+// times in one direction: measured on the H100, 2.34e-5 of the output's scale at K = 2048
+// on uniform inputs against the harness's f32 tolerance of 1.93e-5. Here the truncations see
+// only one k-step's partial sum, and the long sum rounds like a serial f32 sum over K/8.
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const float* b, int lane) {
   (void)lane;
   unsigned a_big[4], a_small[4], b_big[2], b_small[2];
@@ -90,9 +95,11 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const fl
     b_big[r] = dragon_tf32_round(b[r]);
     b_small[r] = dragon_tf32_round(b[r] - __uint_as_float(b_big[r]));
   }
-  dragon_tf32_mma_m16n8k8_regs(c, a_big, b_small);
-  dragon_tf32_mma_m16n8k8_regs(c, a_small, b_big);
-  dragon_tf32_mma_m16n8k8_regs(c, a_big, b_big);
+  float step[4] = {0.f, 0.f, 0.f, 0.f};
+  dragon_tf32_mma_m16n8k8_regs(step, a_big, b_small);
+  dragon_tf32_mma_m16n8k8_regs(step, a_small, b_big);
+  dragon_tf32_mma_m16n8k8_regs(step, a_big, b_big);
+  for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
 }
 )";
 }
