@@ -20,6 +20,7 @@
 #include "dragon/search/postproc.h"
 #include "dragon/support/file.h"
 #include "interpreter_match.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::codegen {
 namespace {
@@ -28,7 +29,8 @@ namespace {
 std::map<int64_t, ir::PrimFunc> tf32_candidates(const std::string& spec) {
   const lower::Target target = lower::Target::cuda_h200();
   ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-  std::vector<search::Sketch> sketches = search::generate_design_space(func, target, search::RuleSet::cuda());
+  const search::RuleSet& rules = search::testing::cuda_with_both_tf32_variants();
+  std::vector<search::Sketch> sketches = search::generate_design_space(func, target, rules);
   const search::Sketch* tc = nullptr;
   for (const search::Sketch& s : sketches) {
     for (const std::string& a : s.applied) {
@@ -41,7 +43,7 @@ std::map<int64_t, ir::PrimFunc> tf32_candidates(const std::string& spec) {
     return out;
   }
   for (int seed = 0; seed < 64 && out.size() < 2; ++seed) {
-    search::CandidateResult r = search::sample_candidate(*tc, func, target, search::RuleSet::cuda(), seed);
+    search::CandidateResult r = search::sample_candidate(*tc, func, target, rules, seed);
     if (!r.ok()) continue;
     const int64_t passes =
         r.candidate().trace.to_string().find("mma_m16n8k8_3xtf32f32") != std::string::npos ? 3 : 1;

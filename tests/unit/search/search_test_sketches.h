@@ -10,10 +10,23 @@
 #include "dragon/lower/target.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
+#include "dragon/search/rule_set.h"
 
 namespace dragon::search::testing {
 
 inline const lower::Target kH200 = lower::Target::cuda_h200();
+
+// The built-in CUDA set with both f32 tensor-core variants. cuda.json samples only 3xTF32:
+// one-pass TF32 failed the harness's f32 check on every GEMM measured (the H100,
+// 2026-12-05: 5e-5 to 3e-4 of the output's scale against tolerances of 1e-5 to 2e-5), so
+// tuning would spend measurements on it; the tests of the one-pass instruction still reach it.
+inline const RuleSet& cuda_with_both_tf32_variants() {
+  static const RuleSet set = RuleSet::parse(
+      R"({"name": "cuda-tf32-both", "extends": "cuda",
+          "set": [{"rule": "multi_level_tiling_tensor_core", "params": {"f32_intrins": ["tf32", "3xtf32"]}}]})",
+      "search_test_sketches.h");
+  return set;
+}
 
 // Matmul (block "C", loops i, j, k): i, j, k each split in two by sampled perfect tiles,
 // reordered i0 j0 k0 i1 k1 j1, i0 parallel, j1 vectorized, and the root annotated with a

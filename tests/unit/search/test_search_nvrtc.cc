@@ -18,6 +18,7 @@
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
 #include "suite_workloads.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
@@ -171,13 +172,13 @@ TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
   std::vector<int64_t> variants;  // the tf32 passes of each candidate
   for (const char* spec : {"matmul:m=4096,n=4096,k=4096", "matmul:m=1024,n=1024,k=1024,trans_b=true"}) {
     ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    std::vector<Sketch> sketches = generate_design_space(func, target, testing::cuda_with_both_tf32_variants());
     const Sketch* tc = sketch_applying(sketches, "multi_level_tiling_tensor_core");
     ASSERT_NE(tc, nullptr) << spec;
     // A candidate of each variant (1: tf32, 3: 3xtf32).
     std::set<int64_t> seen;
     for (int seed = 0; seed < 64 && seen.size() < 2; ++seed) {
-      CandidateResult r = sample_candidate(*tc, func, target, RuleSet::cuda(), seed);
+      CandidateResult r = sample_candidate(*tc, func, target, testing::cuda_with_both_tf32_variants(), seed);
       ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
       const std::string text = r.candidate().trace.to_string();
       const int64_t passes = text.find("mma_m16n8k8_3xtf32f32") != std::string::npos ? 3 : 1;
