@@ -68,6 +68,9 @@ harness::DevicePeaks MeasuredPeaks::as_device_peaks() const {
   return harness::DevicePeaks{.memory_bytes_per_s = copy_bytes_per_s,
                               .f32_flops_per_s = f32_flops_per_s,
                               .tensor_16bit_flops_per_s = std::max(f16_flops_per_s, bf16_flops_per_s),
+                              // Not measured: Ampere's and Hopper's tensor cores run TF32 at
+                              // half their f16 rate.
+                              .tensor_tf32_flops_per_s = std::max(f16_flops_per_s, bf16_flops_per_s) / 2,
                               .l2_bytes = l2_bytes,
                               .source = "measured by dragon peaks on " + device};
 }
@@ -161,6 +164,7 @@ harness::DevicePeaks floor_peaks(const MeasuredPeaks& measured) {
     peaks.memory_bytes_per_s = std::max(peaks.memory_bytes_per_s, sheet.memory_bytes_per_s);
     peaks.f32_flops_per_s = std::max(peaks.f32_flops_per_s, sheet.f32_flops_per_s);
     peaks.tensor_16bit_flops_per_s = std::max(peaks.tensor_16bit_flops_per_s, sheet.tensor_16bit_flops_per_s);
+    peaks.tensor_tf32_flops_per_s = std::max(peaks.tensor_tf32_flops_per_s, sheet.tensor_tf32_flops_per_s);
     peaks.source += " and the H200 spec sheet, whichever is higher";
   }
   return peaks;

@@ -172,6 +172,8 @@ TEST(Peaks, FilesRoundTripAndTheFloorNeverUsesLessThanTheSpecSheet) {
   harness::DevicePeaks floor = floor_peaks(back);
   EXPECT_DOUBLE_EQ(floor.memory_bytes_per_s, 4.8e12) << "the spec sheet's 4.8 TB/s beats the measured 4.0";
   EXPECT_DOUBLE_EQ(floor.tensor_16bit_flops_per_s, 989e12);
+  EXPECT_DOUBLE_EQ(floor.tensor_tf32_flops_per_s, 494.7e12);
+  EXPECT_DOUBLE_EQ(measured.as_device_peaks().tensor_tf32_flops_per_s, 355e12) << "half the measured 16-bit rate";
   EXPECT_DOUBLE_EQ(measured.as_device_peaks().memory_bytes_per_s, 4.0e12) << "reports use what was measured";
   write_file_atomically(path, R"({"device": "x", "copy_bytes_per_s": "fast"})");
   try {

@@ -34,6 +34,21 @@ TEST(PhysicsFloor, SixteenBitInputsUseTheTensorCorePeak) {
   EXPECT_NEAR(f16.floor_ms * 10, f32.floor_ms, 1e-9);
 }
 
+TEST(PhysicsFloor, F32ArithmeticMayRunAtThreePassTf32) {
+  // 3xTF32 keeps f32 accuracy at a third of the TF32 rate: 60 TFLOP/s / 3 = 20 TFLOP/s beats
+  // the CUDA cores' 10, so a correct f32 GEMM at 15 TFLOP/s is possible.
+  DevicePeaks peaks = round_peaks();
+  peaks.tensor_tf32_flops_per_s = 6e13;
+  const double flops = 2.0 * 1024 * 1024 * 1024;
+  PhysicsFloor f = physics_floor(op("matmul:m=1024,n=1024,k=1024"), peaks);
+  EXPECT_NEAR(f.floor_ms, flops / 2e13 * 1e3, 1e-12);
+  EXPECT_FALSE(faster_than_physics(flops / 15e12 * 1e3, f));
+  EXPECT_TRUE(faster_than_physics(flops / 30e12 * 1e3, f));
+  // Without a TF32 rate the CUDA cores' rate decides, and 16-bit inputs keep theirs.
+  EXPECT_NEAR(physics_floor(op("matmul:m=1024,n=1024,k=1024"), round_peaks()).floor_ms, flops / 1e13 * 1e3, 1e-12);
+  EXPECT_NEAR(physics_floor(op("matmul:m=1024,n=1024,k=1024,dtype=f16"), peaks).floor_ms, flops / 1e14 * 1e3, 1e-12);
+}
+
 TEST(PhysicsFloor, ElementwiseOpsAreMemoryBound) {
   PhysicsFloor f = physics_floor(op("relu:shape=4096x4096"), round_peaks());
   EXPECT_FALSE(f.compute_bound);
