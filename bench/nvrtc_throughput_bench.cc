@@ -5,9 +5,12 @@
 // compiles into a fresh, empty cache directory of its own, so every figure is real
 // compiles (plus writing each CUBIN once to that cache), never cache hits. Code generation
 // is inside the timed region too (under a millisecond per variant, see
-// lower_codegen_bench.cc); lowering and scheduling are not. Needs NVRTC, not a GPU.
+// lower_codegen_bench.cc); lowering and scheduling are not. The last modes compile as the
+// tuner does (bench::build_candidates: forked children, one program each per wave), with
+// no cache at all. Needs NVRTC, not a GPU.
 //
 //   bench_nvrtc_throughput [REPEATS]   (default 1; the best of REPEATS runs per mode)
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +25,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "dragon/bench/candidate_builds.h"
 #include "dragon/codegen/cuda_codegen.h"
 #include "dragon/lower/lower.h"
 #include "dragon/lower/target.h"
@@ -105,6 +109,9 @@ struct Mode {
   std::string name;
   int threads;
   int functions_per_program;  // 0: compile_cuda_all (one program per function)
+  // > 0: the tuner's way, bench::build_candidates: this many forked children at once, each
+  // compiling its share of the functions in programs of functions_per_program.
+  int children = 0;
 };
 
 struct Measurement {
@@ -133,11 +140,28 @@ class ScratchCache {
   runtime::CompileCache cache_;
 };
 
+// This process's CPU time and its waited-for children's (the forked compilers).
 double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage usage{};
+    getrusage(who, &usage);
+    total += seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  }
+  return total;
+}
+
+std::vector<Expected<runtime::CudaBuild>> compile(const Mode& mode, const std::vector<ir::PrimFunc>& flats,
+                                                  const runtime::BuildOptions& options) {
+  const lower::Target target = lower::Target::cuda_h200();
+  if (mode.children > 0) {
+    return bench::build_candidates(
+        flats, bench::CandidateBuildOptions{.functions_per_program = mode.functions_per_program,
+                                            .processes = mode.children});
+  }
+  return mode.functions_per_program == 0 ? runtime::compile_cuda_all(flats, target, options)
+                                         : runtime::compile_cuda_batch(flats, target, options, mode.functions_per_program);
 }
 
 Measurement measure(const Mode& mode, const std::vector<ir::PrimFunc>& flats, int run) {
@@ -145,12 +169,12 @@ Measurement measure(const Mode& mode, const std::vector<ir::PrimFunc>& flats, in
   runtime::BuildOptions options;
   options.cache = &scratch.cache();
   options.nvrtc_threads = mode.threads;
-  const lower::Target target = lower::Target::cuda_h200();
+  // Forked children use the global cache, which they open after the fork (this process
+  // never does): pointed at the empty scratch directory, every function compiles.
+  if (mode.children > 0) ::setenv("DRAGON_CACHE_DIR", std::string(scratch.cache().directory()).c_str(), 1);
   const double cpu_start = process_cpu_seconds();
   auto start = std::chrono::steady_clock::now();
-  std::vector<Expected<runtime::CudaBuild>> builds =
-      mode.functions_per_program == 0 ? runtime::compile_cuda_all(flats, target, options)
-                                      : runtime::compile_cuda_batch(flats, target, options, mode.functions_per_program);
+  std::vector<Expected<runtime::CudaBuild>> builds = compile(mode, flats, options);
   Measurement m;
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   m.cpu_seconds = process_cpu_seconds() - cpu_start;
@@ -210,6 +234,7 @@ int run(int repeats) {
     options.cache = &warm.cache();
     (void)runtime::compile_cuda_all({flats.back()}, lower::Target::cuda_h200(), options);
   }
+  const int children = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() - 1));
   const std::vector<Mode> modes = {
       {"serial", 1, 0},
       {"parallel", 2, 0},
@@ -219,12 +244,15 @@ int run(int repeats) {
       {"batched 8/program", 1, 8},
       {"batched 8/program", 8, 8},
       {"batched 24/program", 1, 24},
+      // As the tuner compiles (the children write no cache: every figure is a compile).
+      {"forked children", 1, 1, children},
+      {"forked children", 1, 8, children},
   };
   fmt::print("NVRTC's fixed cost per program (the prelude and one empty kernel, serial): {:.1f} ms\n",
              1e3 * fixed_cost_seconds(variants.back().flat, repeats));
-  fmt::print("\n| mode | NVRTC threads | functions/program | programs | kernels | wall s | CPU s | variants/s | kernels/s | "
-             "vs serial |\n");
-  fmt::print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  fmt::print("\n| mode | NVRTC threads | children | functions/program | programs | kernels | wall s | CPU s | variants/s | "
+             "kernels/s | vs serial |\n");
+  fmt::print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   double serial_seconds = 0;
   for (const Mode& mode : modes) {
     Measurement best;
@@ -233,8 +261,8 @@ int run(int repeats) {
       if (r == 0 || m.seconds < best.seconds) best = m;
     }
     if (serial_seconds == 0) serial_seconds = best.seconds;
-    fmt::print("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f}x |\n", mode.name, mode.threads,
-               mode.functions_per_program == 0 ? 1 : mode.functions_per_program, best.programs, best.kernels,
+    fmt::print("| {} | {} | {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f}x |\n", mode.name,
+               mode.threads, mode.children, mode.functions_per_program == 0 ? 1 : mode.functions_per_program, best.programs, best.kernels,
                best.seconds, best.cpu_seconds, static_cast<double>(flats.size()) / best.seconds,
                static_cast<double>(best.kernels) / best.seconds, serial_seconds / best.seconds);
     std::fflush(stdout);
