@@ -35,6 +35,26 @@ class IndexMap {
   // The results at an integer point (num_inputs values), with floor division.
   std::vector<int64_t> evaluate(const std::vector<int64_t>& point) const;
 
+  // What the map is over the box [0, extents[0]) x ... when it fuses and permutes whole
+  // dimensions: each result a sum of distinct parameters times non-negative constants
+  // whose coefficients, sorted, form a mixed radix of the parameters' extents (the
+  // smallest 1, each next the previous times its parameter's extent), every parameter of
+  // extent > 1 in exactly one result, no constant term. Such a map is a bijection of the
+  // box onto the box `shape`; `inverse` gives each parameter over `new_params` (one i64
+  // variable per result of `type`, named by the caller's `names` or r0, r1, ...; its
+  // constants of `type` too). A map of another
+  // form gives `problem` (why, naming the result), and nothing else is set.
+  struct Fusion {
+    std::vector<int64_t> shape;
+    std::vector<ir::Var> new_params;
+    std::vector<ir::Expr> inverse;
+    // For each result, the parameters (of extent > 1) it fuses, in parameter order.
+    std::vector<std::vector<size_t>> sources;
+    std::string problem;
+  };
+  Fusion as_fusion(const std::vector<int64_t>& extents, const std::vector<std::string>& names = {},
+                   ir::DataType type = ir::DataType::i64()) const;
+
   friend bool operator==(const IndexMap& a, const IndexMap& b) { return a.to_string() == b.to_string(); }
 
  private:
