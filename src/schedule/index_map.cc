@@ -417,6 +417,28 @@ IndexMap IndexMap::parse(std::string_view text) {
   return map;
 }
 
+IndexMap IndexMap::fusing(const std::vector<std::string>& names, const std::vector<int64_t>& extents,
+                          const std::vector<std::vector<size_t>>& groups) {
+  DRAGON_CHECK(names.size() == extents.size(), "{} names for {} extents", names.size(), extents.size());
+  std::string text = "lambda";
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? " " : ", ") + names[i];
+  text += ": (";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::string term;
+    int64_t stride = 1;
+    for (size_t k = groups[g].size(); k-- > 0;) {
+      const size_t p = groups[g][k];
+      DRAGON_CHECK(p < names.size(), "group {} names parameter {} of {}", g, p, names.size());
+      std::string part = stride == 1 ? names[p] : fmt::format("{} * {}", names[p], stride);
+      term = term.empty() ? part : part + " + " + term;
+      stride *= extents[p];
+    }
+    text += (g == 0 ? "" : ", ") + (term.empty() ? std::string("0") : term);
+  }
+  text += groups.size() == 1 ? ",)" : ")";
+  return parse(text);
+}
+
 std::string IndexMap::to_string() const {
   std::string text = "lambda";
   for (size_t i = 0; i < params_.size(); ++i) text += (i == 0 ? " " : ", ") + params_[i].name();

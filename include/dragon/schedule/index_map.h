@@ -20,6 +20,12 @@ class IndexMap {
   // literals, + - * // % and parentheses; a product needs a constant side and // and %
   // a positive constant divisor. Bad text throws UserError "<index_map>:1:<column>: why".
   static IndexMap parse(std::string_view text);
+  // The map over parameters `names` (extents `extents`) whose result g fuses the
+  // parameters groups[g], row-major in the order listed (the last varies fastest):
+  // fusing({"n", "h", "w", "k"}, {2, 6, 6, 9}, {{0, 1, 2}, {3}}) is
+  // "lambda n, h, w, k: (n * 36 + h * 6 + w, k)". An empty group is the result 0.
+  static IndexMap fusing(const std::vector<std::string>& names, const std::vector<int64_t>& extents,
+                         const std::vector<std::vector<size_t>>& groups);
   // The canonical lambda text (parse(to_string()) gives an equal map and the same text).
   std::string to_string() const;
 

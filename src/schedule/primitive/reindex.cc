@@ -312,7 +312,9 @@ BlockRV Schedule::reindex(BlockRV block_rv, int64_t buffer_index, BufferIndexTyp
   for (size_t p : plan.used) {
     const IterVar& iv = block->iter_vars[p];
     shape.push_back(*as_const_int(iv.dom.extent));
-    new_indices.push_back(analyzer.simplify(iv.var - iv.dom.min));
+    // The variable itself even where its extent is 1: a copy block writing at distinct
+    // iteration variables can be moved under the block's loops (compute_at).
+    new_indices.push_back(is_const_int(iv.dom.min, 0) ? Expr(iv.var) : analyzer.simplify(iv.var - iv.dom.min));
   }
   Buffer fresh = Buffer::make(name, buffer->dtype, shape, buffer->scope);
 
