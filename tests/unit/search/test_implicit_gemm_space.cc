@@ -1,0 +1,115 @@
+// The tensor-core rule on convolutions (space/implicit_gemm.cc, then
+// multi_level_tiling_tensor_core.cc): conv2d in f16, bf16 and f32 gets a tensor-core
+// sketch (mma.sync m16n8k16, or m16n8k8 tf32) whose block is the fused m x n x k GEMM and
+// whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
+// candidates tensorize every annotated block and compute the convolution on the
+// interpreter. A matmul whose A is stored [k, m] goes the same way. Blocks that are not
+// one GEMM (a grouped conv, tiles that do not divide) get none. NVRTC compiles are test_search_nvrtc's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/ir/printer.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/script/script.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "unit/codegen/codegen_test_util.h"
+#include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::testing::has_line;
+using schedule::testing::workload;
+using testing::kH200;
+
+bool is_tensor_core_sketch(const Sketch& s) {
+  return std::any_of(s.applied.begin(), s.applied.end(),
+                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
+}
+
+std::vector<Sketch> tensor_core_sketches(const std::string& spec) {
+  std::vector<Sketch> out;
+  for (Sketch& s : generate_design_space(workload(spec), kH200, RuleSet::cuda())) {
+    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// ResNet-50-like 3x3 layers, scaled down for the interpreter: m = 2 * 8 * 8 = 128,
+// n = 16, k = 16 * 9 = 144 (a multiple of 16 and of 8).
+constexpr const char* kConvs[] = {
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=bf16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f32",
+    // Strided (m = 2 * 4 * 4 = 32) and dilated.
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,stride=2x2,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,dilation=2x2,padding=2x2,dtype=f16",
+    // A matmul whose A is stored [k, m]: reindexed to [m, k] as the shared tiles load it.
+    "matmul:m=64,n=64,k=64,dtype=f16,trans_a=true",
+};
+
+TEST(ImplicitGemmTensorCore, ConvsGetATensorCoreSketchOfTheFusedGemm) {
+  for (const char* spec : kConvs) {
+    SCOPED_TRACE(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    const std::string text = script::encode(s[0].trace);
+    // Every operand reindexed, the copies and the block laid out, the input copies inlined.
+    EXPECT_NE(text.find("ri b"), std::string::npos) << text;
+    EXPECT_NE(text.find("tbl b"), std::string::npos) << text;
+    EXPECT_NE(text.find("ci b"), std::string::npos) << text;
+    const bool f32 = std::string(spec).find("f32") != std::string::npos;
+    EXPECT_NE(text.find(f32 ? "mma_m16n8k8_tf32tf32f32_trans_b" : "_trans_b"), std::string::npos) << text;
+    // No im2col buffer: the shared tiles gather from the padded input.
+    const std::string ir_text = ir::print_function(schedule::replay(s[0].trace, workload(spec)).func());
+    // One copy stays in global memory: the output's, C'[m, n] copied back into C.
+    size_t copies = 0;
+    for (size_t at = ir_text.find("_reindex: "); at != std::string::npos; at = ir_text.find("_reindex: ", at + 1)) {
+      ++copies;
+    }
+    EXPECT_EQ(copies, 1u) << ir_text;
+  }
+}
+
+TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
+  for (const char* spec : kConvs) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const SpaceCandidate& c = r.candidate();
+      const std::string text = script::encode(c.trace);
+      // rewrite_tensorize tensorized the update, the init, the loads and the store.
+      EXPECT_NE(text.find("mma_fill_m16n8_f32"), std::string::npos) << text;
+      EXPECT_NE(text.find("mma_store_m16n8_f32"), std::string::npos) << text;
+      EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 10);
+      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      std::vector<tensor::HostTensor> actual = expected;
+      interp::run(func, expected);
+      interp::run(c.func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    }
+  }
+}
+
+TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
+  // A grouped conv (each group its own GEMM), k = 8 * 9 = 72 not a multiple of 16 (f16),
+  // m = 2 * 7 * 7 = 98 not a multiple of 16.
+  for (const char* spec : {"conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,groups=2,"
+                           "dtype=f16",
+                           "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+                           "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
+    EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
+  }
+}
+
+}  // namespace
+}  // namespace dragon::search
