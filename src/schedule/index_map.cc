@@ -404,6 +404,11 @@ IndexMap::Fusion IndexMap::as_fusion(const std::vector<int64_t>& extents, const 
       out.inverse[p] = x;
     }
     out.sources.push_back(std::move(fused));
+    std::vector<size_t> mentioned;
+    for (size_t p = 0; p < params_.size(); ++p) {
+      if (coefficients[r][p] != 0) mentioned.push_back(p);
+    }
+    out.mentions.push_back(std::move(mentioned));
   }
   for (size_t p = 0; p < params_.size(); ++p) {
     if (!out.inverse[p].defined()) out.inverse[p] = make_zero(type);

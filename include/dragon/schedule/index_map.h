@@ -56,6 +56,9 @@ class IndexMap {
     std::vector<ir::Expr> inverse;
     // For each result, the parameters (of extent > 1) it fuses, in parameter order.
     std::vector<std::vector<size_t>> sources;
+    // For each result, every parameter it scales by a non-zero constant (those of extent
+    // 1 too), in parameter order.
+    std::vector<std::vector<size_t>> mentions;
     std::string problem;
   };
   Fusion as_fusion(const std::vector<int64_t>& extents, const std::vector<std::string>& names = {},

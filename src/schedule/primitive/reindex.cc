@@ -36,9 +36,11 @@ struct ReIndexPlan;
   //   2) the block is a leaf block under a scope block (NotLeafBlock)
   //   3) every load and store of the buffer in the block uses the same indices, and they
   //      use only the block's iteration variables (InconsistentAccess)
-  //   4) kRead: the block does not write the buffer; kWrite: each index is a distinct
-  //      iteration variable, the realization has no predicate, and the block reads the
-  //      buffer only after its init wrote it (UnsupportedAccess)
+  //   4) the indices stay inside the buffer over the block's domain (the copy accesses
+  //      every point of it); kRead: the block does not write the buffer; kWrite: each
+  //      index is a distinct iteration variable, the realization has no predicate, no
+  //      store of the buffer is under a condition, and the block reads the buffer only
+  //      after its init wrote it (UnsupportedAccess)
   //   5) no other block in the block's statement of the scope writes (kRead) or accesses
   //      (kWrite) the buffer (SharedLoopNest).
   BlockRV reindex(BlockRV block, int64_t buffer_index, BufferIndexType buffer_index_type);
@@ -66,12 +68,13 @@ struct detail::ReIndexPlan {
 
 namespace {
 
-// Every index list the block's loads and stores of `buffer` use, and whether some load or
-// store of it sits in the block's init.
+// Every index list the block's loads and stores of `buffer` use, how many are loads, and
+// whether some store runs only under a condition (an if, or a select's branch).
 struct AccessScan : public StmtExprVisitor {
   explicit AccessScan(const BufferNode* buffer) : buffer_(buffer) {}
   std::vector<std::vector<Expr>> accesses;
   size_t loads = 0;
+  bool conditional_store = false;
 
  protected:
   using StmtExprVisitor::visit_;
@@ -83,12 +86,21 @@ struct AccessScan : public StmtExprVisitor {
     StmtExprVisitor::visit_(op);
   }
   void visit_(const BufferStoreNode* op) override {
-    if (op->buffer.get() == buffer_) accesses.push_back(op->indices);
+    if (op->buffer.get() == buffer_) {
+      accesses.push_back(op->indices);
+      conditional_store |= conditions_ > 0;
+    }
     StmtExprVisitor::visit_(op);
+  }
+  void visit_(const IfThenElseNode* op) override {
+    ++conditions_;
+    StmtExprVisitor::visit_(op);
+    --conditions_;
   }
 
  private:
   const BufferNode* buffer_;
+  int conditions_ = 0;
 };
 
 // Every load and store of `old` becomes one of `fresh` at `indices`; regions of `old`
@@ -239,6 +251,24 @@ detail::Planned<detail::ReIndexPlan> Schedule::plan_reindex(BlockRV block_rv, st
     }
   }
 
+  // The copy accesses every point of the variables' domains, also those where the block
+  // would not (a load guarded by a select, as an inlined pad has): each index must stay
+  // inside the buffer there.
+  Analyzer domains;
+  for (const IterVar& iv : block->iter_vars) domains.bind(iv.var, iv.dom);
+  for (size_t d = 0; d < plan.indices.size(); ++d) {
+    const ConstIntBound bound = domains.const_int_bound(plan.indices[d]);
+    if (!bound.min || !bound.max || *bound.min < 0 || *bound.max >= buffer->shape[d]) {
+      return error(
+          kKind, 4, "UnsupportedAccess", operand,
+          [&] {
+            return fmt::format(
+                "index {} of '{}' may leave [0, {}) over the block's domain, where the copy would access it",
+                print_expr(plan.indices[d]), buffer->name, buffer->shape[d]);
+          },
+          here);
+    }
+  }
   if (is_read && detail::has_buffer(block->writes, buffer.get())) {
     return error(
         kKind, 4, "UnsupportedAccess", operand,
@@ -265,6 +295,15 @@ detail::Planned<detail::ReIndexPlan> Schedule::plan_reindex(BlockRV block_rv, st
           [&] {
             return fmt::format("the block runs under the predicate {}, so the copy back would write what it never wrote",
                                print_expr(info->realize->predicate));
+          },
+          here);
+    }
+    if (scan.conditional_store) {
+      return error(
+          kKind, 4, "UnsupportedAccess", operand,
+          [&] {
+            return fmt::format("the block stores '{}' under a condition: the copy back would write every point",
+                               buffer->name);
           },
           here);
     }

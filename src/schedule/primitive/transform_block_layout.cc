@@ -24,11 +24,13 @@ struct TransformBlockLayoutPlan;
 #endif
 #ifdef DRAGON_SCHEDULE_PUBLIC_MEMBERS
   // Replaces the block's iteration variables v by u = index_map(v), one per result of the
-  // map, each of the kind of the variables it fuses and of the extent the fusion gives;
-  // the loops binding v are replaced by one loop per u (named l_<u>), bound trivially, and every use of v in the block becomes the inverse of the map
-  // (u // c % e), except that an index equal to a result of the map, as reindexed and
-  // laid-out buffers have, becomes that u directly. The block keeps its name. Recorded as
-  // TVM does: TransformBlockLayout(block | "lambda ...").
+  // map (named by the variables it fuses, joined by '_'), each of the kind of the
+  // variables it fuses and of the extent the fusion gives; the loops binding v are
+  // replaced by one loop per u (named l_<u>), bound trivially, and every use of v in the
+  // block becomes the inverse of the map (u // c % e), except that an index equal to a
+  // result of the map, as reindexed and laid-out buffers have, becomes that u directly.
+  // The block keeps its name. Recorded as TVM does: TransformBlockLayout(block |
+  // "lambda ...").
   // Requires:
   //   1) the block is a leaf block under a scope block (NotLeafBlock)
   //   2) the map has one parameter per iteration variable (MapArityMismatch)
@@ -38,7 +40,8 @@ struct TransformBlockLayoutPlan;
   //      realization has no predicate (NonTrivialBinding)
   //   4) the map fuses and permutes whole iteration variables, a bijection of the
   //      iteration space onto a box (NotBijective, with IndexMap::as_fusion's reason)
-  //   5) each result fuses iteration variables of one kind (MixedIterKinds).
+  //   5) each result fuses iteration variables of one kind, and some result has the
+  //      block's reduction variables if it has any (MixedIterKinds).
   void transform_block_layout(BlockRV block, const class IndexMap& index_map);
   CheckResult check_transform_block_layout(const detail::CheckedOperands& ops) const;
 #endif
@@ -194,7 +197,8 @@ detail::Planned<detail::TransformBlockLayoutPlan> Schedule::plan_transform_block
   std::vector<std::string> names;
   IndexMap::Fusion shape_only = index_map->as_fusion(extents);
   for (size_t r = 0; r < shape_only.sources.size(); ++r) {
-    names.push_back(new_var_name(block->iter_vars, shape_only.sources[r], r));
+    const std::vector<size_t>& named = shape_only.sources[r].empty() ? shape_only.mentions[r] : shape_only.sources[r];
+    names.push_back(new_var_name(block->iter_vars, named, r));
   }
   const DataType type = n > 0 ? block->iter_vars[0].var.dtype() : DataType::i32();
   plan.fusion = index_map->as_fusion(extents, names, type);
@@ -203,22 +207,34 @@ detail::Planned<detail::TransformBlockLayoutPlan> Schedule::plan_transform_block
         kKind, 4, "NotBijective", "index_map",
         [&] { return fmt::format("over the extents [{}]: {}", fmt::join(extents, ", "), plan.fusion.problem); }, here);
   }
-  for (size_t r = 0; r < plan.fusion.sources.size(); ++r) {
-    const std::vector<size_t>& sources = plan.fusion.sources[r];
-    IterKind kind = sources.empty() ? IterKind::kSpatial : block->iter_vars[sources.front()].kind;
-    for (size_t p : sources) {
+  // Each result takes the kind of the variables it mentions (those of extent 1 too, so a
+  // reduction of extent 1 keeps its reduce variable for its init); a constant result is
+  // spatial.
+  bool keeps_reduce = false;
+  for (size_t r = 0; r < plan.fusion.mentions.size(); ++r) {
+    const std::vector<size_t>& mentions = plan.fusion.mentions[r];
+    const IterKind kind = mentions.empty() ? IterKind::kSpatial : block->iter_vars[mentions.front()].kind;
+    for (size_t p : mentions) {
       if (block->iter_vars[p].kind != kind) {
         return error(
             kKind, 5, "MixedIterKinds", "index_map",
             [&] {
               return fmt::format("result {} fuses '{}' ({}) and '{}' ({})", r,
-                                 block->iter_vars[sources.front()].var.name(), iter_kind_name(kind),
+                                 block->iter_vars[mentions.front()].var.name(), iter_kind_name(kind),
                                  block->iter_vars[p].var.name(), iter_kind_name(block->iter_vars[p].kind));
             },
             here);
       }
     }
+    keeps_reduce |= kind == IterKind::kReduce;
     plan.kinds.push_back(kind);
+  }
+  const auto reduce = std::find_if(block->iter_vars.begin(), block->iter_vars.end(),
+                                   [](const IterVar& iv) { return iv.kind == IterKind::kReduce; });
+  if (reduce != block->iter_vars.end() && !keeps_reduce) {
+    return error(
+        kKind, 5, "MixedIterKinds", "index_map",
+        [&] { return fmt::format("no result keeps a reduction variable ('{}' is one)", reduce->var.name()); }, here);
   }
   return plan;
 }

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 #include "dragon/ir/op.h"
 #include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
+#include "random_trace.h"
 #include "schedule_test_util.h"
 
 namespace dragon::schedule {
@@ -129,9 +131,9 @@ void expect_error(Schedule& sch, const std::function<void()>& apply, const Error
 }
 
 // A block that loads B at two indices, one reading through an inner loop, a write at
-// a non-variable index, a reduction into an inout buffer without init, and two blocks in
-// one loop nest.
-constexpr const char* kAwkward = R"(func awkward(in A: f32[8], inout D: f32[4], out C: f32[8], out E: f32[8]) {
+// a non-variable index, a reduction into an inout buffer without init, a store under a
+// condition, and two blocks in one loop nest.
+constexpr const char* kAwkward = R"(func awkward(in A: f32[8], inout D: f32[4], out C: f32[8], out E: f32[8], out G: f32[4]) {
   block root {
     alloc B: f32[8]
     for i0 in 8 {
@@ -162,6 +164,15 @@ constexpr const char* kAwkward = R"(func awkward(in A: f32[8], inout D: f32[4], 
         }
       }
     }
+    for i0 in 4 {
+      block guarded [v0: S 4 = i0] {
+        reads B[v0]
+        writes G[v0]
+        if (v0 < 2) {
+          G[v0] = B[v0]
+        }
+      }
+    }
     for i0 in 2 {
       block sums [v0: S 2 = i0] {
         reads B[v0 * 4 +: 4]
@@ -182,6 +193,7 @@ TEST(ReIndex, Preconditions) {
   BlockRV acc = sch.get_block("acc");
   BlockRV sums = sch.get_block("sums");
   BlockRV e = sch.get_block("E");
+  BlockRV guarded = sch.get_block("guarded");
   expect_error(sch, [&] { sch.reindex(pairs, 1, Type::kRead); }, {1, "IndexOutOfRange", "buffer_index"},
                "block pairs [", "the block reads 1 buffers");
   expect_error(sch, [&] { sch.reindex(pairs, 1, Type::kWrite); }, {1, "IndexOutOfRange", "buffer_index"},
@@ -196,13 +208,29 @@ TEST(ReIndex, Preconditions) {
                "block pairs [", "each index must be a distinct iteration variable");
   expect_error(sch, [&] { sch.reindex(acc, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b1"}, "block acc [",
                "without an init writing it first");
+  expect_error(sch, [&] { sch.reindex(guarded, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b4"},
+               "block guarded [", "the block stores 'G' under a condition");
   expect_error(sch, [&] { sch.reindex(e, 0, Type::kRead); }, {5, "SharedLoopNest", "block b3"}, "block B [",
                "block 'B' writes 'B' in the same loop nest");
+  // A guarded load is fine where its index stays in the buffer.
+  sch.reindex(guarded, 0, Type::kRead);
   // What is allowed still applies and preserves the results.
   sch.reindex(acc, 1, Type::kRead);
   sch.reindex(e, 0, Type::kWrite);
   EXPECT_TRUE(same_outputs(sch.original(), sch.func()));
   EXPECT_TRUE(replays_exactly(sch));
+}
+
+// With the pad inlined the conv loads X only where a select finds its index inside X;
+// a copy would load it everywhere.
+TEST(ReIndex, IndicesLeavingTheBufferAreRefused) {
+  Schedule sch(workload(kConv2d));
+  sch.compute_inline(sch.get_block("X_pad"));
+  BlockRV y = sch.get_block("Y");
+  expect_error(sch, [&] { sch.reindex(y, 0, Type::kRead); }, {4, "UnsupportedAccess", "block b1"}, "block Y [",
+               "index vi2 + vr1 - 1 of 'X' may leave [0, 6) over the block's domain");
+  sch.reindex(y, 1, Type::kRead);  // the weight's indices stay inside it
+  EXPECT_TRUE(same_outputs(sch.original(), sch.func()));
 }
 
 TEST(ReIndex, BlockWithBlocksInsideIsRefused) {
@@ -245,6 +273,31 @@ TEST(ReIndex, MalformedInstructionsAreUserErrors) {
   EXPECT_THROW(replay(with([](Instruction& i) { i.attrs[1] = Arg(int64_t{2}); }), sch.original()), UserError);
   EXPECT_THROW(replay(with([](Instruction& i) { i.attrs.pop_back(); }), sch.original()), UserError);
   EXPECT_THROW(replay(with([](Instruction& i) { i.attrs[0] = Arg("x"); }), sch.original()), UserError);
+}
+
+// Random traces mixing reindex and transform_block_layout (random permutations and
+// fusions) with every other primitive (random_trace.h) keep each op's results and replay.
+TEST(ReIndex, RandomTracesWithLayoutStepsPreserveSemanticsAndReplay) {
+  std::map<std::string, int> applied;
+  for (const char* spec : {"matmul:m=12,n=8,k=6", kConv2d, "conv1d:batch=2,in_channels=3,out_channels=4,size=10,kernel=3",
+                           "softmax:shape=4x16", "layer_norm:shape=3x4x10", "batch_matmul:batch=2,m=4,n=6,k=5",
+                           "sum", "max_pool2d"}) {
+    ir::PrimFunc func = workload(spec);
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      testing::RandomTraceOptions options;
+      options.steps = 10;
+      options.reindex_steps = true;
+      testing::RandomTraceStats stats;
+      Schedule sch = testing::random_schedule(func, seed, options, &stats);
+      SCOPED_TRACE(std::string(spec) + " seed " + std::to_string(seed) + ":\n" + sch.trace().to_string());
+      for (const std::string& b : stats.broken) ADD_FAILURE() << b;
+      EXPECT_TRUE(same_outputs(func, sch.func(), 7, /*exact=*/!stats.reassociated));
+      EXPECT_TRUE(replays_exactly(sch));
+      for (const auto& [name, count] : stats.applied_by_step) applied[name] += count;
+    }
+  }
+  EXPECT_GE(applied["reindex"], 30);
+  EXPECT_GE(applied["transform_block_layout"], 30);
 }
 
 }  // namespace

@@ -37,7 +37,10 @@ TEST(IndexMapFusion, FusionsInvertAndOthersSayWhy) {
   EXPECT_EQ(inverse, (std::vector<std::string>{"m // 36", "n", "m // 6 % 6", "m % 6", "k // 9", "k // 3 % 3", "k % 3"}));
   // Order inside a result does not matter; unit extents may be left out or scaled freely.
   EXPECT_TRUE(IndexMap::parse("lambda i, j: (j * 8 + i,)").as_fusion({8, 4}).problem.empty());
-  EXPECT_TRUE(IndexMap::parse("lambda i, u, j: (i * 5 + u * 3 + j,)").as_fusion({3, 1, 5}).problem.empty());
+  IndexMap::Fusion unit = IndexMap::parse("lambda i, u, j: (i * 5 + u * 3 + j,)").as_fusion({3, 1, 5});
+  EXPECT_TRUE(unit.problem.empty()) << unit.problem;
+  EXPECT_EQ(unit.sources, (std::vector<std::vector<size_t>>{{0, 2}}));
+  EXPECT_EQ(unit.mentions, (std::vector<std::vector<size_t>>{{0, 1, 2}}));
   EXPECT_TRUE(IndexMap::parse("lambda i, u, j: (j, i)").as_fusion({3, 1, 5}).problem.empty());
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"lambda i, j: (i * 4 + j,)", "scales 'i' by 4 where the extents of the parameters below it make 8: two points"},
@@ -266,6 +269,19 @@ TEST(TransformBlockLayout, Preconditions) {
                {4, "NotBijective", "index_map"}, marked, "uses // or %");
   expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i * 6 + k, j)")); },
                {5, "MixedIterKinds", "index_map"}, marked, "fuses 'vi0' (S) and 'vr0' (R)");
+
+  // A reduction of extent 1 keeps its reduce variable even where it is left out of the
+  // fusion's extents; dropping it, or fusing it with a spatial variable, is refused.
+  Schedule unit(workload("matmul:m=16,n=8,k=1"));
+  BlockRV cu = reduction_block(unit);
+  expect_error(unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j)")); },
+               {5, "MixedIterKinds", "index_map"}, marked, "no result keeps a reduction variable ('vr0' is one)");
+  expect_error(unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j + k)")); },
+               {5, "MixedIterKinds", "index_map"}, marked, "fuses 'vi1' (S) and 'vr0' (R)");
+  unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (j * 16 + i, k)"));
+  const std::string text = ir::print_function(unit.func());
+  EXPECT_TRUE(has_line(text, "vi0_vi1: S 128 = l_vi0_vi1, vr0: R 1 = l_vr0")) << text;
+  EXPECT_TRUE(same_outputs(unit.original(), unit.func()));
 
   // Bindings: a split leaves a binding that is no loop of its own.
   Schedule split(workload("matmul:m=12,n=8,k=6"));
