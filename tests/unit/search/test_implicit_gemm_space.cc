@@ -49,6 +49,12 @@ constexpr const char* kConvs[] = {
     // Strided (m = 2 * 4 * 4 = 32) and dilated.
     "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,stride=2x2,padding=1x1,dtype=f16",
     "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,dilation=2x2,padding=2x2,dtype=f16",
+    // 1D, 3D, pointwise and transposed (the flipped weight read through the reindexing).
+    "conv1d:batch=2,in_channels=16,out_channels=16,size=16,kernel=3,padding=1,dtype=f16",
+    "conv3d:batch=1,in_channels=16,out_channels=8,size=4x4x4,kernel=3x3x3,padding=1x1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=32,out_channels=16,size=8x8,kernel=1x1,dtype=f16",
+    "conv_transpose2d:batch=1,in_channels=16,out_channels=16,size=4x4,kernel=3x3,stride=2x2,padding=1x1,"
+    "output_padding=1x1,dtype=f16",
     // A matmul whose A is stored [k, m]: reindexed to [m, k] as the shared tiles load it.
     "matmul:m=64,n=64,k=64,dtype=f16,trans_a=true",
 };
