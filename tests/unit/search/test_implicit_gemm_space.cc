@@ -16,6 +16,7 @@
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/schedule/schedule_test_util.h"
 #include "unit/search/search_test_sketches.h"
@@ -115,6 +116,56 @@ TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
                            "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
     EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
   }
+}
+
+// The rule's candidate for ResNet-50's 3x3 layer of its third stage in f16 (batch 8, 256
+// -> 256 channels, 14x14: m = 1568, n = 256, k = 2304) at the expert script's decisions:
+// blocks of 32 x 64 (i tiles 49 1 2 1 1, j tiles 4 1 2 2 2: 2 x 2 warps of 16 x 32, 196
+// blocks for the H200's 132 SMs), k steps of 64 (36 4 1 tiles of 16), 16-byte cooperative
+// copies, unroll 512.
+SpaceCandidate resnet_expert_candidate() {
+  const std::string spec =
+      "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f16";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  EXPECT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s.at(0), func, kH200, RuleSet::cuda(), 1);
+  EXPECT_TRUE(first.ok());
+  const schedule::Trace sampled = first.candidate().trace;
+  schedule::Trace trace = sampled;
+  const std::vector<std::vector<int64_t>> tiles = {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}};
+  size_t tile = 0;
+  for (const SamplingSite& site : sampling_sites(sampled)) {
+    const schedule::Instruction& inst = sampled[site.instruction];
+    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
+      schedule::Arg::List list;
+      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
+      ++tile;
+      trace = trace.with_decision(site.instruction, schedule::Arg(list));
+      continue;
+    }
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    const int64_t want = site.role == SamplingRole::kVectorLength ? 8 : site.role == SamplingRole::kUnroll ? 512 : -1;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto* value = candidates[c].as<int64_t>();
+      if (value != nullptr && *value == want) {
+        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
+      }
+    }
+  }
+  EXPECT_EQ(tile, tiles.size());
+  CandidateResult r = replay_candidate(trace, func, kH200, RuleSet::cuda());
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
+  return r.candidate();
+}
+
+// data/scripts/expert/gpu/conv2d_f16_resnet50_3x3.script (timed against torch's conv by
+// bench/gpu_expert_bench.cc) is this rule's candidate: search can find what it times.
+TEST(ImplicitGemmTensorCore, TheResNetExpertScriptIsTheRulesCandidate) {
+  const std::string file = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/conv2d_f16_resnet50_3x3.script";
+  const std::string text = script::encode(resnet_expert_candidate().trace);
+  EXPECT_EQ(text, read_text_file(file)) << file;
 }
 
 }  // namespace
