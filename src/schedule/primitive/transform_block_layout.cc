@@ -34,8 +34,8 @@ struct TransformBlockLayoutPlan;
   // Requires:
   //   1) the block is a leaf block under a scope block (NotLeafBlock)
   //   2) the map has one parameter per iteration variable (MapArityMismatch)
-  //   3) the innermost loops above the block, one per iteration variable, are serial,
-  //      start at 0, hold nothing but the next loop (the innermost the block), and each
+  //   3) the innermost loops above the block, one per iteration variable, are serial and
+  //      unannotated (the new loops replace them), start at 0, hold nothing but the next loop (the innermost the block), and each
   //      binds one iteration variable of its extent, whose domain starts at 0; the
   //      realization has no predicate (NonTrivialBinding)
   //   4) the map fuses and permutes whole iteration variables, a bijection of the
@@ -173,11 +173,13 @@ detail::Planned<detail::TransformBlockLayoutPlan> Schedule::plan_transform_block
     }
     taken[l] = true;
     const ForNode* loop = bound[l];
-    if (!is_const_int(loop->min, 0) || !is_const_int(loop->extent, *extent) || loop->for_kind != ForKind::kSerial) {
+    if (!is_const_int(loop->min, 0) || !is_const_int(loop->extent, *extent) || loop->for_kind != ForKind::kSerial ||
+        !loop->annotations.empty()) {
       return not_trivial([&] {
-        return fmt::format("loop '{}' ({} +: {}, {}) is not a serial loop over the {} values of '{}'",
+        return fmt::format("loop '{}' ({} +: {}, {}{}) is not a plain serial loop over the {} values of '{}'",
                            loop->loop_var.name(), print_expr(loop->min), print_expr(loop->extent),
-                           for_kind_name(loop->for_kind), *extent, iv.var.name());
+                           for_kind_name(loop->for_kind), loop->annotations.empty() ? "" : ", annotated", *extent,
+                           iv.var.name());
       });
     }
   }

@@ -300,7 +300,12 @@ TEST(TransformBlockLayout, Preconditions) {
   BlockRV cp = reduction_block(parallel);
   parallel.parallel(parallel.get_loops(cp)[0]);
   expect_error(parallel, [&] { parallel.transform_block_layout(cp, swap); }, {3, "NonTrivialBinding", "block b0"},
-               marked, "is not a serial loop");
+               marked, "(0 +: 12, parallel) is not a plain serial loop");
+  Schedule annotated(workload("matmul:m=12,n=8,k=6"));
+  BlockRV ca = reduction_block(annotated);
+  annotated.annotate(annotated.get_loops(ca)[2], "pragma_unroll_explicit", int64_t{1});
+  expect_error(annotated, [&] { annotated.transform_block_layout(ca, swap); }, {3, "NonTrivialBinding", "block b0"},
+               marked, "(0 +: 6, serial, annotated) is not a plain serial loop");
   // A block with blocks inside.
   Schedule outer(workload("matmul:m=12,n=8,k=6"));
   BlockRV co = reduction_block(outer);
