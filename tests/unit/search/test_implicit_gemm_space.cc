@@ -15,6 +15,7 @@
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
+#include "dragon/search/mutator.h"
 #include "dragon/search/postproc.h"
 #include "dragon/support/file.h"
 #include "unit/codegen/codegen_test_util.h"
@@ -94,10 +95,13 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const SpaceCandidate& c = r.candidate();
       const std::string text = script::encode(c.trace);
-      // rewrite_tensorize tensorized the update, the init, the loads and the store.
+      // rewrite_tensorize tensorized every annotated block: the update, the init, both
+      // fragment loads and the store.
       EXPECT_NE(text.find("mma_fill_m16n8_f32"), std::string::npos) << text;
       EXPECT_NE(text.find("mma_store_m16n8_f32"), std::string::npos) << text;
-      EXPECT_GE(std::count(text.begin(), text.end(), '\n'), 10);
+      size_t tensorized = 0;
+      for (size_t at = text.find("\ntz "); at != std::string::npos; at = text.find("\ntz ", at + 1)) ++tensorized;
+      EXPECT_EQ(tensorized, 5u) << text;
       std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
       std::vector<tensor::HostTensor> actual = expected;
       interp::run(func, expected);
@@ -116,6 +120,33 @@ TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
                            "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
     EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
   }
+}
+
+// Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
+// candidates stay valid (the decision sampler reads the fused nest) and compute the conv.
+TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
+  const std::string spec = kConvs[0];
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  ASSERT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+  ASSERT_TRUE(first.ok()) << first.failure().message;
+  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+  schedule::RandomEngine rng(5);
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+  interp::run(func, expected);
+  int changed = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+    ASSERT_TRUE(t.has_value());
+    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
+    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    interp::run(r.candidate().func, actual);
+    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+  }
+  EXPECT_GT(changed, 0);
 }
 
 // The rule's candidate for ResNet-50's 3x3 layer of its third stage in f16 (batch 8, 256
