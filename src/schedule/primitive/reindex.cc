@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
