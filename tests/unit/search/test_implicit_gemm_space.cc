@@ -122,6 +122,36 @@ TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
   }
 }
 
+// On sm_90 the wgmma rule presents the conv too (its B becomes [n, k], what wgmma reads):
+// m = 2 * 8 * 8 = 128, n = 128, k = 64 * 9 = 576 (multiples of 64).
+TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
+  for (const char* spec : {"conv2d:batch=2,in_channels=64,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+                           "conv2d:batch=2,in_channels=64,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=bf16"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> wgmma;
+    for (Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
+      if (std::any_of(s.applied.begin(), s.applied.end(),
+                      [](const std::string& a) { return a.rfind("multi_level_tiling_wgmma(", 0) == 0; })) {
+        wgmma.push_back(std::move(s));
+      }
+    }
+    ASSERT_EQ(wgmma.size(), 1u);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
+    interp::run(func, expected);
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(wgmma[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const std::string text = script::encode(r.candidate().trace);
+      EXPECT_NE(text.find("ri b"), std::string::npos) << text;
+      EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
+      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 3, interp::Distribution::kNormal);
+      interp::run(r.candidate().func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    }
+  }
+}
+
 // Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
 // candidates stay valid (the decision sampler reads the fused nest) and compute the conv.
 TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
