@@ -3,8 +3,10 @@
 // sketch (mma.sync m16n8k16, or m16n8k8 tf32) whose block is the fused m x n x k GEMM and
 // whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
 // candidates tensorize every annotated block and compute the convolution on the
-// interpreter. A matmul whose A is stored [k, m] goes the same way. Blocks that are not
-// one GEMM (a grouped conv, tiles that do not divide) get none. NVRTC compiles are test_search_nvrtc's.
+// interpreter; tile mutations replay; on sm_90 the wgmma rule's candidates compute the
+// conv too. A matmul whose A is stored [k, m] goes the same way. Blocks that are not one
+// GEMM (a grouped conv, tiles that do not divide) get none. The ResNet-50 expert script is
+// the rule's candidate. NVRTC compiles are test_search_nvrtc's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
