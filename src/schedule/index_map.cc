@@ -2,6 +2,7 @@
 // precedence), its application to IR indices and its integer evaluation.
 #include "dragon/schedule/index_map.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -299,12 +300,148 @@ Expr rebuild(const Expr& e, const std::vector<Var>& params, const std::vector<Ex
   }
 }
 
+// `e` as constant + sum of coefficient * parameter (coefficients by parameter index), or
+// false when it uses // or %.
+bool linearize(const Expr& e, const std::vector<Var>& params, int64_t scale, std::vector<int64_t>& coefficients,
+               int64_t& constant) {
+  switch (e.kind()) {
+    case NodeKind::IntImm: constant += scale * static_cast<const IntImmNode*>(e.get())->value; return true;
+    case NodeKind::Var:
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (params[i].get() == e.get()) coefficients[i] += scale;
+      }
+      return true;
+    case NodeKind::Add: {
+      const auto* n = static_cast<const AddNode*>(e.get());
+      return linearize(n->a, params, scale, coefficients, constant) &&
+             linearize(n->b, params, scale, coefficients, constant);
+    }
+    case NodeKind::Sub: {
+      const auto* n = static_cast<const SubNode*>(e.get());
+      return linearize(n->a, params, scale, coefficients, constant) &&
+             linearize(n->b, params, -scale, coefficients, constant);
+    }
+    case NodeKind::Mul: {
+      // The parser keeps one side of a product constant.
+      const auto* n = static_cast<const MulNode*>(e.get());
+      if (!uses_var(n->a)) return linearize(n->b, params, scale * evaluate_expr(n->a, {}, {}), coefficients, constant);
+      return linearize(n->a, params, scale * evaluate_expr(n->b, {}, {}), coefficients, constant);
+    }
+    default: return false;
+  }
+}
+
 }  // namespace
+
+IndexMap::Fusion IndexMap::as_fusion(const std::vector<int64_t>& extents, const std::vector<std::string>& names,
+                                     DataType type) const {
+  DRAGON_CHECK(extents.size() == params_.size(), "an index map of {} parameters over {} extents", params_.size(),
+               extents.size());
+  Fusion out;
+  auto fail = [&](std::string why) {
+    Fusion bad;
+    bad.problem = std::move(why);
+    return bad;
+  };
+  std::vector<int> used_by(params_.size(), -1);
+  std::vector<std::vector<int64_t>> coefficients;
+  for (size_t r = 0; r < results_.size(); ++r) {
+    std::vector<int64_t> c(params_.size(), 0);
+    int64_t constant = 0;
+    const std::string shown = print(results_[r], 0, false);
+    if (!linearize(results_[r], params_, 1, c, constant)) {
+      return fail(fmt::format("result {} ({}) uses // or %, not a sum of parameters times constants", r, shown));
+    }
+    if (constant != 0) {
+      return fail(fmt::format("result {} ({}) adds the constant {}: the image does not start at 0", r, shown, constant));
+    }
+    for (size_t p = 0; p < params_.size(); ++p) {
+      if (c[p] == 0 || extents[p] == 1) continue;
+      if (c[p] < 0) {
+        return fail(fmt::format("result {} ({}) scales '{}' by {}: negative indices", r, shown, params_[p].name(), c[p]));
+      }
+      if (used_by[p] >= 0) {
+        return fail(fmt::format("'{}' is used by results {} and {}: not a bijection", params_[p].name(), used_by[p], r));
+      }
+      used_by[p] = static_cast<int>(r);
+    }
+    coefficients.push_back(std::move(c));
+  }
+  for (size_t p = 0; p < params_.size(); ++p) {
+    if (extents[p] > 1 && used_by[p] < 0) {
+      return fail(fmt::format("'{}' (extent {}) is used by no result: not a bijection", params_[p].name(), extents[p]));
+    }
+  }
+  out.inverse.assign(params_.size(), Expr());
+  for (size_t r = 0; r < results_.size(); ++r) {
+    std::vector<size_t> fused;
+    for (size_t p = 0; p < params_.size(); ++p) {
+      if (used_by[p] == static_cast<int>(r)) fused.push_back(p);
+    }
+    std::vector<size_t> by_weight = fused;
+    std::stable_sort(by_weight.begin(), by_weight.end(),
+                     [&](size_t a, size_t b) { return coefficients[r][a] < coefficients[r][b]; });
+    int64_t expected = 1;
+    for (size_t p : by_weight) {
+      if (coefficients[r][p] != expected) {
+        return fail(fmt::format(
+            "result {} ({}) scales '{}' by {} where the extents of the parameters below it make {}: {}", r,
+            print(results_[r], 0, false), params_[p].name(), coefficients[r][p], expected,
+            coefficients[r][p] < expected ? "two points map to one index, not a bijection"
+                                          : "indices are skipped, the image is not a box"));
+      }
+      expected *= extents[p];
+    }
+    out.shape.push_back(expected);
+    const std::string name = r < names.size() ? names[r] : fmt::format("r{}", r);
+    Var u(name, type);
+    out.new_params.push_back(u);
+    for (size_t k = 0; k < by_weight.size(); ++k) {
+      const size_t p = by_weight[k];
+      const int64_t c = coefficients[r][p];
+      Expr x = c == 1 ? Expr(u) : FloorDivNode::make(u, make_const(type, static_cast<double>(c)));
+      if (k + 1 < by_weight.size()) x = FloorModNode::make(x, make_const(type, static_cast<double>(extents[p])));
+      out.inverse[p] = x;
+    }
+    out.sources.push_back(std::move(fused));
+    std::vector<size_t> mentioned;
+    for (size_t p = 0; p < params_.size(); ++p) {
+      if (coefficients[r][p] != 0) mentioned.push_back(p);
+    }
+    out.mentions.push_back(std::move(mentioned));
+  }
+  for (size_t p = 0; p < params_.size(); ++p) {
+    if (!out.inverse[p].defined()) out.inverse[p] = make_zero(type);
+  }
+  return out;
+}
 
 IndexMap IndexMap::parse(std::string_view text) {
   IndexMap map;
   Parser(text).parse(map.params_, map.results_);
   return map;
+}
+
+IndexMap IndexMap::fusing(const std::vector<std::string>& names, const std::vector<int64_t>& extents,
+                          const std::vector<std::vector<size_t>>& groups) {
+  DRAGON_CHECK(names.size() == extents.size(), "{} names for {} extents", names.size(), extents.size());
+  std::string text = "lambda";
+  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? " " : ", ") + names[i];
+  text += ": (";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::string term;
+    int64_t stride = 1;
+    for (size_t k = groups[g].size(); k-- > 0;) {
+      const size_t p = groups[g][k];
+      DRAGON_CHECK(p < names.size(), "group {} names parameter {} of {}", g, p, names.size());
+      std::string part = stride == 1 ? names[p] : fmt::format("{} * {}", names[p], stride);
+      term = term.empty() ? part : part + " + " + term;
+      stride *= extents[p];
+    }
+    text += (g == 0 ? "" : ", ") + (term.empty() ? std::string("0") : term);
+  }
+  text += groups.size() == 1 ? ",)" : ")";
+  return parse(text);
 }
 
 std::string IndexMap::to_string() const {

@@ -33,8 +33,8 @@ struct TransformLayoutPlan;
   //   1) the index is one of the block's reads or writes (IndexOutOfRange)
   //   2) the buffer is allocated in a block, not a parameter (ParameterBuffer)
   //   3) the map has one parameter per dimension of the buffer (MapArityMismatch)
-  //   4) the buffer has at most 2^20 elements, the limit of the checks below
-  //      (DomainTooLarge)
+  //   4) the map fuses and permutes whole dimensions (IndexMap::as_fusion), or the buffer
+  //      has at most 2^20 elements, the limit of the checks below (DomainTooLarge)
   //   5) no index of the buffer maps to a negative index (NegativeIndex)
   //   6) no two indices of the buffer map to the same index (NotInjective).
   void transform_layout(BlockRV block, int64_t buffer_index, BufferIndexType buffer_index_type,
@@ -283,6 +283,12 @@ detail::Planned<detail::TransformLayoutPlan> Schedule::plan_transform_layout(
                              buffer->name, buffer.ndim());
         },
         here);
+  }
+  // A map fusing and permuting whole dimensions is a bijection onto a box, known without
+  // enumerating the buffer (reindexed implicit-GEMM operands are that large).
+  if (IndexMap::Fusion fusion = index_map->as_fusion(buffer->shape); fusion.problem.empty()) {
+    plan.shape = std::move(fusion.shape);
+    return plan;
   }
   if (buffer->num_elements() > kMaxCheckedElements) {
     return error(

@@ -4,6 +4,7 @@
 #include "space/decision_sampler.h"
 
 #include "dragon/ir/op.h"
+#include "dragon/schedule/schedule.h"
 #include "space/block_analysis.h"
 
 #include <algorithm>
@@ -188,6 +189,29 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
     int64_t scope_shared = 0;
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
+  // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
+  // TransformLayout, TransformBlockLayout) looks its loops up in the function those leave:
+  // that is the "unscheduled" nest the pieces below start from.
+  ir::PrimFunc shaped = func;
+  size_t last_layout = end;
+  for (size_t i = 0; i < end; ++i) {
+    const InstructionKind k = insts[i].kind;
+    if (k == InstructionKind::ReIndex || k == InstructionKind::TransformLayout ||
+        k == InstructionKind::TransformBlockLayout) {
+      last_layout = i;
+    }
+  }
+  if (last_layout < end) {
+    schedule::Trace prefix;
+    for (size_t i = 0; i <= last_layout; ++i) prefix.append(insts[i], sketch.decision(i));
+    try {
+      schedule::Schedule replayed(func);
+      prefix.apply_to(replayed);
+      shaped = replayed.func();
+    } catch (const std::exception&) {
+      // The budget then reads the blocks as the function has them (a looser bound).
+    }
+  }
   std::map<int64_t, SharedBudget> budgets;          // tiled block RV id -> its copies
   auto product_of = [&](const Product& p) {
     int64_t v = 1;
@@ -210,7 +234,7 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
         if (b == nullptr || block_names.count(b->id) == 0 || order.count(b->id) != 0) break;
         // The block's first lookup: its loops are still the unscheduled nest, one per
         // iteration variable it binds directly.
-        std::optional<BlockSite> site = find_block(func, block_names[b->id]);
+        std::optional<BlockSite> site = find_block(shaped, block_names[b->id]);
         if (!site || site->loops.size() != inst.outputs.size()) break;
         for (size_t k = 0; k < inst.outputs.size(); ++k) {
           int var = -1;
@@ -314,7 +338,7 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
         const Pending& pending = copies[copy->id];
         auto nest = order.find(pending.block);
         if (nest == order.end() || block_names.count(pending.block) == 0) break;
-        std::optional<BlockSite> site = find_block(func, block_names[pending.block]);
+        std::optional<BlockSite> site = find_block(shaped, block_names[pending.block]);
         if (!site || pending.read >= site->block->reads.size()) break;
         const ir::BufferRegion& read = site->block->reads[pending.read];
         // The pieces the copy covers: those after the loop it is computed at, and the

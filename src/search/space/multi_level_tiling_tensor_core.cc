@@ -12,8 +12,10 @@
 // tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
 // sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
 // sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
-// Not for convolutions yet, f32 included: their tiles are not unit-stride in our layouts
-// (no ReIndex, no implicit GEMM), so match_gemm refuses them.
+// A convolution-like block (a reduction whose reads are not a plain GEMM's) is first
+// presented as one (implicit_gemm.h: reindexed operands, a fused m x n x k block), its
+// operand copies then inlined into the shared-memory reads, so the shared tiles gather
+// straight from the padded input and the weights (implicit GEMM, no im2col buffer).
 #include <algorithm>
 
 #include "dragon/ir/op.h"
@@ -23,6 +25,7 @@
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
 #include "space/gemm_match.h"
+#include "space/implicit_gemm.h"
 #include "space/multi_level_tiling.h"
 #include "space/rule.h"
 
@@ -83,14 +86,26 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
     }
     std::optional<GemmMatch> match = match_gemm(*site);
+    Schedule s = sch.copy();
+    std::optional<ImplicitGemm> implicit;
+    if (!match) {
+      // A convolution-like block: presented as a GEMM first (implicit_gemm.h).
+      try {
+        implicit = present_as_gemm(s, block);
+      } catch (const schedule::ScheduleError&) {
+        return {};
+      }
+      if (!implicit) return {};
+      site = find_block(s.func(), block);
+      if (site) match = match_gemm(*site);
+    }
     if (!match || match->i_extent % 16 != 0 || match->j_extent % 8 != 0 ||
         match->k_extent % mma_intrins(*match).k != 0) {
       return {};
     }
     if (match->dtype == ir::DataType::f32() && options_.tf32_passes.empty()) return {};
-    Schedule s = sch.copy();
     try {
-      sketch(s, block, *match);
+      sketch(s, block, *match, implicit);
     } catch (const schedule::ScheduleError&) {
       return {};
     }
@@ -99,7 +114,8 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
   }
 
  private:
-  void sketch(Schedule& s, const std::string& name, const GemmMatch& m) const {
+  void sketch(Schedule& s, const std::string& name, const GemmMatch& m,
+              const std::optional<ImplicitGemm>& implicit) const {
     const MmaIntrins intrins = mma_intrins(m);
     const bool f32 = m.dtype == ir::DataType::f32();
     BlockRV c = s.get_block(name);
@@ -109,6 +125,12 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     BlockRV a_warp = s.cache_read(c, 0, "warp", {c});
     BlockRV b_shared = s.cache_read(c, 1, options_.shared_scope, {c});
     BlockRV b_warp = s.cache_read(c, 1, "warp", {c});
+    if (implicit) {
+      // The shared copies read the operands through the reindexing: A'[m, k] and B'[n, k]
+      // are never materialized.
+      s.compute_inline(implicit->a_copy);
+      s.compute_inline(implicit->b_copy);
+    }
     std::vector<LoopRV> loops = s.get_loops(c);
     std::vector<LoopRV> it = s.split(loops[m.i], {schedule::None{}, int64_t{16}});
     std::vector<LoopRV> jt = s.split(loops[m.j], {schedule::None{}, int64_t{8}});

@@ -15,6 +15,8 @@
 // the mma.sync rule and plain tiling. Applies only on sm_90 targets, to B stored [n, k]
 // (the intrinsics read both operands K-major; a B stored [k, n] would need a transposed
 // descriptor, which the intrinsics do not offer yet) with i % 64, j % (some N), k % 64.
+// A convolution-like block is presented as a GEMM first (implicit_gemm.h: B becomes
+// [n, k]), its operand copies inlined into the shared tiles' copies.
 #include <fmt/format.h>
 
 #include "dragon/lower/passes.h"
@@ -24,6 +26,7 @@
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
 #include "space/gemm_match.h"
+#include "space/implicit_gemm.h"
 #include "space/rule.h"
 
 namespace dragon::search {
@@ -73,6 +76,20 @@ class MultiLevelTilingWgmma : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
     }
     std::optional<GemmMatch> match = match_gemm(*site);
+    Schedule s = sch.copy();
+    std::optional<ImplicitGemm> implicit;
+    if (!match) {
+      // A convolution-like block, presented as a GEMM first (implicit_gemm.h); its
+      // reindexed B is [n, k], what wgmma reads.
+      try {
+        implicit = present_as_gemm(s, block);
+      } catch (const schedule::ScheduleError&) {
+        return {};
+      }
+      if (!implicit) return {};
+      site = find_block(s.func(), block);
+      if (site) match = match_gemm(*site);
+    }
     // wgmma here is f16/bf16 only (no tf32 family yet).
     if (!match || match->dtype == ir::DataType::f32() || !match->trans_b || match->k_extent % kSharedRow != 0) {
       return {};
@@ -80,9 +97,8 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match->i_extent, 64);
     std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match->j_extent, 1);
     if (warpgroups.empty() || n_tiles.empty()) return {};
-    Schedule s = sch.copy();
     try {
-      sketch(s, block, *match, warpgroups, n_tiles);
+      sketch(s, block, *match, warpgroups, n_tiles, implicit);
     } catch (const schedule::ScheduleError&) {
       return {};
     }
@@ -92,13 +108,18 @@ class MultiLevelTilingWgmma : public ScheduleRule {
 
  private:
   void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::vector<int64_t>& warpgroups,
-              const std::vector<int64_t>& n_tiles) const {
+              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& implicit) const {
     const std::string half = ir::to_string(m.dtype);
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("wgmma"));
     BlockRV c_warp = s.cache_write(c, 0, "warp");
     BlockRV a_shared = s.cache_read(c, 0, "shared.dyn", {c});
     BlockRV b_shared = s.cache_read(c, 1, "shared.dyn", {c});
+    if (implicit) {
+      // The shared tiles gather from the operands themselves: no im2col buffer.
+      s.compute_inline(implicit->a_copy);
+      s.compute_inline(implicit->b_copy);
+    }
     std::vector<LoopRV> loops = s.get_loops(c);
     ExprRV wg = sample_uniform(s, warpgroups);
     ExprRV n = sample_uniform(s, n_tiles);
@@ -131,7 +152,9 @@ class MultiLevelTilingWgmma : public ScheduleRule {
       s.vectorize(parts[3]);
     }
     std::vector<int64_t> stages = options_.pipeline_stages;
-    if (!stages.empty()) {
+    // cp.async copies global memory into shared memory as it is: an implicit GEMM's tiles
+    // gather (and compute the padding), so they are copied by the threads, unpipelined.
+    if (!stages.empty() && !implicit) {
       s.annotate(k[0], std::string(kSoftwarePipelineDepth), sample_uniform(s, stages));
     }
     // The N of the update's intrinsic is the sampled tile: rewrite_tensorize reads it off

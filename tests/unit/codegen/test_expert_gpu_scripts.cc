@@ -71,7 +71,7 @@ TEST(ExpertGpuScripts, IndexListsTheIssuesFourProblems) {
                                              "gemm_bf16_wgmma_pipe3_128x256", "gemm_f32_4096",
                                              "gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
                                              "gemm_f32_3xtf32_pipe3_4096",
-                                             "softmax_kb23", "layer_norm_kb40"}));
+                                             "softmax_kb23", "layer_norm_kb40", "conv2d_f16_resnet50_3x3"}));
 }
 
 // The Hopper GEMMs (tests/unit/codegen/test_cuda_wgmma.cc generates their scripts): two
@@ -113,6 +113,23 @@ TEST(ExpertGpuScripts, TensorCoreGemmUsesMmaAndSixteenByteCopies) {
   EXPECT_NE(b.source.code.find("mma.sync.aligned.m16n8k16"), std::string::npos);
   EXPECT_NE(b.source.code.find("ldmatrix"), std::string::npos);
   EXPECT_NE(b.source.code.find("int4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
+}
+
+// ResNet-50's 3x3 conv as an implicit GEMM on tensor cores (tests/unit/search/
+// test_implicit_gemm_space.cc checks it is the rule's candidate): the mma kernel's shared
+// tiles gather straight from X (the padding inlined as a select, no im2col buffer among
+// the kernel's parameters), 196 blocks of 32 x 64 outputs, 4 warps.
+TEST(ExpertGpuScripts, ImplicitGemmConvGathersSharedTilesFromTheInput) {
+  Built b = build_expert("conv2d_f16_resnet50_3x3");
+  ASSERT_FALSE(b.source.kernels.empty());
+  const KernelLaunch& k = b.source.kernels[0];
+  EXPECT_EQ(k.grid[0] * k.grid[1] * k.grid[2], 196);
+  EXPECT_EQ(k.threads_per_block(), 128);
+  const std::string body = b.source.code.substr(b.source.prelude_size);
+  EXPECT_NE(b.source.code.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_NE(b.source.code.find("ldmatrix"), std::string::npos);
+  EXPECT_EQ(body.find("X_pad_reindex["), std::string::npos) << body;
+  EXPECT_EQ(body.find("W_reindex["), std::string::npos) << body;
 }
 
 // The pipelined f16 and bf16 GEMMs: shared tiles three or four stages deep, each stage's copies

@@ -11,6 +11,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/simplify.h"
+#include "dragon/schedule/index_map.h"
 
 namespace dragon::schedule::testing {
 namespace {
@@ -35,7 +36,9 @@ class Generator {
     std::vector<BlockRV> blocks = sch_.get_child_blocks(sch_.get_block("root"));
     if (blocks.empty()) return;
     BlockRV block = pick(blocks);
-    if (loops && (!blocks_too || rng_.uniform_int(0, 2) == 0)) {
+    if (options_.reindex_steps && rng_.uniform_int(0, 3) == 0) {
+      reindex_step(block);
+    } else if (loops && (!blocks_too || rng_.uniform_int(0, 2) == 0)) {
       loop_step(block);
     } else {
       block_step(block);
@@ -224,6 +227,47 @@ class Generator {
     std::vector<LoopRV> parts;
     if (!attempt("cooperative_fetch", [&] { parts = sch_.split(fused, {None{}, threads}); })) return;
     attempt("cooperative_fetch", [&] { sch_.bind(parts[1], "threadIdx.x"); });
+  }
+
+  // reindex of a random read or write (indices past the end too), or
+  // transform_block_layout by a random permutation of the iteration variables whose
+  // neighbours of one kind are fused at random.
+  void reindex_step(BlockRV block) {
+    const ir::BlockNode* node = sch_.get(block);
+    if (coin()) {
+      const bool read = coin();
+      const int64_t n = static_cast<int64_t>(read ? node->reads.size() : node->writes.size());
+      const int64_t index = rng_.uniform_int(0, n + 1);
+      attempt("reindex", [&] {
+        sch_.reindex(block, index, read ? Schedule::BufferIndexType::kRead : Schedule::BufferIndexType::kWrite);
+      });
+      return;
+    }
+    std::vector<std::string> names;
+    std::vector<int64_t> extents;
+    std::vector<size_t> order;
+    for (size_t p = 0; p < node->iter_vars.size(); ++p) {
+      std::optional<int64_t> extent = ir::as_const_int(node->iter_vars[p].dom.extent);
+      if (!extent) return;
+      names.push_back(node->iter_vars[p].var.name());
+      extents.push_back(*extent);
+      order.push_back(p);
+    }
+    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng_.uniform_int(0, static_cast<int64_t>(i))]);
+    std::vector<std::vector<size_t>> groups;
+    for (size_t p : order) {
+      const bool fuse = !groups.empty() && node->iter_vars[groups.back().back()].kind == node->iter_vars[p].kind && coin();
+      if (fuse) {
+        groups.back().push_back(p);
+      } else {
+        groups.push_back({p});
+      }
+    }
+    const IndexMap map = IndexMap::fusing(names, extents, groups);
+    // A new order of the reduction variables reassociates the sums.
+    if (attempt("transform_block_layout", [&] { sch_.transform_block_layout(block, map); })) {
+      step_reassociated_ = true;
+    }
   }
 
   void block_step(BlockRV block) {

@@ -170,7 +170,12 @@ std::vector<Candidate> candidates(Schedule& sch) {
         for (const char* map : {"lambda i, j: (j, i)", "lambda i: (i,)", "lambda i, j: (i * 0, j * 0)"}) {
           add(K::TransformLayout, {b, Arg(map)}, {Arg(index), Arg(type), kNone, kFalse});
         }
+        add(K::ReIndex, {b}, {Arg(index), Arg(type)});
       }
+    }
+    for (const char* map : {"lambda i, j: (j, i)", "lambda i, j, k: (j, i, k)", "lambda i, j, k: (i * 8 + j, k)",
+                            "lambda i, j, k: (i * 6 + k, j)", "lambda i, j, k: (i, j // 2, k)"}) {
+      add(K::TransformBlockLayout, {b}, {Arg(map)});
     }
     add(K::CacheRead, {b, Arg(Arg::List{})}, {Arg(int64_t{0}), Arg("texture")});
     add(K::CacheWrite, {b, Arg(Arg::List{b})}, {Arg(int64_t{0}), Arg("local")});  // malformed

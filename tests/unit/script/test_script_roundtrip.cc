@@ -8,6 +8,7 @@
 
 #include "dragon/ir/structural_equal.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/schedule/index_map.h"
 #include "dragon/schedule/trace_json.h"
 #include "dragon/script/script.h"
 #include "dragon/support/file.h"
@@ -119,6 +120,32 @@ TEST(ScriptRoundTrip, DecodedTracesReplayToTheSameFunction) {
     }
   }
   EXPECT_EQ(replayed, 48);
+}
+
+// conv2d presented as a GEMM (reindexed operands laid out by the block's fusion map): the
+// script spells ReIndex and TransformBlockLayout by their mnemonics and replays to the
+// same function.
+TEST(ScriptRoundTrip, ImplicitGemmTraceReplays) {
+  using Type = schedule::Schedule::BufferIndexType;
+  using schedule::IndexMap;
+  ir::PrimFunc func = ops::OpRegistry::global()
+                          .make_workload("conv2d:batch=2,in_channels=2,out_channels=3,size=6x6,kernel=3x3,padding=1x1")
+                          .func;
+  schedule::Schedule sch(func);
+  schedule::BlockRV y = sch.get_block("Y");
+  schedule::BlockRV x = sch.reindex(y, 0, Type::kRead);
+  schedule::BlockRV w = sch.reindex(y, 1, Type::kRead);
+  schedule::BlockRV out = sch.reindex(y, 0, Type::kWrite);
+  sch.transform_layout(x, 0, Type::kWrite, IndexMap::parse("lambda n, h, w, c, r, s: (n * 36 + h * 6 + w, c * 9 + r * 3 + s)"));
+  sch.transform_layout(w, 0, Type::kWrite, IndexMap::parse("lambda o, c, r, s: (o, c * 9 + r * 3 + s)"));
+  sch.transform_layout(out, 0, Type::kRead, IndexMap::parse("lambda n, o, h, w: (n * 36 + h * 6 + w, o)"));
+  sch.transform_block_layout(y, IndexMap::parse("lambda n, o, h, w, c, r, s: (n * 36 + h * 6 + w, o, c * 9 + r * 3 + s)"));
+  ASSERT_TRUE(round_trips(sch.trace()));
+  const std::string script = encode(sch.trace());
+  EXPECT_NE(script.find("ri b0 0 0"), std::string::npos) << script;
+  EXPECT_NE(script.find("tbl b0 "), std::string::npos) << script;
+  schedule::Schedule again = schedule::replay(decode(script), func);
+  EXPECT_TRUE(ir::structural_equal(again.func(), sch.func()));
 }
 
 TEST(ScriptRoundTrip, LegacyLayoutsAreRewrittenToThePinnedDialect) {

@@ -65,5 +65,25 @@ TEST(DecisionSampler, ConvolutionAndBatchedGemmCandidatesFitToo) {
   }
 }
 
+// A convolution on tensor cores (implicit GEMM): the budget reads the block as the rule's
+// ReIndex and TransformBlockLayout leave it (the fused m x n x k nest), so the shared
+// tiles of every candidate fit too.
+TEST(DecisionSampler, ImplicitGemmConvolutionCandidatesFit) {
+  const std::string spec = "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f32";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+  const Sketch* tc = nullptr;
+  for (const Sketch& s : sketches) {
+    for (const std::string& a : s.applied) {
+      if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
+    }
+  }
+  ASSERT_NE(tc, nullptr);
+  for (int seed = 1; seed <= 12; ++seed) {
+    CandidateResult r = sample_candidate(*tc, func, kH200, RuleSet::cuda(), seed);
+    EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
+  }
+}
+
 }  // namespace
 }  // namespace dragon::search

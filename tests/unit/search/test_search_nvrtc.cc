@@ -199,5 +199,69 @@ TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
   });
 }
 
+// Convolutions on tensor cores (implicit GEMM, space/implicit_gemm.h): ResNet-50's 3x3
+// layer of its third stage (256 -> 256 channels, 14x14, batch 8: m = 1568, n = 256,
+// k = 2304) in f16, bf16 and f32 (tf32); two candidates of each compile, with the mma and
+// the shared tiles gathered from the input (no im2col buffer in the kernel's parameters).
+TEST(SearchNvrtc, SampledImplicitGemmConvCandidatesCompileForSm90a) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> flats;
+  std::vector<std::string> mmas;
+  for (const char* dtype : {"f16", "bf16", "f32"}) {
+    const std::string spec = std::string("conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,"
+                                         "padding=1x1,dtype=") + dtype;
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    const Sketch* tc = sketch_applying(sketches, "multi_level_tiling_tensor_core");
+    ASSERT_NE(tc, nullptr) << spec;
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(*tc, func, target, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
+      labels.push_back(spec + " seed " + std::to_string(seed) + "\n" + r.candidate().trace.to_string());
+      mmas.push_back(std::string(dtype) == "f32" ? "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+                                                 : std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + dtype + "." +
+                                                       dtype + ".f32");
+      ASSERT_NO_THROW(flats.push_back(lower::lower(r.candidate().func, target).func)) << labels.back();
+    }
+  }
+  expect_batch_compiles(flats, labels, target, [&](size_t i, const runtime::CudaBuild& build) {
+    const std::string& code = build.source.code;
+    EXPECT_NE(code.find(mmas[i]), std::string::npos) << code.substr(build.source.prelude_size);
+    // The copies' own buffers are gone (their shared-memory stages keep the name's stem).
+    EXPECT_EQ(code.find("X_pad_reindex[", build.source.prelude_size), std::string::npos);
+    EXPECT_EQ(code.find("W_reindex[", build.source.prelude_size), std::string::npos);
+  });
+}
+
+// The same layer at batch 16 (m = 3136, a multiple of 64) through the wgmma rule (sm_90a):
+// two candidates of f16 and bf16 compile, with warpgroup MMA fed from shared tiles that
+// gather from the input.
+TEST(SearchNvrtc, SampledImplicitGemmConvWgmmaCandidatesCompileForSm90a) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> flats;
+  for (const char* dtype : {"f16", "bf16"}) {
+    const std::string spec = std::string("conv2d:batch=16,in_channels=256,out_channels=256,size=14x14,kernel=3x3,"
+                                         "padding=1x1,dtype=") + dtype;
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    const Sketch* wgmma = sketch_applying(sketches, "multi_level_tiling_wgmma");
+    ASSERT_NE(wgmma, nullptr) << spec;
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(*wgmma, func, target, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
+      labels.push_back(spec + " seed " + std::to_string(seed) + "\n" + r.candidate().trace.to_string());
+      ASSERT_NO_THROW(flats.push_back(lower::lower(r.candidate().func, target).func)) << labels.back();
+    }
+  }
+  expect_batch_compiles(flats, labels, target, [](size_t, const runtime::CudaBuild& build) {
+    EXPECT_NE(build.source.code.find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+    EXPECT_EQ(build.source.code.find("X_pad_reindex[", build.source.prelude_size), std::string::npos);
+  });
+}
+
 }  // namespace
 }  // namespace dragon::search

@@ -1,0 +1,129 @@
+// present_as_gemm (implicit_gemm.h): the variables' roles read from the block's regions,
+// then reindex, transform_layout and transform_block_layout by IndexMap::fusing maps.
+#include "space/implicit_gemm.h"
+
+#include <algorithm>
+
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
+#include "dragon/schedule/index_map.h"
+#include "space/block_analysis.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::BlockRV;
+using schedule::IndexMap;
+using Type = schedule::Schedule::BufferIndexType;
+
+// Whether some index of `region` mentions `var`.
+bool reads_var(const ir::BufferRegion& region, const ir::Var& var) {
+  struct Finder : ir::ExprVisitor {
+    const ir::VarNode* var = nullptr;
+    bool found = false;
+    using ir::ExprVisitor::visit_;
+    void visit_(const ir::VarNode* op) override { found |= op == var; }
+  } finder;
+  finder.var = var.get();
+  for (const ir::Range& r : region.region) {
+    finder.visit(r.min);
+    finder.visit(r.extent);
+  }
+  return finder.found;
+}
+
+// The block's iteration variables by name and extent, and the groups m, n, k.
+struct Roles {
+  std::vector<std::string> names;
+  std::vector<int64_t> extents;
+  std::vector<std::vector<size_t>> groups;  // m, n, k: block positions
+};
+
+// The fusion map of the variables `used` (block positions, in order): the groups
+// restricted to them, empty ones left out.
+IndexMap restricted(const Roles& roles, const std::vector<size_t>& used) {
+  std::vector<std::string> names;
+  std::vector<int64_t> extents;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t p : used) {
+    names.push_back(roles.names[p]);
+    extents.push_back(roles.extents[p]);
+  }
+  for (const std::vector<size_t>& group : roles.groups) {
+    std::vector<size_t> kept;
+    for (size_t p : group) {
+      auto at = std::find(used.begin(), used.end(), p);
+      if (at != used.end()) kept.push_back(static_cast<size_t>(at - used.begin()));
+    }
+    if (!kept.empty()) groups.push_back(std::move(kept));
+  }
+  return IndexMap::fusing(names, extents, groups);
+}
+
+}  // namespace
+
+std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& name) {
+  std::optional<BlockSite> site = find_block(sch.func(), name);
+  if (!site || !is_reduction(site->block) || has_ordered_vars(site->block) || !has_trivial_bindings(*site)) {
+    return std::nullopt;
+  }
+  const ir::BlockNode* b = site->block;
+  if (b->writes.size() != 1 || site->loops.size() != b->iter_vars.size()) return std::nullopt;
+  std::vector<ir::BufferRegion> inputs = inputs_of(b);
+  if (inputs.size() != 2) return std::nullopt;
+  // The positions of A and B among the block's reads.
+  std::vector<int64_t> read_index;
+  for (const ir::BufferRegion& in : inputs) {
+    for (size_t r = 0; r < b->reads.size(); ++r) {
+      if (b->reads[r].buffer.same_as(in.buffer)) read_index.push_back(static_cast<int64_t>(r));
+    }
+  }
+  if (read_index.size() != 2) return std::nullopt;
+
+  Roles roles;
+  roles.groups.assign(3, {});
+  std::vector<size_t> a_used, b_used, c_used;
+  for (size_t p = 0; p < b->iter_vars.size(); ++p) {
+    const ir::IterVar& iv = b->iter_vars[p];
+    std::optional<int64_t> extent = ir::as_const_int(iv.dom.extent);
+    if (!extent || !ir::is_const_int(iv.dom.min, 0)) return std::nullopt;
+    roles.names.push_back(iv.var.name());
+    roles.extents.push_back(*extent);
+    const bool in_a = reads_var(inputs[0], iv.var), in_b = reads_var(inputs[1], iv.var),
+               in_c = reads_var(b->writes[0], iv.var);
+    if (in_a) a_used.push_back(p);
+    if (in_b) b_used.push_back(p);
+    if (in_c) c_used.push_back(p);
+    if (iv.kind == ir::IterKind::kReduce) {
+      if (!(in_a && in_b) && *extent > 1) return std::nullopt;
+      roles.groups[2].push_back(p);
+    } else if (in_a && in_b) {
+      if (*extent > 1) return std::nullopt;  // a batch or grouped channel: not one GEMM
+      roles.groups[0].push_back(p);
+    } else {
+      roles.groups[in_b ? 1 : 0].push_back(p);
+    }
+  }
+  if (roles.groups[0].empty() || roles.groups[1].empty() || roles.groups[2].empty()) return std::nullopt;
+
+  schedule::Schedule attempt = sch.copy();
+  BlockRV block = attempt.get_block(name);
+  ImplicitGemm out;
+  out.a_copy = attempt.reindex(block, read_index[0], Type::kRead);
+  out.b_copy = attempt.reindex(block, read_index[1], Type::kRead);
+  out.c_back = attempt.reindex(block, 0, Type::kWrite);
+  const IndexMap a_map = restricted(roles, a_used), b_map = restricted(roles, b_used), c_map = restricted(roles, c_used);
+  attempt.transform_layout(out.a_copy, 0, Type::kWrite, a_map);
+  attempt.transform_layout(out.b_copy, 0, Type::kWrite, b_map);
+  attempt.transform_layout(out.c_back, 0, Type::kRead, c_map);
+  // The copies iterate over the new layouts too: writing A'[m, k] at distinct variables,
+  // a copy inlines into its consumer.
+  attempt.transform_block_layout(out.a_copy, a_map);
+  attempt.transform_block_layout(out.b_copy, b_map);
+  attempt.transform_block_layout(out.c_back, c_map);
+  attempt.transform_block_layout(block, IndexMap::fusing(roles.names, roles.extents, roles.groups));
+  sch = std::move(attempt);
+  return out;
+}
+
+}  // namespace dragon::search

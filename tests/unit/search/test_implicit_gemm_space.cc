@@ -1,0 +1,235 @@
+// The tensor-core rule on convolutions (space/implicit_gemm.cc, then
+// multi_level_tiling_tensor_core.cc): conv2d in f16, bf16 and f32 gets a tensor-core
+// sketch (mma.sync m16n8k16, or m16n8k8 tf32) whose block is the fused m x n x k GEMM and
+// whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
+// candidates tensorize every annotated block and compute the convolution on the
+// interpreter; tile mutations replay; on sm_90 the wgmma rule's candidates compute the
+// conv too. A matmul whose A is stored [k, m] goes the same way. Blocks that are not one
+// GEMM (a grouped conv, tiles that do not divide) get none. The ResNet-50 expert script is
+// the rule's candidate. NVRTC compiles are test_search_nvrtc's.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
+#include "dragon/ir/printer.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/script/script.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/mutator.h"
+#include "dragon/search/postproc.h"
+#include "dragon/support/file.h"
+#include "unit/codegen/codegen_test_util.h"
+#include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::testing::has_line;
+using schedule::testing::workload;
+using testing::kH200;
+
+bool is_tensor_core_sketch(const Sketch& s) {
+  return std::any_of(s.applied.begin(), s.applied.end(),
+                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
+}
+
+std::vector<Sketch> tensor_core_sketches(const std::string& spec) {
+  std::vector<Sketch> out;
+  for (Sketch& s : generate_design_space(workload(spec), kH200, RuleSet::cuda())) {
+    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// ResNet-50-like 3x3 layers, scaled down for the interpreter: m = 2 * 8 * 8 = 128,
+// n = 16, k = 16 * 9 = 144 (a multiple of 16 and of 8).
+constexpr const char* kConvs[] = {
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=bf16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f32",
+    // Strided (m = 2 * 4 * 4 = 32) and dilated.
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,stride=2x2,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,dilation=2x2,padding=2x2,dtype=f16",
+    // 1D, 3D, pointwise and transposed (the flipped weight read through the reindexing).
+    "conv1d:batch=2,in_channels=16,out_channels=16,size=16,kernel=3,padding=1,dtype=f16",
+    "conv3d:batch=1,in_channels=16,out_channels=8,size=4x4x4,kernel=3x3x3,padding=1x1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=32,out_channels=16,size=8x8,kernel=1x1,dtype=f16",
+    "conv_transpose2d:batch=1,in_channels=16,out_channels=16,size=4x4,kernel=3x3,stride=2x2,padding=1x1,"
+    "output_padding=1x1,dtype=f16",
+    // A matmul whose A is stored [k, m]: reindexed to [m, k] as the shared tiles load it.
+    "matmul:m=64,n=64,k=64,dtype=f16,trans_a=true",
+};
+
+TEST(ImplicitGemmTensorCore, ConvsGetATensorCoreSketchOfTheFusedGemm) {
+  for (const char* spec : kConvs) {
+    SCOPED_TRACE(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    const std::string text = script::encode(s[0].trace);
+    // Every operand reindexed, the copies and the block laid out, the input copies inlined.
+    EXPECT_NE(text.find("ri b"), std::string::npos) << text;
+    EXPECT_NE(text.find("tbl b"), std::string::npos) << text;
+    EXPECT_NE(text.find("ci b"), std::string::npos) << text;
+    const bool f32 = std::string(spec).find("f32") != std::string::npos;
+    EXPECT_NE(text.find(f32 ? "mma_m16n8k8_tf32tf32f32_trans_b" : "_trans_b"), std::string::npos) << text;
+    // No im2col buffer: the shared tiles gather from the padded input.
+    const std::string ir_text = ir::print_function(schedule::replay(s[0].trace, workload(spec)).func());
+    // One copy stays in global memory: the output's, C'[m, n] copied back into C.
+    size_t copies = 0;
+    for (size_t at = ir_text.find("_reindex: "); at != std::string::npos; at = ir_text.find("_reindex: ", at + 1)) {
+      ++copies;
+    }
+    EXPECT_EQ(copies, 1u) << ir_text;
+  }
+}
+
+TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
+  for (const char* spec : kConvs) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const SpaceCandidate& c = r.candidate();
+      const std::string text = script::encode(c.trace);
+      // rewrite_tensorize tensorized every annotated block: the update, the init, both
+      // fragment loads and the store.
+      EXPECT_NE(text.find("mma_fill_m16n8_f32"), std::string::npos) << text;
+      EXPECT_NE(text.find("mma_store_m16n8_f32"), std::string::npos) << text;
+      size_t tensorized = 0;
+      for (size_t at = text.find("\ntz "); at != std::string::npos; at = text.find("\ntz ", at + 1)) ++tensorized;
+      EXPECT_EQ(tensorized, 5u) << text;
+      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      std::vector<tensor::HostTensor> actual = expected;
+      interp::run(func, expected);
+      interp::run(c.func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    }
+  }
+}
+
+TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
+  // A grouped conv (each group its own GEMM), k = 8 * 9 = 72 not a multiple of 16 (f16),
+  // m = 2 * 7 * 7 = 98 not a multiple of 16.
+  for (const char* spec : {"conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,groups=2,"
+                           "dtype=f16",
+                           "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+                           "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
+    EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
+  }
+}
+
+// On sm_90 the wgmma rule presents the conv too (its B becomes [n, k], what wgmma reads):
+// m = 2 * 8 * 8 = 128, n = 128, k = 64 * 9 = 576 (multiples of 64).
+TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
+  for (const char* spec : {"conv2d:batch=2,in_channels=64,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+                           "conv2d:batch=2,in_channels=64,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=bf16"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> wgmma;
+    for (Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
+      if (std::any_of(s.applied.begin(), s.applied.end(),
+                      [](const std::string& a) { return a.rfind("multi_level_tiling_wgmma(", 0) == 0; })) {
+        wgmma.push_back(std::move(s));
+      }
+    }
+    ASSERT_EQ(wgmma.size(), 1u);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
+    interp::run(func, expected);
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(wgmma[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const std::string text = script::encode(r.candidate().trace);
+      EXPECT_NE(text.find("ri b"), std::string::npos) << text;
+      EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
+      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 3, interp::Distribution::kNormal);
+      interp::run(r.candidate().func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    }
+  }
+}
+
+// Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
+// candidates stay valid (the decision sampler reads the fused nest) and compute the conv.
+TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
+  const std::string spec = kConvs[0];
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  ASSERT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+  ASSERT_TRUE(first.ok()) << first.failure().message;
+  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+  schedule::RandomEngine rng(5);
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+  interp::run(func, expected);
+  int changed = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+    ASSERT_TRUE(t.has_value());
+    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
+    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    interp::run(r.candidate().func, actual);
+    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+  }
+  EXPECT_GT(changed, 0);
+}
+
+// The rule's candidate for ResNet-50's 3x3 layer of its third stage in f16 (batch 8, 256
+// -> 256 channels, 14x14: m = 1568, n = 256, k = 2304) at the expert script's decisions:
+// blocks of 32 x 64 (i tiles 49 1 2 1 1, j tiles 4 1 2 2 2: 2 x 2 warps of 16 x 32, 196
+// blocks for the H200's 132 SMs), k steps of 64 (36 4 1 tiles of 16), 16-byte cooperative
+// copies, unroll 512.
+SpaceCandidate resnet_expert_candidate() {
+  const std::string spec =
+      "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f16";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = tensor_core_sketches(spec);
+  EXPECT_EQ(s.size(), 1u);
+  CandidateResult first = sample_candidate(s.at(0), func, kH200, RuleSet::cuda(), 1);
+  EXPECT_TRUE(first.ok());
+  const schedule::Trace sampled = first.candidate().trace;
+  schedule::Trace trace = sampled;
+  const std::vector<std::vector<int64_t>> tiles = {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}};
+  size_t tile = 0;
+  for (const SamplingSite& site : sampling_sites(sampled)) {
+    const schedule::Instruction& inst = sampled[site.instruction];
+    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
+      schedule::Arg::List list;
+      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
+      ++tile;
+      trace = trace.with_decision(site.instruction, schedule::Arg(list));
+      continue;
+    }
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    const int64_t want = site.role == SamplingRole::kVectorLength ? 8 : site.role == SamplingRole::kUnroll ? 512 : -1;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto* value = candidates[c].as<int64_t>();
+      if (value != nullptr && *value == want) {
+        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
+      }
+    }
+  }
+  EXPECT_EQ(tile, tiles.size());
+  CandidateResult r = replay_candidate(trace, func, kH200, RuleSet::cuda());
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
+  return r.candidate();
+}
+
+// data/scripts/expert/gpu/conv2d_f16_resnet50_3x3.script (timed against torch's conv by
+// bench/gpu_expert_bench.cc) is this rule's candidate: search can find what it times.
+TEST(ImplicitGemmTensorCore, TheResNetExpertScriptIsTheRulesCandidate) {
+  const std::string file = std::string(DRAGON_SOURCE_DIR) + "/data/scripts/expert/gpu/conv2d_f16_resnet50_3x3.script";
+  const std::string text = script::encode(resnet_expert_candidate().trace);
+  EXPECT_EQ(text, read_text_file(file)) << file;
+}
+
+}  // namespace
+}  // namespace dragon::search
