@@ -6,14 +6,18 @@
 // interpreter; tile mutations replay; on sm_90 the wgmma rule's candidates compute the
 // conv too. A matmul whose A is stored [k, m] goes the same way. Blocks that are not one
 // GEMM (a grouped conv, tiles that do not divide) get none. The ResNet-50 expert script is
-// the rule's candidate. NVRTC compiles are test_search_nvrtc's.
+// the rule's candidate. f32 convs sample one-pass TF32 and 3xTF32, f32 GEMMs only the
+// latter. NVRTC compiles are test_search_nvrtc's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
+#include "dragon/codegen/cuda_codegen.h"
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/printer.h"
+#include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
@@ -110,6 +114,39 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
       interp::run(c.func, actual);
       EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
     }
+  }
+}
+
+TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
+  // cuda.json: f32_implicit_gemm_intrins ["tf32", "3xtf32"] (eager's convolutions run in
+  // TF32, so the harness's calibrated tolerance may admit it), f32_intrins ["3xtf32"].
+  auto variants_of = [](const std::string& spec) {
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = tensor_core_sketches(spec);
+    EXPECT_EQ(s.size(), 1u) << spec;
+    std::set<std::string> seen;
+    for (int seed = 0; seed < 24 && !s.empty(); ++seed) {
+      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      EXPECT_TRUE(r.ok()) << spec << " seed " << seed;
+      if (!r.ok()) continue;
+      codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
+      for (const char* helper : {"dragon_tf32_mma_m16n8k8(", "dragon_tf32_mma_m16n8k8_3x("}) {
+        if (src.code.find(helper, src.prelude_size) != std::string::npos) seen.insert(helper);
+      }
+    }
+    return seen;
+  };
+  EXPECT_EQ(variants_of("conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f32"),
+            (std::set<std::string>{"dragon_tf32_mma_m16n8k8(", "dragon_tf32_mma_m16n8k8_3x("}));
+  EXPECT_EQ(variants_of("matmul:m=128,n=128,k=64"), (std::set<std::string>{"dragon_tf32_mma_m16n8k8_3x("}));
+  // A misspelt variant names the parameter it was given in.
+  try {
+    RuleSet::parse(R"({"extends": "cuda", "set": [{"rule": "multi_level_tiling_tensor_core",
+                      "params": {"f32_implicit_gemm_intrins": ["tf32", "4xtf32"]}}]})",
+                   "bad.json");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("f32_implicit_gemm_intrins entry '4xtf32'"), std::string::npos) << e.what();
   }
 }
 
