@@ -7,6 +7,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/schedule/index_map.h"
+#include "dragon/schedule/schedule_error.h"
 #include "space/block_analysis.h"
 
 namespace dragon::search {
@@ -123,6 +124,30 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   attempt.transform_block_layout(out.c_back, c_map);
   attempt.transform_block_layout(block, IndexMap::fusing(roles.names, roles.extents, roles.groups));
   sch = std::move(attempt);
+  return out;
+}
+
+std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block) {
+  std::optional<BlockSite> site = find_block(sch.func(), block);
+  if (!site || site->block->annotations.count("meta_schedule.tiling_structure") != 0) return std::nullopt;
+  for (const ir::ForNode* l : site->loops) {
+    if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return std::nullopt;
+  }
+  TensorCoreGemm out{sch.copy(), {}, std::nullopt};
+  if (std::optional<GemmMatch> match = match_gemm(*site)) {
+    out.match = *match;
+    return out;
+  }
+  try {
+    out.implicit = present_as_gemm(out.schedule, block);
+  } catch (const schedule::ScheduleError&) {
+    return std::nullopt;
+  }
+  if (!out.implicit) return std::nullopt;
+  site = find_block(out.schedule.func(), block);
+  std::optional<GemmMatch> match = site ? match_gemm(*site) : std::nullopt;
+  if (!match) return std::nullopt;
+  out.match = *match;
   return out;
 }
 

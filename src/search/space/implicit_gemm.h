@@ -13,6 +13,7 @@
 #include <string>
 
 #include "dragon/schedule/schedule.h"
+#include "space/gemm_match.h"
 
 namespace dragon::search {
 
@@ -28,5 +29,16 @@ struct ImplicitGemm {
 // block's loops its own; nullopt otherwise, `sch` then unchanged. Throws what the
 // primitives throw on preconditions this check did not foresee (the rule catches it).
 std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& block);
+
+// What a tensor-core rule tiles at `block`: a copy of the schedule, the GEMM its block is
+// there, and the presentation when the block was a convolution presented as one. nullopt
+// for a block already tiled, under a loop that is not plain serial, or neither a GEMM
+// (match_gemm) nor presentable (present_as_gemm, whose unforeseen refusals count as no).
+struct TensorCoreGemm {
+  schedule::Schedule schedule;
+  GemmMatch match;
+  std::optional<ImplicitGemm> implicit;
+};
+std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block);
 
 }  // namespace dragon::search

@@ -87,27 +87,13 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       : options_(std::move(options)), target_(std::move(target)) {}
 
   std::vector<Schedule> apply(const Schedule& sch, const std::string& block) const override {
-    std::optional<BlockSite> site = find_block(sch.func(), block);
-    if (!site || site->block->annotations.count("meta_schedule.tiling_structure") != 0) return {};
-    for (const ir::ForNode* l : site->loops) {
-      if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
-    }
-    std::optional<GemmMatch> match = match_gemm(*site);
-    Schedule s = sch.copy();
-    std::optional<ImplicitGemm> implicit;
-    if (!match) {
-      // A convolution-like block: presented as a GEMM first (implicit_gemm.h).
-      try {
-        implicit = present_as_gemm(s, block);
-      } catch (const schedule::ScheduleError&) {
-        return {};
-      }
-      if (!implicit) return {};
-      site = find_block(s.func(), block);
-      if (site) match = match_gemm(*site);
-    }
-    if (!match || match->i_extent % 16 != 0 || match->j_extent % 8 != 0 ||
-        match->k_extent % mma_intrins(*match).k != 0) {
+    // A GEMM, or a convolution-like block presented as one (implicit_gemm.h).
+    std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block);
+    if (!gemm) return {};
+    Schedule& s = gemm->schedule;
+    const GemmMatch* match = &gemm->match;
+    const std::optional<ImplicitGemm>& implicit = gemm->implicit;
+    if (match->i_extent % 16 != 0 || match->j_extent % 8 != 0 || match->k_extent % mma_intrins(*match).k != 0) {
       return {};
     }
     const std::vector<int64_t>& passes = implicit ? options_.implicit_tf32_passes : options_.tf32_passes;

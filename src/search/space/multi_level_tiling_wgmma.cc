@@ -70,28 +70,15 @@ class MultiLevelTilingWgmma : public ScheduleRule {
 
   std::vector<Schedule> apply(const Schedule& sch, const std::string& block) const override {
     if (target_.arch.rfind("sm_90", 0) != 0) return {};
-    std::optional<BlockSite> site = find_block(sch.func(), block);
-    if (!site || site->block->annotations.count("meta_schedule.tiling_structure") != 0) return {};
-    for (const ir::ForNode* l : site->loops) {
-      if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return {};
-    }
-    std::optional<GemmMatch> match = match_gemm(*site);
-    Schedule s = sch.copy();
-    std::optional<ImplicitGemm> implicit;
-    if (!match) {
-      // A convolution-like block, presented as a GEMM first (implicit_gemm.h); its
-      // reindexed B is [n, k], what wgmma reads.
-      try {
-        implicit = present_as_gemm(s, block);
-      } catch (const schedule::ScheduleError&) {
-        return {};
-      }
-      if (!implicit) return {};
-      site = find_block(s.func(), block);
-      if (site) match = match_gemm(*site);
-    }
+    // A GEMM, or a convolution-like block presented as one (implicit_gemm.h), whose
+    // reindexed B is [n, k], what wgmma reads.
+    std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block);
+    if (!gemm) return {};
+    Schedule& s = gemm->schedule;
+    const GemmMatch* match = &gemm->match;
+    const std::optional<ImplicitGemm>& implicit = gemm->implicit;
     // wgmma here is f16/bf16 only (no tf32 family yet).
-    if (!match || match->dtype == ir::DataType::f32() || !match->trans_b || match->k_extent % kSharedRow != 0) {
+    if (match->dtype == ir::DataType::f32() || !match->trans_b || match->k_extent % kSharedRow != 0) {
       return {};
     }
     std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match->i_extent, 64);
