@@ -4,12 +4,15 @@
 // Schedule API, so its trace carries decisions; sketch spaces drop them.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dragon/lower/target.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
+#include "dragon/search/design_space.h"
 #include "dragon/search/rule_set.h"
 
 namespace dragon::search::testing {
@@ -26,6 +29,43 @@ inline const RuleSet& cuda_with_both_tf32_variants() {
           "set": [{"rule": "multi_level_tiling_tensor_core", "params": {"f32_intrins": ["tf32", "3xtf32"]}}]})",
       "search_test_sketches.h");
   return set;
+}
+
+// The candidate of `sketch` at chosen decisions, as the expert scripts are made: its sampled
+// perfect tiles replaced in order by `tiles` (*tiles_set says how many were), and each
+// categorical decided as the candidate equal to want(role), where that gives one; replayed
+// under `rules`.
+inline CandidateResult candidate_at_decisions(const Sketch& sketch, const ir::PrimFunc& func, const RuleSet& rules,
+                                              const std::vector<std::vector<int64_t>>& tiles,
+                                              const std::function<std::optional<int64_t>(SamplingRole)>& want,
+                                              size_t* tiles_set = nullptr) {
+  CandidateResult first = sample_candidate(sketch, func, kH200, rules, 1);
+  if (!first.ok()) return first;
+  const schedule::Trace sampled = first.candidate().trace;
+  schedule::Trace trace = sampled;
+  size_t tile = 0;
+  for (const SamplingSite& site : sampling_sites(sampled)) {
+    const schedule::Instruction& inst = sampled[site.instruction];
+    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
+      schedule::Arg::List list;
+      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
+      ++tile;
+      trace = trace.with_decision(site.instruction, schedule::Arg(list));
+      continue;
+    }
+    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
+    const std::optional<int64_t> value = want(site.role);
+    if (!value) continue;
+    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto* candidate = candidates[c].as<int64_t>();
+      if (candidate != nullptr && *candidate == *value) {
+        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
+      }
+    }
+  }
+  if (tiles_set != nullptr) *tiles_set = tile;
+  return replay_candidate(trace, func, kH200, rules);
 }
 
 // Matmul (block "C", loops i, j, k): i, j, k each split in two by sampled perfect tiles,

@@ -226,36 +226,18 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
 SpaceCandidate resnet_expert_candidate() {
   const std::string spec =
       "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f16";
-  ir::PrimFunc func = workload(spec);
   std::vector<Sketch> s = tensor_core_sketches(spec);
   EXPECT_EQ(s.size(), 1u);
-  CandidateResult first = sample_candidate(s.at(0), func, kH200, RuleSet::cuda(), 1);
-  EXPECT_TRUE(first.ok());
-  const schedule::Trace sampled = first.candidate().trace;
-  schedule::Trace trace = sampled;
-  const std::vector<std::vector<int64_t>> tiles = {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}};
-  size_t tile = 0;
-  for (const SamplingSite& site : sampling_sites(sampled)) {
-    const schedule::Instruction& inst = sampled[site.instruction];
-    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
-      schedule::Arg::List list;
-      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
-      ++tile;
-      trace = trace.with_decision(site.instruction, schedule::Arg(list));
-      continue;
-    }
-    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
-    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
-    const int64_t want = site.role == SamplingRole::kVectorLength ? 8 : site.role == SamplingRole::kUnroll ? 512 : -1;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      const auto* value = candidates[c].as<int64_t>();
-      if (value != nullptr && *value == want) {
-        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
-      }
-    }
-  }
-  EXPECT_EQ(tile, tiles.size());
-  CandidateResult r = replay_candidate(trace, func, kH200, RuleSet::cuda());
+  size_t tiles_set = 0;
+  CandidateResult r = testing::candidate_at_decisions(
+      s.at(0), workload(spec), RuleSet::cuda(), {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}},
+      [](SamplingRole role) -> std::optional<int64_t> {
+        if (role == SamplingRole::kVectorLength) return 8;
+        if (role == SamplingRole::kUnroll) return 512;
+        return std::nullopt;
+      },
+      &tiles_set);
+  EXPECT_EQ(tiles_set, 3u);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
   return r.candidate();
 }

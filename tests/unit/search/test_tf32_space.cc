@@ -176,37 +176,13 @@ TEST(Tf32TensorCore, MutateTileSizeRedrawsTheVariant) {
 // (128 4 1 tiles of 8), 16-byte cooperative copies, unroll 512, and `passes`.
 SpaceCandidate expert_candidate(int64_t passes) {
   const std::string spec = "matmul:m=4096,n=4096,k=4096";
-  ir::PrimFunc func = workload(spec);
   std::vector<Sketch> s = tensor_core_sketches(spec);
   EXPECT_EQ(s.size(), 1u);
-  CandidateResult first = sample_candidate(s.at(0), func, kH200, testing::cuda_with_both_tf32_variants(), 1);
-  EXPECT_TRUE(first.ok());
-  const schedule::Trace sampled = first.candidate().trace;
-  schedule::Trace trace = sampled;
-  const std::vector<std::vector<int64_t>> tiles = {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}};
-  size_t tile = 0;
-  for (const SamplingSite& site : sampling_sites(sampled)) {
-    const schedule::Instruction& inst = sampled[site.instruction];
-    if (inst.kind == schedule::InstructionKind::SamplePerfectTile && tile < tiles.size()) {
-      schedule::Arg::List list;
-      for (int64_t f : tiles[tile]) list.push_back(schedule::Arg(f));
-      ++tile;
-      trace = trace.with_decision(site.instruction, schedule::Arg(list));
-      continue;
-    }
-    if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
-    const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
-    const int64_t want = site.role == SamplingRole::kVectorLength ? 4
-                         : site.role == SamplingRole::kUnroll     ? 512
-                                                                  : passes;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      const auto* value = candidates[c].as<int64_t>();
-      if (value != nullptr && *value == want) {
-        trace = trace.with_decision(site.instruction, schedule::Arg(static_cast<int64_t>(c)));
-      }
-    }
-  }
-  CandidateResult r = replay_candidate(trace, func, kH200, testing::cuda_with_both_tf32_variants());
+  CandidateResult r = testing::candidate_at_decisions(
+      s.at(0), workload(spec), testing::cuda_with_both_tf32_variants(), {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}},
+      [&](SamplingRole role) -> std::optional<int64_t> {
+        return role == SamplingRole::kVectorLength ? 4 : role == SamplingRole::kUnroll ? 512 : passes;
+      });
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
   return r.candidate();
 }
