@@ -28,6 +28,10 @@ class Postproc {
 // d-stage software pipeline of the loop's body (lower::kSoftwarePipelineStage).
 inline constexpr std::string_view kSoftwarePipelineDepth = "meta_schedule.software_pipeline_depth";
 
+// The block annotation by which a rule asks for tensorization: its value names the tensor
+// intrinsic that rewrite_tensorize tensorizes the block with.
+inline constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
+
 // A block annotation a rule samples on an f32 GEMM update (1 or 3): rewrite_tensorize
 // tensorizes the update with schedule::tf32_mma_intrin_name(passes, trans_b), tf32 or 3xtf32.
 inline constexpr std::string_view kTf32Passes = "meta_schedule.tf32_passes";

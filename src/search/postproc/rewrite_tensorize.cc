@@ -24,7 +24,6 @@ using schedule::BlockRV;
 using schedule::LoopRV;
 using schedule::Schedule;
 
-constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
 constexpr const char* kFill = "mma_fill_m16n8_f32";
 constexpr const char* kWgmmaFill = "wgmma_fill_m64n8_f32";
 constexpr std::string_view kWgmmaFamilyN = "m64nNk16_";

@@ -41,8 +41,6 @@ using schedule::LoopRV;
 using schedule::Schedule;
 using schedule::SplitFactor;
 
-constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
-
 // The mma.sync intrinsics for a matched GEMM's types, and the instruction's k. For f32
 // the mma named is the one-pass tf32 one; the sampled kTf32Passes picks the variant.
 struct MmaIntrins {

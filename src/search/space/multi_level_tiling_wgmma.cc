@@ -39,7 +39,6 @@ using schedule::LoopRV;
 using schedule::None;
 using schedule::Schedule;
 
-constexpr const char* kAutoTensorize = "meta_schedule.auto_tensorize";
 constexpr int64_t kWarpgroupLanes = 128;
 constexpr int64_t kSharedRow = 64;     // halves in a 128-byte swizzled row: the k step
 constexpr int64_t kCopyVector = 8;     // halves a thread copies at once (16 bytes)

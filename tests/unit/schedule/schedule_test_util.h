@@ -4,11 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "dragon/ir/function.h"
 #include "dragon/schedule/schedule.h"
+#include "dragon/schedule/schedule_error.h"
 
 namespace dragon::schedule::testing {
 
@@ -27,9 +29,6 @@ ir::PrimFunc workload(std::string_view spec);
 // structurally equal to the scheduled function; the JSON round trip too.
 ::testing::AssertionResult replays_exactly(const Schedule& sch);
 
-// A gather of an intermediate: B = A * 2 + 1 over all 8 rows, C[i] = B[idx[i]] (C declares
-// the whole of B as read, since its index is data-dependent). For compute_at and
-// compute_inline into a gather.
 // Whether the line of `detail` that contains `piece` is the one marked "<-- here".
 inline bool marks(const std::string& detail, const std::string& piece) {
   size_t at = detail.find(piece);
@@ -37,6 +36,42 @@ inline bool marks(const std::string& detail, const std::string& piece) {
   size_t end = detail.find('\n', at);
   return detail.substr(at, end - at).find("<-- here") != std::string::npos;
 }
+
+// What a primitive's refusal must say: its numbered precondition, the error's name and the
+// operand it names.
+struct ExpectedRefusal {
+  int precondition;
+  std::string error_name;
+  std::string operand;
+};
+
+// Runs `apply`, which must throw a ScheduleError of `kind` as `expected` says, naming the
+// operand in its message, with `reason_piece` in its reason and the line holding `marked`
+// marked in its detail; the schedule (function and trace) must be unchanged.
+inline void expect_refusal(InstructionKind kind, Schedule& sch, const std::function<void()>& apply,
+                           const ExpectedRefusal& expected, const std::string& marked,
+                           const std::string& reason_piece = {}) {
+  ir::PrimFunc before = sch.func();
+  const size_t trace_size = sch.trace().size();
+  try {
+    apply();
+    ADD_FAILURE() << "expected " << expected.error_name;
+  } catch (const ScheduleError& e) {
+    EXPECT_EQ(e.kind(), kind);
+    EXPECT_EQ(e.precondition(), expected.precondition) << e.what();
+    EXPECT_EQ(e.error_name(), expected.error_name) << e.what();
+    EXPECT_EQ(e.operand(), expected.operand) << e.what();
+    EXPECT_NE(std::string(e.what()).find(expected.operand), std::string::npos) << e.what();
+    EXPECT_NE(e.reason().find(reason_piece), std::string::npos) << e.reason();
+    EXPECT_TRUE(marks(e.detail(), marked)) << e.detail();
+  }
+  EXPECT_TRUE(sch.func().same_as(before));
+  EXPECT_EQ(sch.trace().size(), trace_size);
+}
+
+// A gather of an intermediate: B = A * 2 + 1 over all 8 rows, C[i] = B[idx[i]] (C declares
+// the whole of B as read, since its index is data-dependent). For compute_at and
+// compute_inline into a gather.
 
 inline constexpr const char* kGatherOfIntermediate = R"(func gather(in A: f32[8], in idx: i32[4] range(0, 8), out C: f32[4]) {
   block root {

@@ -17,6 +17,7 @@
 namespace dragon::schedule {
 namespace {
 
+using testing::expect_refusal;
 using testing::has_line;
 using testing::replays_exactly;
 using testing::same_outputs;
@@ -105,31 +106,6 @@ TEST(ReIndex, EveryAccessOfConvsAndMatmulPreservesSemantics) {
   }
 }
 
-struct ErrorCase {
-  int precondition;
-  std::string error_name;
-  std::string operand;
-};
-
-void expect_error(Schedule& sch, const std::function<void()>& apply, const ErrorCase& c, const std::string& marked,
-                  const std::string& reason_piece = {}) {
-  ir::PrimFunc before = sch.func();
-  size_t trace_size = sch.trace().size();
-  try {
-    apply();
-    ADD_FAILURE() << "expected " << c.error_name;
-  } catch (const ScheduleError& e) {
-    EXPECT_EQ(e.kind(), InstructionKind::ReIndex);
-    EXPECT_EQ(e.precondition(), c.precondition) << e.what();
-    EXPECT_EQ(e.error_name(), c.error_name) << e.what();
-    EXPECT_EQ(e.operand(), c.operand) << e.what();
-    EXPECT_NE(e.reason().find(reason_piece), std::string::npos) << e.reason();
-    EXPECT_TRUE(testing::marks(e.detail(), marked)) << e.detail();
-  }
-  EXPECT_TRUE(sch.func().same_as(before));
-  EXPECT_EQ(sch.trace().size(), trace_size);
-}
-
 // A block that loads B at two indices, one reading through an inner loop, a write at
 // a non-variable index, a reduction into an inout buffer without init, a store under a
 // condition, and two blocks in one loop nest.
@@ -194,23 +170,23 @@ TEST(ReIndex, Preconditions) {
   BlockRV sums = sch.get_block("sums");
   BlockRV e = sch.get_block("E");
   BlockRV guarded = sch.get_block("guarded");
-  expect_error(sch, [&] { sch.reindex(pairs, 1, Type::kRead); }, {1, "IndexOutOfRange", "buffer_index"},
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(pairs, 1, Type::kRead); }, {1, "IndexOutOfRange", "buffer_index"},
                "block pairs [", "the block reads 1 buffers");
-  expect_error(sch, [&] { sch.reindex(pairs, 1, Type::kWrite); }, {1, "IndexOutOfRange", "buffer_index"},
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(pairs, 1, Type::kWrite); }, {1, "IndexOutOfRange", "buffer_index"},
                "block pairs [", "the block writes 1 buffers");
-  expect_error(sch, [&] { sch.reindex(pairs, 0, Type::kRead); }, {3, "InconsistentAccess", "block b0"},
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(pairs, 0, Type::kRead); }, {3, "InconsistentAccess", "block b0"},
                "block pairs [", "the block accesses 'B' at [v0 * 2] and at [v0 * 2 + 1]");
-  expect_error(sch, [&] { sch.reindex(sums, 0, Type::kRead); }, {3, "InconsistentAccess", "block b2"}, "block sums [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(sums, 0, Type::kRead); }, {3, "InconsistentAccess", "block b2"}, "block sums [",
                "uses a variable other than the block's iteration variables");
-  expect_error(sch, [&] { sch.reindex(acc, 0, Type::kRead); }, {4, "UnsupportedAccess", "block b1"}, "block acc [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(acc, 0, Type::kRead); }, {4, "UnsupportedAccess", "block b1"}, "block acc [",
                "the block also writes 'D'");
-  expect_error(sch, [&] { sch.reindex(pairs, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b0"},
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(pairs, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b0"},
                "block pairs [", "each index must be a distinct iteration variable");
-  expect_error(sch, [&] { sch.reindex(acc, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b1"}, "block acc [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(acc, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b1"}, "block acc [",
                "without an init writing it first");
-  expect_error(sch, [&] { sch.reindex(guarded, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b4"},
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(guarded, 0, Type::kWrite); }, {4, "UnsupportedAccess", "block b4"},
                "block guarded [", "the block stores 'G' under a condition");
-  expect_error(sch, [&] { sch.reindex(e, 0, Type::kRead); }, {5, "SharedLoopNest", "block b3"}, "block B [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(e, 0, Type::kRead); }, {5, "SharedLoopNest", "block b3"}, "block B [",
                "block 'B' writes 'B' in the same loop nest");
   // A guarded load is fine where its index stays in the buffer.
   sch.reindex(guarded, 0, Type::kRead);
@@ -227,7 +203,7 @@ TEST(ReIndex, IndicesLeavingTheBufferAreRefused) {
   Schedule sch(workload(kConv2d));
   sch.compute_inline(sch.get_block("X_pad"));
   BlockRV y = sch.get_block("Y");
-  expect_error(sch, [&] { sch.reindex(y, 0, Type::kRead); }, {4, "UnsupportedAccess", "block b1"}, "block Y [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(y, 0, Type::kRead); }, {4, "UnsupportedAccess", "block b1"}, "block Y [",
                "index vi2 + vr1 - 1 of 'X' may leave [0, 6) over the block's domain");
   sch.reindex(y, 1, Type::kRead);  // the weight's indices stay inside it
   EXPECT_TRUE(same_outputs(sch.original(), sch.func()));
@@ -238,7 +214,7 @@ TEST(ReIndex, BlockWithBlocksInsideIsRefused) {
   BlockRV c = reduction_block(sch);
   BlockRV outer = sch.blockize(sch.get_loops(c)[1]);
   const std::string name = sch.get(outer)->name;
-  expect_error(sch, [&] { sch.reindex(outer, 0, Type::kRead); }, {2, "NotLeafBlock", "block b4"}, "block " + name + " [",
+  expect_refusal(InstructionKind::ReIndex, sch, [&] { sch.reindex(outer, 0, Type::kRead); }, {2, "NotLeafBlock", "block b4"}, "block " + name + " [",
                "the block has blocks inside it");
 }
 

@@ -133,7 +133,7 @@ TEST(RFactor, OuterPartOfFusedReduceLoops) {
   }
 }
 
-struct ErrorCase {
+struct RFactorErrorCase {
   std::string spec;
   std::string block;
   size_t loop;
@@ -143,14 +143,14 @@ struct ErrorCase {
 };
 
 TEST(RFactor, PreconditionErrors) {
-  std::vector<ErrorCase> cases = {
+  std::vector<RFactorErrorCase> cases = {
       {"softmax:shape=4x8,axis=1", "x_exp", 1, 0, 2, "NotReductionBlock"},
       {"argmax:shape=4x8,axis=1", "argmax", 1, 0, 3, "UnrecognizedReducer"},
       {"matmul:m=4,n=4,k=8", "C", 0, 0, 4, "InvalidRFactorLoop"},
       {"matmul:m=4,n=4,k=8", "C", 2, 3, 6, "InvalidFactorAxis"},
       {"matmul:m=4,n=4,k=8", "C", 2, -4, 6, "InvalidFactorAxis"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const RFactorErrorCase& c : cases) {
     SCOPED_TRACE(c.error_name);
     Schedule sch(workload(c.spec));
     LoopRV l = sch.get_loops(sch.get_block(c.block))[c.loop];

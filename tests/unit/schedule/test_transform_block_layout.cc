@@ -16,6 +16,7 @@
 namespace dragon::schedule {
 namespace {
 
+using testing::expect_refusal;
 using testing::has_line;
 using testing::replays_exactly;
 using testing::same_outputs;
@@ -229,54 +230,29 @@ TEST(TransformBlockLayout, PlainBlocksGetTheInverse) {
   EXPECT_TRUE(same_outputs(sch.original(), sch.func()));
 }
 
-struct ErrorCase {
-  int precondition;
-  std::string error_name;
-  std::string operand;
-};
-
-void expect_error(Schedule& sch, const std::function<void()>& apply, const ErrorCase& c, const std::string& marked,
-                  const std::string& reason_piece = {}) {
-  ir::PrimFunc before = sch.func();
-  size_t trace_size = sch.trace().size();
-  try {
-    apply();
-    ADD_FAILURE() << "expected " << c.error_name;
-  } catch (const ScheduleError& e) {
-    EXPECT_EQ(e.kind(), InstructionKind::TransformBlockLayout);
-    EXPECT_EQ(e.precondition(), c.precondition) << e.what();
-    EXPECT_EQ(e.error_name(), c.error_name) << e.what();
-    EXPECT_EQ(e.operand(), c.operand) << e.what();
-    EXPECT_NE(e.reason().find(reason_piece), std::string::npos) << e.reason();
-    EXPECT_TRUE(testing::marks(e.detail(), marked)) << e.detail();
-  }
-  EXPECT_TRUE(sch.func().same_as(before));
-  EXPECT_EQ(sch.trace().size(), trace_size);
-}
-
 TEST(TransformBlockLayout, Preconditions) {
   Schedule sch(workload("matmul:m=12,n=8,k=6"));
   BlockRV c = reduction_block(sch);
   const std::string marked = "block " + sch.get(c)->name + " [";
   const IndexMap swap = IndexMap::parse("lambda i, j, k: (j, i, k)");
-  expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j: (j, i)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j: (j, i)")); },
                {2, "MapArityMismatch", "index_map"}, marked, "the map takes 2 indices");
-  expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i * 4 + j, k)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i * 4 + j, k)")); },
                {4, "NotBijective", "index_map"}, marked, "over the extents [12, 8, 6]: result 0");
-  expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i, j, k + 2)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i, j, k + 2)")); },
                {4, "NotBijective", "index_map"}, marked, "adds the constant 2");
-  expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i, j // 2, k)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i, j // 2, k)")); },
                {4, "NotBijective", "index_map"}, marked, "uses // or %");
-  expect_error(sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i * 6 + k, j)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, sch, [&] { sch.transform_block_layout(c, IndexMap::parse("lambda i, j, k: (i * 6 + k, j)")); },
                {5, "MixedIterKinds", "index_map"}, marked, "fuses 'vi0' (S) and 'vr0' (R)");
 
   // A reduction of extent 1 keeps its reduce variable even where it is left out of the
   // fusion's extents; dropping it, or fusing it with a spatial variable, is refused.
   Schedule unit(workload("matmul:m=16,n=8,k=1"));
   BlockRV cu = reduction_block(unit);
-  expect_error(unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j)")); },
                {5, "MixedIterKinds", "index_map"}, marked, "no result keeps a reduction variable ('vr0' is one)");
-  expect_error(unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j + k)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, unit, [&] { unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (i, j + k)")); },
                {5, "MixedIterKinds", "index_map"}, marked, "fuses 'vi1' (S) and 'vr0' (R)");
   unit.transform_block_layout(cu, IndexMap::parse("lambda i, j, k: (j * 16 + i, k)"));
   const std::string text = ir::print_function(unit.func());
@@ -287,31 +263,31 @@ TEST(TransformBlockLayout, Preconditions) {
   Schedule split(workload("matmul:m=12,n=8,k=6"));
   BlockRV cs = reduction_block(split);
   split.split(split.get_loops(cs)[0], {None{}, int64_t{4}});
-  expect_error(split, [&] { split.transform_block_layout(cs, swap); }, {3, "NonTrivialBinding", "block b0"}, marked,
+  expect_refusal(InstructionKind::TransformBlockLayout, split, [&] { split.transform_block_layout(cs, swap); }, {3, "NonTrivialBinding", "block b0"}, marked,
                "is bound to");
   // A block sharing its loops with another (compute_at) or under a parallel loop.
   Schedule shared(workload("conv2d:batch=1,in_channels=2,out_channels=3,size=6x6,kernel=3x3,padding=1x1"));
   BlockRV y = shared.get_block("Y");
   BlockRV x_copy = shared.reindex(y, 0, Type::kRead);
   shared.compute_at(x_copy, shared.get_loops(y)[6]);
-  expect_error(shared, [&] { shared.transform_block_layout(y, gemm_map(shared.get(y))); },
+  expect_refusal(InstructionKind::TransformBlockLayout, shared, [&] { shared.transform_block_layout(y, gemm_map(shared.get(y))); },
                {3, "NonTrivialBinding", "block b0"}, "block Y [", "holds more than");
   Schedule parallel(workload("matmul:m=12,n=8,k=6"));
   BlockRV cp = reduction_block(parallel);
   parallel.parallel(parallel.get_loops(cp)[0]);
-  expect_error(parallel, [&] { parallel.transform_block_layout(cp, swap); }, {3, "NonTrivialBinding", "block b0"},
+  expect_refusal(InstructionKind::TransformBlockLayout, parallel, [&] { parallel.transform_block_layout(cp, swap); }, {3, "NonTrivialBinding", "block b0"},
                marked, "(0 +: 12, parallel) is not a plain serial loop");
   Schedule annotated(workload("matmul:m=12,n=8,k=6"));
   BlockRV ca = reduction_block(annotated);
   annotated.annotate(annotated.get_loops(ca)[2], "pragma_unroll_explicit", int64_t{1});
-  expect_error(annotated, [&] { annotated.transform_block_layout(ca, swap); }, {3, "NonTrivialBinding", "block b0"},
+  expect_refusal(InstructionKind::TransformBlockLayout, annotated, [&] { annotated.transform_block_layout(ca, swap); }, {3, "NonTrivialBinding", "block b0"},
                marked, "(0 +: 6, serial, annotated) is not a plain serial loop");
   // A block with blocks inside.
   Schedule outer(workload("matmul:m=12,n=8,k=6"));
   BlockRV co = reduction_block(outer);
   BlockRV blockized = outer.blockize(outer.get_loops(co)[1]);
   const std::string outer_name = outer.get(blockized)->name;
-  expect_error(outer, [&] { outer.transform_block_layout(blockized, IndexMap::parse("lambda i: (i,)")); },
+  expect_refusal(InstructionKind::TransformBlockLayout, outer, [&] { outer.transform_block_layout(blockized, IndexMap::parse("lambda i: (i,)")); },
                {1, "NotLeafBlock", "block b4"}, "block " + outer_name + " [", "the block has blocks inside it");
 }
 

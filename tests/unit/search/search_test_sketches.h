@@ -13,6 +13,7 @@
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
 #include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
 #include "dragon/search/rule_set.h"
 
 namespace dragon::search::testing {
