@@ -283,6 +283,9 @@ for stage in "$@"; do
         [ $s -eq 0 ] || status=1
         note "$t: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$t.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' -A3 "$work/$t.log" | head -n 30 >>"$summary"
+        # What the accuracy tests print (test_gpu_tf32: each kernel's error and tolerance),
+        # so the summary says how close a failure was without unpacking the logs.
+        grep -E 'normalized error' "$work/$t.log" | head -n 24 | sed 's/^/    /' >>"$summary"
       done
       ;;
     kernelbench-export | kernelbench-export:*)
