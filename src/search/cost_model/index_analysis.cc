@@ -157,21 +157,4 @@ double coefficient(const ir::Expr& e, const ir::VarNode* var) {
   }
 }
 
-bool uses_var(const ir::Expr& e, const ir::VarNode* var) {
-  class Finder : public ir::ExprVisitor {
-   public:
-    explicit Finder(const ir::VarNode* var) : var_(var) {}
-    bool found = false;
-
-   protected:
-    void visit_(const ir::VarNode* op) override { found |= op == var_; }
-
-   private:
-    const ir::VarNode* var_;
-  };
-  Finder finder(var);
-  finder.visit(e);
-  return finder.found;
-}
-
 }  // namespace dragon::search::features

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dragon/ir/expr.h"
+#include "dragon/ir/uses_var.h"
 
 namespace dragon::search::features {
 
@@ -45,7 +46,7 @@ Interval bound(const ir::Expr& e, const VarRanges& ranges);
 // product of variables), 0 when it does not appear.
 double coefficient(const ir::Expr& e, const ir::VarNode* var);
 
-// Whether `var` appears in `e`.
-bool uses_var(const ir::Expr& e, const ir::VarNode* var);
+// Whether `var` appears in `e` (ir/uses_var.h).
+using ir::uses_var;
 
 }  // namespace dragon::search::features

@@ -6,22 +6,13 @@
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/uses_var.h"
 #include "dragon/search/rule_set.h"
 
 namespace dragon::search {
 namespace {
 
-bool uses_var(const ir::Expr& e, const ir::VarNode* var) {
-  struct Finder : ir::ExprVisitor {
-    const ir::VarNode* var = nullptr;
-    bool found = false;
-    using ir::ExprVisitor::visit_;
-    void visit_(const ir::VarNode* op) override { found = found || op == var; }
-  } f;
-  f.var = var;
-  f.visit(e);
-  return f.found;
-}
+using ir::uses_var;
 
 // The linear coefficient of `var` in `e`; nullopt when `e` is not affine in it.
 std::optional<int64_t> coefficient(const ir::Expr& e, const ir::VarNode* var) {

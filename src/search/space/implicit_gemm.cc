@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/uses_var.h"
 #include "dragon/schedule/index_map.h"
 #include "dragon/schedule/schedule_error.h"
 #include "space/block_analysis.h"
@@ -19,18 +19,9 @@ using Type = schedule::Schedule::BufferIndexType;
 
 // Whether some index of `region` mentions `var`.
 bool reads_var(const ir::BufferRegion& region, const ir::Var& var) {
-  struct Finder : ir::ExprVisitor {
-    const ir::VarNode* var = nullptr;
-    bool found = false;
-    using ir::ExprVisitor::visit_;
-    void visit_(const ir::VarNode* op) override { found |= op == var; }
-  } finder;
-  finder.var = var.get();
-  for (const ir::Range& r : region.region) {
-    finder.visit(r.min);
-    finder.visit(r.extent);
-  }
-  return finder.found;
+  return std::any_of(region.region.begin(), region.region.end(), [&](const ir::Range& r) {
+    return ir::uses_var(r.min, var.get()) || ir::uses_var(r.extent, var.get());
+  });
 }
 
 // The block's iteration variables by name and extent, and the groups m, n, k.

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "dragon/ir/functor.h"
+#include "dragon/ir/uses_var.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/schedule/index_map.h"
@@ -73,19 +73,6 @@ BlockRV reduction_block(Schedule& sch) {
   return BlockRV{};
 }
 
-// Whether `e` mentions `var`.
-bool mentions(const ir::Expr& e, const ir::Var& var) {
-  struct Finder : ir::ExprVisitor {
-    const ir::VarNode* var = nullptr;
-    bool found = false;
-    using ir::ExprVisitor::visit_;
-    void visit_(const ir::VarNode* op) override { found |= op == var; }
-  } finder;
-  finder.var = var.get();
-  finder.visit(e);
-  return finder.found;
-}
-
 // The block's GEMM map: m fuses the spatial variables the last read (the weight) does not
 // use, n those it does, k the reduction variables.
 IndexMap gemm_map(const ir::BlockNode* block, std::vector<std::string>* names = nullptr,
@@ -99,7 +86,7 @@ IndexMap gemm_map(const ir::BlockNode* block, std::vector<std::string>* names = 
     n.push_back(iv.var.name());
     e.push_back(*ir::as_const_int(iv.dom.extent));
     bool in_weight = false;
-    for (const ir::Range& r : weight.region) in_weight |= mentions(r.min, iv.var);
+    for (const ir::Range& r : weight.region) in_weight |= ir::uses_var(r.min, iv.var.get());
     g[iv.kind == ir::IterKind::kReduce ? 2 : in_weight ? 1 : 0].push_back(p);
   }
   if (names) *names = n;
@@ -139,7 +126,7 @@ void to_gemm(Schedule& sch, BlockRV block) {
     const ir::BlockNode* b = sch.get(block);
     for (size_t p = 0; p < b->iter_vars.size(); ++p) {
       for (const ir::Range& range : r.region) {
-        if (mentions(range.min, b->iter_vars[p].var)) {
+        if (ir::uses_var(range.min, b->iter_vars[p].var.get())) {
           used.push_back(p);
           break;
         }

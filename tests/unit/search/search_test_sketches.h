@@ -4,6 +4,7 @@
 // Schedule API, so its trace carries decisions; sketch spaces drop them.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,6 +31,21 @@ inline const RuleSet& cuda_with_both_tf32_variants() {
           "set": [{"rule": "multi_level_tiling_tensor_core", "params": {"f32_intrins": ["tf32", "3xtf32"]}}]})",
       "search_test_sketches.h");
   return set;
+}
+
+// Whether multi_level_tiling_tensor_core made the sketch.
+inline bool is_tensor_core_sketch(const Sketch& s) {
+  return std::any_of(s.applied.begin(), s.applied.end(),
+                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
+}
+
+// The sketches of `func` on the H200 under `rules` that multi_level_tiling_tensor_core made.
+inline std::vector<Sketch> tensor_core_sketches_of(const ir::PrimFunc& func, const RuleSet& rules) {
+  std::vector<Sketch> out;
+  for (Sketch& s : generate_design_space(func, kH200, rules)) {
+    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
+  }
+  return out;
 }
 
 // The candidate of `sketch` at chosen decisions, as the expert scripts are made: its sampled

@@ -35,17 +35,9 @@ using schedule::testing::has_line;
 using schedule::testing::workload;
 using testing::kH200;
 
-bool is_tensor_core_sketch(const Sketch& s) {
-  return std::any_of(s.applied.begin(), s.applied.end(),
-                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
-}
-
-std::vector<Sketch> tensor_core_sketches(const std::string& spec) {
-  std::vector<Sketch> out;
-  for (Sketch& s : generate_design_space(workload(spec), kH200, RuleSet::cuda())) {
-    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
-  }
-  return out;
+// The tensor-core sketches of `spec` under the built-in CUDA set.
+std::vector<Sketch> builtin_tensor_core_sketches(const std::string& spec) {
+  return testing::tensor_core_sketches_of(workload(spec), RuleSet::cuda());
 }
 
 // ResNet-50-like 3x3 layers, scaled down for the interpreter: m = 2 * 8 * 8 = 128,
@@ -70,7 +62,7 @@ constexpr const char* kConvs[] = {
 TEST(ImplicitGemmTensorCore, ConvsGetATensorCoreSketchOfTheFusedGemm) {
   for (const char* spec : kConvs) {
     SCOPED_TRACE(spec);
-    std::vector<Sketch> s = tensor_core_sketches(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
     ASSERT_EQ(s.size(), 1u);
     const std::string text = script::encode(s[0].trace);
     // Every operand reindexed, the copies and the block laid out, the input copies inlined.
@@ -94,7 +86,7 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
   for (const char* spec : kConvs) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> s = tensor_core_sketches(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
     ASSERT_EQ(s.size(), 1u);
     for (int seed = 0; seed < 2; ++seed) {
       CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
@@ -122,7 +114,7 @@ TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
   // TF32, so the harness's calibrated tolerance may admit it), f32_intrins ["3xtf32"].
   auto variants_of = [](const std::string& spec) {
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> s = tensor_core_sketches(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
     EXPECT_EQ(s.size(), 1u) << spec;
     std::set<std::string> seen;
     for (int seed = 0; seed < 24 && !s.empty(); ++seed) {
@@ -157,7 +149,7 @@ TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
                            "dtype=f16",
                            "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
                            "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
-    EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
+    EXPECT_TRUE(builtin_tensor_core_sketches(spec).empty()) << spec;
   }
 }
 
@@ -196,7 +188,7 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
 TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
   const std::string spec = kConvs[0];
   ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> s = tensor_core_sketches(spec);
+  std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
   ASSERT_EQ(s.size(), 1u);
   CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
   ASSERT_TRUE(first.ok()) << first.failure().message;
@@ -226,7 +218,7 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
 SpaceCandidate resnet_expert_candidate() {
   const std::string spec =
       "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f16";
-  std::vector<Sketch> s = tensor_core_sketches(spec);
+  std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
   EXPECT_EQ(s.size(), 1u);
   size_t tiles_set = 0;
   CandidateResult r = testing::candidate_at_decisions(

@@ -32,17 +32,9 @@ namespace {
 using schedule::testing::workload;
 using testing::kH200;
 
-bool is_tensor_core_sketch(const Sketch& s) {
-  return std::any_of(s.applied.begin(), s.applied.end(),
-                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
-}
-
-std::vector<Sketch> tensor_core_sketches(const std::string& spec) {
-  std::vector<Sketch> out;
-  for (Sketch& s : generate_design_space(workload(spec), kH200, testing::cuda_with_both_tf32_variants())) {
-    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
-  }
-  return out;
+// The tensor-core sketches of `spec` under the CUDA set with both f32 variants.
+std::vector<Sketch> both_variant_sketches(const std::string& spec) {
+  return testing::tensor_core_sketches_of(workload(spec), testing::cuda_with_both_tf32_variants());
 }
 
 // The decided value of the categorical over {1, 3} (the tf32 passes) and its role.
@@ -62,7 +54,7 @@ TEST(Tf32TensorCore, F32GemmsGetATensorCoreSketchWithASampledVariant) {
   for (const char* spec : {"matmul:m=128,n=128,k=64", "matmul:m=128,n=64,k=64,trans_b=true",
                            "batch_matmul:batch=2,m=64,n=64,k=32"}) {
     SCOPED_TRACE(spec);
-    std::vector<Sketch> s = tensor_core_sketches(spec);
+    std::vector<Sketch> s = both_variant_sketches(spec);
     ASSERT_EQ(s.size(), 1u);
     std::string text = script::encode(s[0].trace);
     EXPECT_NE(text.find("mma_m16n8k8_tf32tf32f32"), std::string::npos) << text;
@@ -79,7 +71,7 @@ TEST(Tf32TensorCore, TheBuiltInSetSamplesOnly3xTf32) {
   const std::string spec = "matmul:m=128,n=128,k=64";
   ir::PrimFunc func = workload(spec);
   std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
-  auto tc = std::find_if(sketches.begin(), sketches.end(), is_tensor_core_sketch);
+  auto tc = std::find_if(sketches.begin(), sketches.end(), testing::is_tensor_core_sketch);
   ASSERT_NE(tc, sketches.end());
   for (int seed = 0; seed < 16; ++seed) {
     CandidateResult r = sample_candidate(*tc, func, kH200, RuleSet::cuda(), seed);
@@ -96,7 +88,7 @@ TEST(Tf32TensorCore, NonGemmF32BlocksGetNone) {
   // (convolutions whose GEMM divides: test_implicit_gemm_space.cc).
   for (const char* spec : {"conv2d:dtype=f32", "relu:shape=128x128", "softmax:shape=128x128,axis=1",
                            "matmul:m=120,n=128,k=64", "matmul:m=128,n=128,k=60"}) {
-    EXPECT_TRUE(tensor_core_sketches(spec).empty()) << spec;
+    EXPECT_TRUE(both_variant_sketches(spec).empty()) << spec;
   }
 }
 
@@ -104,7 +96,7 @@ TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
   for (const char* spec : {"matmul:m=128,n=128,k=64", "matmul:m=64,n=128,k=32,trans_b=true"}) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> s = tensor_core_sketches(spec);
+    std::vector<Sketch> s = both_variant_sketches(spec);
     ASSERT_EQ(s.size(), 1u);
     const bool trans_b = std::string(spec).find("trans_b") != std::string::npos;
     std::set<int64_t> seen;
@@ -149,7 +141,7 @@ TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
 TEST(Tf32TensorCore, MutateTileSizeRedrawsTheVariant) {
   const std::string spec = "matmul:m=128,n=128,k=64";
   ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> s = tensor_core_sketches(spec);
+  std::vector<Sketch> s = both_variant_sketches(spec);
   ASSERT_EQ(s.size(), 1u);
   CandidateResult first = sample_candidate(s[0], func, kH200, testing::cuda_with_both_tf32_variants(), 1);
   ASSERT_TRUE(first.ok()) << first.failure().message;
@@ -176,7 +168,7 @@ TEST(Tf32TensorCore, MutateTileSizeRedrawsTheVariant) {
 // (128 4 1 tiles of 8), 16-byte cooperative copies, unroll 512, and `passes`.
 SpaceCandidate expert_candidate(int64_t passes) {
   const std::string spec = "matmul:m=4096,n=4096,k=4096";
-  std::vector<Sketch> s = tensor_core_sketches(spec);
+  std::vector<Sketch> s = both_variant_sketches(spec);
   EXPECT_EQ(s.size(), 1u);
   CandidateResult r = testing::candidate_at_decisions(
       s.at(0), workload(spec), testing::cuda_with_both_tf32_variants(), {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}},
