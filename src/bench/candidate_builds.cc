@@ -1,4 +1,4 @@
-// NVRTC in forked children and the wire form of a build (candidate_builds.h).
+// How candidates are cut into NVRTC programs, built, and sent (candidate_builds.h).
 #include "dragon/bench/candidate_builds.h"
 
 #include <algorithm>
@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "dragon/lower/target.h"
-#include "dragon/search/worker_process.h"
 
 namespace dragon::bench {
 
@@ -98,79 +97,15 @@ size_t compile_children(const CandidateBuildOptions& options) {
                                : std::max(1u, std::thread::hardware_concurrency() - 1);
 }
 
+std::vector<ProgramRange> plan_programs(size_t count, const CandidateBuildOptions& options, size_t children) {
+  return plan_programs(count, static_cast<size_t>(std::max(1, options.functions_per_program)), children,
+                       static_cast<size_t>(std::max(1, options.min_waves)));
+}
+
 void build_candidates_streaming(const std::vector<ir::PrimFunc>& flats, const CandidateBuildOptions& options,
                                 const TakeBuild& take) {
-  const lower::Target target = lower::Target::cuda_h200();
-  const size_t processes = compile_children(options);
-  const std::vector<ProgramRange> chunks =
-      plan_programs(flats.size(), static_cast<size_t>(std::max(1, options.functions_per_program)), processes,
-                    static_cast<size_t>(std::max(1, options.min_waves)));
-  using Chunk = ProgramRange;  // flats[begin, end)
-
-  // Built by the previous wave, not yet taken: handed over while the next wave compiles.
-  std::vector<std::pair<size_t, Expected<runtime::CudaBuild>>> ready;
-  auto hand_over = [&] {
-    for (auto& [index, build] : ready) take(index, std::move(build));
-    ready.clear();
-  };
-  for (size_t first = 0; first < chunks.size(); first += processes) {
-    const size_t last = std::min(chunks.size(), first + processes);
-    // Forked from this thread while no other runs; each child compiles its chunk
-    // (inherited with the rest of this process's memory) and sends the builds back.
-    std::vector<std::unique_ptr<search::WorkerProcess>> children;
-    for (size_t c = first; c < last; ++c) {
-      const Chunk chunk = chunks[c];
-      children.push_back(std::make_unique<search::WorkerProcess>([&flats, chunk, target](const std::string&) {
-        std::vector<ir::PrimFunc> mine(flats.begin() + static_cast<std::ptrdiff_t>(chunk.begin),
-                                       flats.begin() + static_cast<std::ptrdiff_t>(chunk.end));
-        ByteWriter out;
-        // The whole range in one NVRTC program.
-        for (auto& b : runtime::compile_cuda_batch(mine, target, {}, static_cast<int>(mine.size()))) {
-          out.u64(b.ok() ? 1 : 0);
-          if (b.ok()) {
-            encode_build(out, b.value());
-          } else {
-            out.bytes(b.error().describe());
-          }
-        }
-        return out.take();
-      }));
-    }
-    std::vector<search::WorkerReply> replies(children.size());
-    std::vector<bool> sent(children.size(), false);
-    for (size_t k = 0; k < children.size(); ++k) {
-      if (std::optional<search::WorkerReply> failed = children[k]->send("compile")) {
-        replies[k] = std::move(*failed);
-      } else {
-        sent[k] = true;
-      }
-    }
-    hand_over();  // the children compile meanwhile
-    std::vector<std::thread> waiting;
-    for (size_t k = 0; k < children.size(); ++k) {
-      if (sent[k]) waiting.emplace_back([&, k] { replies[k] = children[k]->receive(options.timeout); });
-    }
-    for (std::thread& t : waiting) t.join();
-    for (size_t k = 0; k < children.size(); ++k) {
-      const Chunk& chunk = chunks[first + k];
-      if (!replies[k].ok()) {
-        for (size_t i = chunk.begin; i < chunk.end; ++i) {
-          ready.emplace_back(i, DRAGON_RUNTIME_FAILURE("NVRTC child", replies[k].error, ""));
-        }
-        continue;
-      }
-      ByteReader in(replies[k].bytes);
-      for (size_t i = chunk.begin; i < chunk.end; ++i) {
-        if (in.u64() == 1) {
-          ready.emplace_back(i, decode_build(in));
-        } else {
-          ready.emplace_back(i, DRAGON_RUNTIME_FAILURE("nvrtcCompileProgram", "NVRTC rejected the candidate",
-                                                       std::string(in.bytes())));
-        }
-      }
-    }
-  }
-  hand_over();
+  NvrtcChildren children(compile_children(options), lower::Target::cuda_h200(), options.timeout);
+  children.build(flats, plan_programs(flats.size(), options, children.size()), take);
 }
 
 }  // namespace dragon::bench

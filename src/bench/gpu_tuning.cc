@@ -492,6 +492,8 @@ class CudaMeasurer final : public search::Measurer {
 // children, then run task by task in the worker.
 class CudaMeasureGroup final : public search::MeasureGroup {
  public:
+  explicit CudaMeasureGroup(NvrtcChildren& compilers) : compilers_(compilers) {}
+
   std::vector<std::vector<MeasureResult>> measure(const std::vector<search::MeasureBatch>& batches) override {
     std::vector<CudaMeasurer*> measurers;
     std::vector<CudaMeasurer::Prepared> prepared;
@@ -509,18 +511,19 @@ class CudaMeasureGroup final : public search::MeasureGroup {
     for (size_t b = 0; b < prepared.size(); ++b) {
       for (size_t k = 0; k < prepared[b].pending.size(); ++k) owner.emplace_back(b, k);
     }
-    // Two waves of compilers when there is enough to share: the first wave's candidates
-    // run on the GPU while the second compiles.
+    // Two programs per compiler when there is enough to share: the first programs'
+    // candidates run on the GPU while the rest compile.
     CandidateBuildOptions build = measurers.front()->build_options();
-    if (flats.size() >= 4 * compile_children(build)) build.min_waves = 2;
+    if (flats.size() >= 4 * compilers_.size()) build.min_waves = 2;
     Clock::time_point start = Clock::now();
     double running = 0;  // of the wall time, spent running candidates (not compiling)
-    build_candidates_streaming(flats, build, [&](size_t index, Expected<runtime::CudaBuild> built) {
-      Clock::time_point ran = Clock::now();
-      auto [b, k] = owner[index];
-      measurers[b]->run_pending(prepared[b], k, built);
-      running += seconds_since(ran);
-    });
+    compilers_.build(flats, plan_programs(flats.size(), build, compilers_.size()),
+                     [&](size_t index, Expected<runtime::CudaBuild> built) {
+                       Clock::time_point ran = Clock::now();
+                       auto [b, k] = owner[index];
+                       measurers[b]->run_pending(prepared[b], k, built);
+                       running += seconds_since(ran);
+                     });
     // The compilers' share of the wall time, spread over the candidates.
     const double compiling = std::max(0.0, seconds_since(start) - running);
     std::vector<std::vector<MeasureResult>> results;
@@ -533,6 +536,9 @@ class CudaMeasureGroup final : public search::MeasureGroup {
     }
     return results;
   }
+
+ private:
+  NvrtcChildren& compilers_;
 };
 
 }  // namespace
@@ -549,7 +555,12 @@ std::optional<std::string> excessive_workspaces(const runtime::Generated& genera
 }
 
 GpuTuning::GpuTuning(const search::RuleSet& rules, GpuTuningOptions options)
-    : rules_(rules), options_(options), worker_(std::make_shared<Worker>()), group_(std::make_unique<CudaMeasureGroup>()) {
+    : rules_(rules), options_(options) {
+  // The compilers first, so none of them holds the worker's pipes.
+  compilers_ = std::make_unique<NvrtcChildren>(
+      compile_children({.processes = options_.compile_processes}), lower::Target::cuda_h200(), options_.setup_timeout);
+  group_ = std::make_unique<CudaMeasureGroup>(*compilers_);
+  worker_ = std::make_shared<Worker>();
   worker_->start();
   WorkerReply reply = worker_->call("I", options_.setup_timeout);
   if (!reply.ok()) throw UserError("dragon tune --target cuda needs a CUDA GPU: " + reply.error);
@@ -585,7 +596,8 @@ search::EvolutionarySearchOptions GpuTuning::search_options() {
 
 std::string GpuTuning::costs_summary() const {
   return search::describe_costs(measurers_) +
-         fmt::format("; GPU worker restarts {}; reference {}", worker_->restarts, worker_->reference);
+         fmt::format("; GPU worker restarts {}; NVRTC children {} (restarts {}); reference {}", worker_->restarts,
+                     compilers_->size(), compilers_->restarts(), worker_->reference);
 }
 
 }  // namespace dragon::bench

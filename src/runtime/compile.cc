@@ -51,14 +51,14 @@ ir::PrimFunc batch_member(const ir::PrimFunc& flat, size_t position) {
 // of one name has one text, so every member finds its own parts, in their order, with
 // others' between them (f32-only members lack the fp16 headers, tensor-core ones add
 // their helpers). A member with a part of a name already taken by another text would not
-// fit; it is returned in `apart` and compiled alone.
-std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_t begin, size_t end,
+// fit; it is left out of `members` (returned in `apart`) to be compiled alone.
+std::string batch_program(const std::vector<std::optional<codegen::CudaSource>>& sources, std::vector<size_t>& members,
                           std::vector<size_t>& apart) {
   std::map<std::string, const codegen::PreludePart*> parts;  // by name
-  std::vector<size_t> members;
-  for (size_t i = begin; i < end; ++i) {
+  std::vector<size_t> fitting;
+  for (size_t i : members) {
     bool fits = true;
-    for (const codegen::PreludePart& part : sources[i].prelude_parts) {
+    for (const codegen::PreludePart& part : sources[i]->prelude_parts) {
       auto it = parts.find(part.name);
       if (it != parts.end() && (it->second->text != part.text || it->second->rank != part.rank)) fits = false;
     }
@@ -66,13 +66,14 @@ std::string batch_program(const std::vector<codegen::CudaSource>& sources, size_
       apart.push_back(i);
       continue;
     }
-    for (const codegen::PreludePart& part : sources[i].prelude_parts) parts.emplace(part.name, &part);
-    members.push_back(i);
+    for (const codegen::PreludePart& part : sources[i]->prelude_parts) parts.emplace(part.name, &part);
+    fitting.push_back(i);
   }
   std::vector<codegen::PreludePart> merged;
   for (const auto& [name, part] : parts) merged.push_back(*part);
   std::string code = codegen::join_prelude(std::move(merged));
-  for (size_t i : members) code.append(sources[i].code, sources[i].prelude_size);
+  for (size_t i : fitting) code.append(sources[i]->code, sources[i]->prelude_size);
+  members = std::move(fitting);
   return code;
 }
 
@@ -148,61 +149,105 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
                                 functions_per_program));
   }
   const size_t per_program = static_cast<size_t>(functions_per_program);
-  struct Program {
-    size_t begin, end;  // members flats[begin, end)
-  };
-  std::vector<Program> programs;
+  std::vector<CudaProgramBatch::Range> ranges;
   for (size_t begin = 0; begin < flats.size(); begin += per_program) {
-    programs.push_back({begin, std::min(begin + per_program, flats.size())});
+    ranges.push_back({begin, std::min(begin + per_program, flats.size())});
   }
-  std::vector<codegen::CudaSource> sources;
-  sources.reserve(flats.size());
-  std::vector<std::string> codes;
-  std::vector<size_t> apart;  // members whose prelude does not fit their program's: alone
-  for (const Program& program : programs) {
-    for (size_t i = program.begin; i < program.end; ++i) {
-      sources.push_back(program.end - program.begin == 1
-                            ? codegen::generate_cuda(flats[i], target)
-                            : codegen::generate_cuda(batch_member(flats[i], i - program.begin), target));
-    }
-    codes.push_back(batch_program(sources, program.begin, program.end, apart));
-  }
-  // The members apart are compiled alone in the same NVRTC run, after the programs.
-  for (size_t i : apart) codes.push_back(sources[i].code);
+  CudaProgramBatch batch(flats, target, ranges);
   const NvrtcOptions nvrtc = nvrtc_options(options, target);
-  std::vector<Expected<Cubin>> cubins = nvrtc_compile_all(codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
-  std::vector<std::optional<Expected<Cubin>>> cubin_of(flats.size());
-  for (size_t a = 0; a < apart.size(); ++a) cubin_of[apart[a]].emplace(std::move(cubins[programs.size() + a]));
-
-  // A rejected program of several members says nothing about which member broke it (and a
-  // log mixing them is hard to read), so each member of such a program is compiled again
-  // alone, under the same entry names; its own result, success or failure, is what it gets.
-  std::vector<size_t> retried;
-  std::vector<std::string> retried_codes;
-  for (size_t p = 0; p < programs.size(); ++p) {
-    if (cubins[p] || programs[p].end - programs[p].begin == 1) continue;
-    for (size_t i = programs[p].begin; i < programs[p].end; ++i) {
-      if (cubin_of[i]) continue;  // compiled apart already
-      retried.push_back(i);
-      retried_codes.push_back(sources[i].code);
+  std::vector<std::optional<Expected<CudaBuild>>> built(flats.size());
+  // Rounds of NVRTC on the programs not compiled yet: the batch's, then those that
+  // printing and rejections added (members alone).
+  for (size_t done = 0; done < batch.size();) {
+    std::vector<std::string> codes;
+    for (size_t p = done; p < batch.size(); ++p) codes.push_back(batch.code(p));  // may add programs
+    std::vector<Expected<Cubin>> cubins = nvrtc_compile_all(codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
+    for (size_t k = 0; k < cubins.size(); ++k) {
+      for (auto& [index, build] : batch.finish(done + k, std::move(cubins[k]))) built[index].emplace(std::move(build));
     }
+    done += cubins.size();
   }
-  std::vector<Expected<Cubin>> alone = nvrtc_compile_all(retried_codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
-
-  for (size_t r = 0; r < retried.size(); ++r) cubin_of[retried[r]].emplace(std::move(alone[r]));
   std::vector<Expected<CudaBuild>> result;
   result.reserve(flats.size());
-  for (size_t p = 0; p < programs.size(); ++p) {
-    for (size_t i = programs[p].begin; i < programs[p].end; ++i) {
-      Expected<Cubin>& cubin = cubin_of[i] ? *cubin_of[i] : cubins[p];
-      if (!cubin) {
-        result.emplace_back(cubin.error());
-      } else {
-        result.emplace_back(CudaBuild{std::move(sources[i]), cubin.value()});
-      }
-    }
+  for (auto& b : built) {
+    DRAGON_CHECK(b.has_value(), "compile_cuda_batch: a function of the batch got no build");
+    result.push_back(std::move(*b));
   }
   return result;
+}
+
+CudaProgramBatch::CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Target target,
+                                   const std::vector<Range>& ranges)
+    : flats_(std::move(flats)), target_(std::move(target)), sources_(flats_.size()) {
+  size_t next = 0;
+  for (const Range& r : ranges) {
+    if (r.begin != next || r.end <= r.begin || r.end > flats_.size()) {
+      throw InternalError(fmt::format("CudaProgramBatch: the range [{}, {}) does not follow [.., {}) within {} functions",
+                                      r.begin, r.end, next, flats_.size()));
+    }
+    Program program;
+    for (size_t i = r.begin; i < r.end; ++i) program.members.push_back(i);
+    program.in_batch = r.end - r.begin > 1;
+    programs_.push_back(std::move(program));
+    next = r.end;
+  }
+  if (next != flats_.size()) {
+    throw InternalError(fmt::format("CudaProgramBatch: the ranges cover {} of {} functions", next, flats_.size()));
+  }
+}
+
+void CudaProgramBatch::add_alone(size_t member) {
+  Program alone;
+  alone.members = {member};
+  alone.code = sources_[member]->code;  // under the entry names it was printed with
+  programs_.push_back(std::move(alone));
+}
+
+const std::string& CudaProgramBatch::code(size_t program) {
+  DRAGON_CHECK(program < programs_.size(), "CudaProgramBatch: program {} of {}", program, programs_.size());
+  if (programs_[program].code) return *programs_[program].code;
+  std::vector<size_t> members = programs_[program].members;
+  const bool in_batch = programs_[program].in_batch;
+  for (size_t p = 0; p < members.size(); ++p) {
+    const size_t i = members[p];
+    sources_[i] = in_batch ? codegen::generate_cuda(batch_member(flats_[i], p), target_)
+                           : codegen::generate_cuda(flats_[i], target_);
+  }
+  std::string code;
+  if (in_batch) {
+    std::vector<size_t> apart;
+    code = batch_program(sources_, members, apart);
+    for (size_t i : apart) add_alone(i);  // may move programs_: index it again below
+  } else {
+    code = sources_[members.front()]->code;
+  }
+  programs_[program].members = std::move(members);
+  programs_[program].code = std::move(code);
+  return *programs_[program].code;
+}
+
+std::vector<std::pair<size_t, Expected<CudaBuild>>> CudaProgramBatch::finish(size_t program, Expected<Cubin> cubin) {
+  DRAGON_CHECK(program < programs_.size() && programs_[program].code,
+               "CudaProgramBatch: program {} finished before it was printed", program);
+  const std::vector<size_t> members = programs_[program].members;
+  std::vector<std::pair<size_t, Expected<CudaBuild>>> builds;
+  // A rejected program of several members says nothing about which member broke it (and a
+  // log mixing them is hard to read), so each member is compiled again alone, under the
+  // same entry names; its own result, success or failure, is what it gets.
+  if (!cubin && members.size() > 1) {
+    for (size_t i : members) add_alone(i);
+    return builds;
+  }
+  for (size_t i : members) {
+    DRAGON_CHECK(sources_[i].has_value(), "CudaProgramBatch: function {} was handed out twice", i);
+    if (!cubin) {
+      builds.emplace_back(i, cubin.error());
+    } else {
+      builds.emplace_back(i, CudaBuild{std::move(*sources_[i]), cubin.value()});
+    }
+    sources_[i].reset();
+  }
+  return builds;
 }
 
 }  // namespace dragon::runtime

@@ -5,7 +5,8 @@
 //
 // Processes: this one lowers and prints candidates (on threads) and never touches the GPU;
 // NVRTC compiles batches of candidates (several per program) in forked children, one per
-// core; a forked GPU worker holds the CUDA context and the current problem's buffers and
+// core, started with the tuning and kept for every round (nvrtc_children.h); a forked GPU
+// worker holds the CUDA context and the current problem's buffers and
 // reference, and runs one candidate per request, so a crash or a hang costs that candidate
 // only (the worker is started again, and sets the problem up again, for the next one).
 #pragma once
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dragon/bench/nvrtc_children.h"
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/runtime/compile.h"
 #include "dragon/search/rule_set.h"
@@ -56,8 +58,8 @@ std::optional<std::string> excessive_workspaces(const runtime::Generated& genera
 
 class GpuTuning {
  public:
-  // Forks the GPU worker and asks it for the device; throws UserError when there is no
-  // CUDA GPU. Call before this process has other threads.
+  // Forks the NVRTC children and the GPU worker and asks the worker for the device; throws
+  // UserError when there is no CUDA GPU. Call before this process has other threads.
   explicit GpuTuning(const search::RuleSet& rules, GpuTuningOptions options = {});
   ~GpuTuning();
   GpuTuning(const GpuTuning&) = delete;
@@ -78,6 +80,7 @@ class GpuTuning {
  private:
   const search::RuleSet& rules_;
   GpuTuningOptions options_;
+  std::unique_ptr<NvrtcChildren> compilers_;
   std::shared_ptr<Worker> worker_;
   std::unique_ptr<search::MeasureGroup> group_;  // every task's measurer is in it
   std::vector<std::shared_ptr<const search::Measurer>> measurers_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -92,5 +93,41 @@ std::vector<Expected<CudaBuild>> compile_cuda_all(const std::vector<ir::PrimFunc
 std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFunc>& flats,
                                                     const lower::Target& target, const BuildOptions& options = {},
                                                     int functions_per_program = 4);
+
+// compile_cuda_batch's programs, for a caller that runs NVRTC itself (bench::NvrtcChildren
+// compiles them in persistent children): flats cut into the consecutive `ranges` given,
+// each range one program. Programs are printed when first asked for, so a caller can send
+// the first out while it prints the next; printing a program may add programs (members
+// whose prelude does not fit theirs, alone), and so may a rejected program of several
+// members (each member alone). Every flat's build is handed out exactly once, by finish().
+class CudaProgramBatch {
+ public:
+  struct Range {
+    size_t begin = 0, end = 0;  // flats[begin, end)
+    bool operator==(const Range&) const = default;
+  };
+  CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Target target, const std::vector<Range>& ranges);
+
+  // How many programs there are so far; grows as programs are printed and finished.
+  size_t size() const { return programs_.size(); }
+  // Program `program`'s CUDA source, printed on the first call.
+  const std::string& code(size_t program);
+  // Program `program`'s result from NVRTC: its members' builds (index in flats, build),
+  // or nothing when a rejected program of several members was split into programs of one.
+  std::vector<std::pair<size_t, Expected<CudaBuild>>> finish(size_t program, Expected<Cubin> cubin);
+
+ private:
+  struct Program {
+    std::vector<size_t> members;
+    bool in_batch = false;  // members are printed under batch names ("b<p>_<name>")
+    std::optional<std::string> code;
+  };
+  void add_alone(size_t member);
+
+  std::vector<ir::PrimFunc> flats_;
+  lower::Target target_;
+  std::vector<std::optional<codegen::CudaSource>> sources_;  // per flat, once printed
+  std::vector<Program> programs_;
+};
 
 }  // namespace dragon::runtime

@@ -50,6 +50,8 @@ class WorkerProcess {
   WorkerReply receive(std::chrono::milliseconds timeout);
   bool alive() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
+  // The end of the reply pipe, for a parent that polls several workers (-1 when none runs).
+  int reply_fd() const { return from_child_; }
 
  private:
   // Reaps the child (killing it first when `kill_first`) and says how it ended.

@@ -23,6 +23,8 @@ MeasureStatus status_of(harness::RunStatus status) {
     case harness::RunStatus::kCrashed:
     case harness::RunStatus::kNoHandshake: return MeasureStatus::kCrashed;
     case harness::RunStatus::kTimedOut: return MeasureStatus::kTimedOut;
+    // It returned, but changed memory beside its buffers: a wrong kernel, not a broken run.
+    case harness::RunStatus::kWroteOutOfBounds: return MeasureStatus::kWrongResult;
   }
   return MeasureStatus::kRunFailed;
 }

@@ -22,6 +22,7 @@
 #include "dragon/search/auto_bind.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/error.h"
+#include "unit/runtime/nvrtc_rejected_function.h"
 #include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
 #include "unit/schedule/wgmma_gemm_sketch.h"
@@ -64,17 +65,6 @@ std::vector<ir::PrimFunc> gemm_variants() {
 
 // A flat function NVRTC rejects though the emitter prints it: its kernel stores into an
 // input, which the emitter declares `const`.
-ir::PrimFunc writes_its_input() {
-  ir::Buffer in = ir::Buffer::make("in", ir::DataType::f32(), {32});
-  ir::Buffer out = ir::Buffer::make("out", ir::DataType::f32(), {32});
-  ir::Var bx("bx"), tx("tx");
-  ir::Stmt store = ir::BufferStoreNode::make(in, ir::BufferLoadNode::make(out, {tx}), {tx});
-  ir::Stmt kernel = ir::ForNode::make(
-      bx, 0, 1, ir::ForKind::kThreadBinding, ir::ForNode::make(tx, 0, 32, ir::ForKind::kThreadBinding, store, "threadIdx.x"),
-      "blockIdx.x");
-  return ir::PrimFunc::make("writes_input", {{in, ir::ParamRole::kInput, {}}, {out, ir::ParamRole::kOutput, {}}}, kernel);
-}
-
 template <typename T>
 T read(const std::string& bytes, size_t offset) {
   if (offset + sizeof(T) > bytes.size()) throw std::out_of_range("ELF read past the end of the CUBIN");
@@ -171,7 +161,7 @@ TEST(CudaBatch, ThreeGemmVariantsShareOneCubinAndMatchTheirOwnCompiles) {
 TEST(CudaBatch, ABrokenMemberFailsAloneAndTheOthersStillBuild) {
   SKIP_WITHOUT_NVRTC();
   std::vector<ir::PrimFunc> variants = gemm_variants();
-  std::vector<ir::PrimFunc> flats = {variants[0], writes_its_input(), variants[1]};
+  std::vector<ir::PrimFunc> flats = {variants[0], testing::writes_its_input(), variants[1]};
   std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 3);
   ASSERT_EQ(batch.size(), 3u);
   ASSERT_FALSE(batch[1].ok());
