@@ -125,7 +125,13 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
     // Every idle child gets the next program; printing it may add programs.
     for (size_t c = 0; c < children_.size() && next < batch.size(); ++c) {
       if (busy[c] || !ensure_child(c)) continue;
-      const std::string& code = batch.code(next);
+      std::string code;
+      try {
+        code = batch.code(next);
+      } catch (const Error& e) {  // code generation refused it: a failure, not a lost round
+        finish(next++, DRAGON_RUNTIME_FAILURE("generate_cuda", e.what(), ""));
+        continue;
+      }
       std::optional<WorkerReply> failed = children_[c]->send(code);
       if (failed && ensure_child(c)) failed = children_[c]->send(code);  // it had died idle: once more
       if (failed) {
@@ -138,7 +144,6 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
     if (!any_busy && ready.empty() && next < batch.size()) {
       // No child could be started: the rest fail, saying why.
       while (next < batch.size()) {
-        (void)batch.code(next);
         finish(next++, DRAGON_RUNTIME_FAILURE("fork", "no NVRTC child could be started: " + no_child, ""));
       }
       continue;

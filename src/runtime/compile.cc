@@ -159,13 +159,26 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
   // Rounds of NVRTC on the programs not compiled yet: the batch's, then those that
   // printing and rejections added (members alone).
   for (size_t done = 0; done < batch.size();) {
+    std::vector<size_t> printed;
     std::vector<std::string> codes;
-    for (size_t p = done; p < batch.size(); ++p) codes.push_back(batch.code(p));  // may add programs
+    std::vector<std::pair<size_t, RuntimeFailure>> unprinted;
+    for (size_t p = done; p < batch.size(); ++p) {  // printing may add programs
+      try {
+        codes.push_back(batch.code(p));
+        printed.push_back(p);
+      } catch (const Error& e) {
+        unprinted.emplace_back(p, DRAGON_RUNTIME_FAILURE("generate_cuda", e.what(), ""));
+      }
+    }
+    const size_t round_end = batch.size();
     std::vector<Expected<Cubin>> cubins = nvrtc_compile_all(codes, nvrtc, options.compile_cache(), options.nvrtc_threads);
     for (size_t k = 0; k < cubins.size(); ++k) {
-      for (auto& [index, build] : batch.finish(done + k, std::move(cubins[k]))) built[index].emplace(std::move(build));
+      for (auto& [index, build] : batch.finish(printed[k], std::move(cubins[k]))) built[index].emplace(std::move(build));
     }
-    done += cubins.size();
+    for (auto& [p, failure] : unprinted) {
+      for (auto& [index, build] : batch.finish(p, std::move(failure))) built[index].emplace(std::move(build));
+    }
+    done = round_end;
   }
   std::vector<Expected<CudaBuild>> result;
   result.reserve(flats.size());
@@ -178,7 +191,11 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
 
 CudaProgramBatch::CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Target target,
                                    const std::vector<Range>& ranges)
-    : flats_(std::move(flats)), target_(std::move(target)), sources_(flats_.size()) {
+    : flats_(std::move(flats)),
+      target_(std::move(target)),
+      sources_(flats_.size()),
+      batch_position_(flats_.size()),
+      handed_out_(flats_.size(), false) {
   size_t next = 0;
   for (const Range& r : ranges) {
     if (r.begin != next || r.end <= r.begin || r.end > flats_.size()) {
@@ -186,8 +203,10 @@ CudaProgramBatch::CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Targe
                                       r.begin, r.end, next, flats_.size()));
     }
     Program program;
-    for (size_t i = r.begin; i < r.end; ++i) program.members.push_back(i);
-    program.in_batch = r.end - r.begin > 1;
+    for (size_t i = r.begin; i < r.end; ++i) {
+      program.members.push_back(i);
+      if (r.end - r.begin > 1) batch_position_[i] = i - r.begin;
+    }
     programs_.push_back(std::move(program));
     next = r.end;
   }
@@ -196,30 +215,26 @@ CudaProgramBatch::CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Targe
   }
 }
 
-void CudaProgramBatch::add_alone(size_t member) {
-  Program alone;
-  alone.members = {member};
-  alone.code = sources_[member]->code;  // under the entry names it was printed with
-  programs_.push_back(std::move(alone));
+const codegen::CudaSource& CudaProgramBatch::source(size_t i) {
+  if (!sources_[i]) {
+    sources_[i] = batch_position_[i] ? codegen::generate_cuda(batch_member(flats_[i], *batch_position_[i]), target_)
+                                     : codegen::generate_cuda(flats_[i], target_);
+  }
+  return *sources_[i];
 }
 
 const std::string& CudaProgramBatch::code(size_t program) {
   DRAGON_CHECK(program < programs_.size(), "CudaProgramBatch: program {} of {}", program, programs_.size());
   if (programs_[program].code) return *programs_[program].code;
   std::vector<size_t> members = programs_[program].members;
-  const bool in_batch = programs_[program].in_batch;
-  for (size_t p = 0; p < members.size(); ++p) {
-    const size_t i = members[p];
-    sources_[i] = in_batch ? codegen::generate_cuda(batch_member(flats_[i], p), target_)
-                           : codegen::generate_cuda(flats_[i], target_);
-  }
+  for (size_t i : members) (void)source(i);  // may throw: the program stays unprinted
   std::string code;
-  if (in_batch) {
+  if (members.size() > 1) {
     std::vector<size_t> apart;
     code = batch_program(sources_, members, apart);
-    for (size_t i : apart) add_alone(i);  // may move programs_: index it again below
+    for (size_t i : apart) programs_.push_back(Program{{i}, std::nullopt});  // moves programs_: index again
   } else {
-    code = sources_[members.front()]->code;
+    code = sources_[members.front()]->code;  // a member alone keeps the entry names it was printed with
   }
   programs_[program].members = std::move(members);
   programs_[program].code = std::move(code);
@@ -227,19 +242,20 @@ const std::string& CudaProgramBatch::code(size_t program) {
 }
 
 std::vector<std::pair<size_t, Expected<CudaBuild>>> CudaProgramBatch::finish(size_t program, Expected<Cubin> cubin) {
-  DRAGON_CHECK(program < programs_.size() && programs_[program].code,
-               "CudaProgramBatch: program {} finished before it was printed", program);
+  DRAGON_CHECK(program < programs_.size(), "CudaProgramBatch: program {} of {}", program, programs_.size());
+  DRAGON_CHECK(programs_[program].code || !cubin, "CudaProgramBatch: program {} built before it was printed", program);
   const std::vector<size_t> members = programs_[program].members;
   std::vector<std::pair<size_t, Expected<CudaBuild>>> builds;
-  // A rejected program of several members says nothing about which member broke it (and a
-  // log mixing them is hard to read), so each member is compiled again alone, under the
-  // same entry names; its own result, success or failure, is what it gets.
+  // A failed program of several members (rejected by NVRTC, or not printed) says nothing
+  // about which member broke it (and a log mixing them is hard to read), so each member is
+  // compiled again alone, under the same entry names; its own result is what it gets.
   if (!cubin && members.size() > 1) {
-    for (size_t i : members) add_alone(i);
+    for (size_t i : members) programs_.push_back(Program{{i}, std::nullopt});
     return builds;
   }
   for (size_t i : members) {
-    DRAGON_CHECK(sources_[i].has_value(), "CudaProgramBatch: function {} was handed out twice", i);
+    DRAGON_CHECK(!handed_out_[i], "CudaProgramBatch: function {} was handed out twice", i);
+    handed_out_[i] = true;
     if (!cubin) {
       builds.emplace_back(i, cubin.error());
     } else {

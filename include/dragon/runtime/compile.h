@@ -98,7 +98,7 @@ std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFu
 // compiles them in persistent children): flats cut into the consecutive `ranges` given,
 // each range one program. Programs are printed when first asked for, so a caller can send
 // the first out while it prints the next; printing a program may add programs (members
-// whose prelude does not fit theirs, alone), and so may a rejected program of several
+// whose prelude does not fit theirs, alone), and so may a failed program of several
 // members (each member alone). Every flat's build is handed out exactly once, by finish().
 class CudaProgramBatch {
  public:
@@ -110,23 +110,28 @@ class CudaProgramBatch {
 
   // How many programs there are so far; grows as programs are printed and finished.
   size_t size() const { return programs_.size(); }
-  // Program `program`'s CUDA source, printed on the first call.
+  // Program `program`'s CUDA source, printed on the first call. Throws what code
+  // generation throws; the program then stays unprinted, to be finished with a failure.
   const std::string& code(size_t program);
-  // Program `program`'s result from NVRTC: its members' builds (index in flats, build),
-  // or nothing when a rejected program of several members was split into programs of one.
+  // Program `program`'s result: NVRTC's (or why it was not compiled: a failure may finish
+  // a program never printed). Its members' builds (index in flats, build), or nothing when
+  // a failed program of several members was split into programs of one.
   std::vector<std::pair<size_t, Expected<CudaBuild>>> finish(size_t program, Expected<Cubin> cubin);
 
  private:
   struct Program {
     std::vector<size_t> members;
-    bool in_batch = false;  // members are printed under batch names ("b<p>_<name>")
     std::optional<std::string> code;
   };
-  void add_alone(size_t member);
+  // Flat i's source, printed on first use: as member "b<p>_<name>" when its range has
+  // several functions (p its place there), under its own name otherwise.
+  const codegen::CudaSource& source(size_t i);
 
   std::vector<ir::PrimFunc> flats_;
   lower::Target target_;
   std::vector<std::optional<codegen::CudaSource>> sources_;  // per flat, once printed
+  std::vector<std::optional<size_t>> batch_position_;        // per flat
+  std::vector<bool> handed_out_;                             // per flat
   std::vector<Program> programs_;
 };
 

@@ -1,6 +1,7 @@
 // The tuner's persistent NVRTC children (nvrtc_children.h), without a GPU: one pool serves
-// round after round with the children it forked; a function NVRTC rejects fails alone with
-// NVRTC's own failure while its program's other members build; a child past its time is
+// round after round with the children it forked; a function NVRTC rejects, or code
+// generation refuses, fails alone with its own failure while its program's other members
+// build; a child past its time is
 // killed, its program fails saying so, and the pool replaces it. Skips without NVRTC.
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/search/auto_bind.h"
-#include "unit/runtime/nvrtc_rejected_function.h"
+#include "unit/runtime/unbuildable_functions.h"
 
 namespace dragon::bench {
 namespace {
@@ -43,8 +44,9 @@ TEST(NvrtcChildren, OnePoolServesRoundAfterRoundAndARejectedFunctionFailsAlone) 
   ASSERT_EQ(children.size(), 2u);
   // Round 1: the rejected function shares a program with two good ones.
   std::vector<ir::PrimFunc> first = {lowered("relu:shape=64x64"), testing::writes_its_input(),
-                                     lowered("sigmoid:shape=32x32"), lowered("softmax:shape=16x128")};
-  auto builds = build_all(children, first, {{0, 3}, {3, 4}});
+                                     lowered("sigmoid:shape=32x32"), lowered("softmax:shape=16x128"),
+                                     testing::outside_any_kernel()};
+  auto builds = build_all(children, first, {{0, 3}, {3, 5}});
   for (size_t i : {0u, 2u, 3u}) {
     ASSERT_TRUE(builds[i].has_value()) << i;
     ASSERT_TRUE(builds[i]->ok()) << i << ": " << builds[i]->error().describe();
@@ -54,6 +56,11 @@ TEST(NvrtcChildren, OnePoolServesRoundAfterRoundAndARejectedFunctionFailsAlone) 
   ASSERT_FALSE(builds[1]->ok());
   EXPECT_EQ(builds[1]->error().api, "nvrtcCompileProgram") << "NVRTC's own failure, as the child saw it";
   EXPECT_NE(builds[1]->error().log.find("in[tx] = out[tx];"), std::string::npos) << builds[1]->error().log;
+  // Code generation refused the last: it fails alone, its program-mate builds.
+  ASSERT_TRUE(builds[4].has_value());
+  ASSERT_FALSE(builds[4]->ok());
+  EXPECT_EQ(builds[4]->error().api, "generate_cuda");
+  EXPECT_NE(builds[4]->error().message.find("outside any kernel"), std::string::npos) << builds[4]->error().message;
   // Compiled again alone, under its batch name, the good members have modules of their own.
   EXPECT_NE(builds[0]->value().cubin.bytes, builds[2]->value().cubin.bytes);
   EXPECT_EQ(builds[0]->value().source.kernels.front().name.rfind("b0_", 0), 0u);

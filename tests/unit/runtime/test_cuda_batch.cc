@@ -22,7 +22,7 @@
 #include "dragon/search/auto_bind.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/error.h"
-#include "unit/runtime/nvrtc_rejected_function.h"
+#include "unit/runtime/unbuildable_functions.h"
 #include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/tensorcore_gemm_sketch.h"
 #include "unit/schedule/wgmma_gemm_sketch.h"
@@ -175,6 +175,23 @@ TEST(CudaBatch, ABrokenMemberFailsAloneAndTheOthersStillBuild) {
     std::vector<std::string> names = entry_names(batch[i].value());
     EXPECT_EQ(names[0].rfind("b" + std::to_string(i) + "_", 0), 0u) << names[0];
     EXPECT_EQ(cubin_functions(batch[i].value().cubin.bytes), std::set<std::string>(names.begin(), names.end()));
+  }
+}
+
+// A function code generation refuses fails alone, saying why, and its program's other
+// members still build (each alone, as after an NVRTC rejection).
+TEST(CudaBatch, AFunctionCodegenRefusesFailsAloneAndTheOthersStillBuild) {
+  SKIP_WITHOUT_NVRTC();
+  std::vector<ir::PrimFunc> variants = gemm_variants();
+  std::vector<ir::PrimFunc> flats = {variants[0], testing::outside_any_kernel(), variants[1]};
+  std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 3);
+  ASSERT_EQ(batch.size(), 3u);
+  ASSERT_FALSE(batch[1].ok());
+  EXPECT_EQ(batch[1].error().api, "generate_cuda");
+  EXPECT_NE(batch[1].error().message.find("outside any kernel"), std::string::npos) << batch[1].error().message;
+  for (size_t i : {size_t{0}, size_t{2}}) {
+    ASSERT_TRUE(batch[i].ok()) << i << ": " << batch[i].error().describe();
+    EXPECT_EQ(entry_names(batch[i].value())[0].rfind("b" + std::to_string(i) + "_", 0), 0u) << "its batch name kept";
   }
 }
 
