@@ -5,7 +5,7 @@
 // block's thread-extent bounds (the multi-level tiling rule's
 // "thread_extent_low/high_inclusive" annotations), and a thread loop nested in one of the
 // same tag that reads the outer one's variable (one hardware index, two values), and the
-// registers of wgmma accumulators against the register file. Read from the block IR, without
+// registers of wgmma accumulators and of a thread's local arrays against the register file. Read from the block IR, without
 // lowering (a few microseconds); with "lower": true it runs the lowering pipeline, whose
 // own verify_gpu_code is exact, instead.
 #include <algorithm>
@@ -58,6 +58,14 @@ struct KernelUse {
   // Shared buffers written in the kernel: the loops from the kernel's top down to the
   // writer, outermost first (through enclosing blocks: a tensorized tile's inner block).
   std::map<const ir::BufferNode*, std::vector<const ir::ForNode*>> shared_writers;
+  // A thread's "local" buffers (register arrays): the first block writing each, and its
+  // loops as above. (mma fragments, "warp", are not counted yet: their writers include
+  // decomposed init blocks whose loops this count would take for tiles.)
+  struct RegisterWriter {
+    const ir::BlockRealizeNode* realize = nullptr;
+    std::vector<const ir::ForNode*> loops;
+  };
+  std::map<const ir::BufferNode*, RegisterWriter> register_writers;
   // Every block's loops from the kernel's top, to find where readers meet writers.
   std::map<const ir::BlockNode*, std::vector<const ir::ForNode*>> loops_of;
   int64_t cross_thread_bytes = 0;  // the trees' shared buffers lowering will add
@@ -145,6 +153,9 @@ class KernelScan : public ir::StmtVisitor {
       if (starts_with(scope, "shared") && use_.shared_writers.count(w.buffer.get()) == 0) {
         use_.shared_writers[w.buffer.get()] = path_;
       }
+      if (scope == "local" && use_.register_writers.count(w.buffer.get()) == 0) {
+        use_.register_writers[w.buffer.get()] = {op, path_};
+      }
     }
     // A reduction whose reduce loop is bound to threads: lowering adds a shared tree of
     // one slot per thread of the block.
@@ -194,8 +205,9 @@ int64_t pipeline_versions(const ir::ForNode* loop) {
 // shares with the buffer's readers stay fixed (what compact_buffers keeps), counted over the
 // writer's loops that feed spatial variables, times the stages of a software-pipelined
 // loop among the shared ones (inject_software_pipeline's multi-buffering).
-int64_t footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
-                           const std::vector<const ir::ForNode*>& writer_loops) {
+// How many of the writer's outermost loops every reader of `buffer` shares with it.
+size_t loops_shared_with_readers(const KernelUse& use, const ir::BufferNode* buffer,
+                                 const std::vector<const ir::ForNode*>& writer_loops) {
   size_t common = writer_loops.size();
   for (const ir::BlockNode* block : use.blocks) {
     bool reads = false;
@@ -208,6 +220,12 @@ int64_t footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
     }
     common = std::min(common, prefix);
   }
+  return common;
+}
+
+int64_t footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
+                           const std::vector<const ir::ForNode*>& writer_loops) {
+  const size_t common = loops_shared_with_readers(use, buffer, writer_loops);
   int64_t elements = 1;
   for (size_t i = common; i < writer_loops.size(); ++i) {
     if (loop_feeds(writer_loops[i]).spatial) elements *= ir::as_const_int(writer_loops[i]->extent).value_or(1);
@@ -215,6 +233,42 @@ int64_t footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
   elements = std::min(elements, buffer->num_elements());
   for (size_t i = 0; i < common; ++i) elements *= pipeline_versions(writer_loops[i]);
   return elements;
+}
+
+// Elements of a local buffer one thread holds: one instance of its writer (an element, or
+// a tensorized tile, whose loops are inside the intrinsic) times the writer's loops
+// below those it shares with the buffer's readers that feed the writer's spatial variables,
+// skipping loops bound to threads or blocks (other threads' copies); loops bound to
+// virtual threads multiply wherever they are (one thread runs them all, each with its copy).
+int64_t thread_footprint_elements(const KernelUse& use, const ir::BufferNode* buffer,
+                                  const KernelUse::RegisterWriter& writer) {
+  const ir::BlockNode* block = writer.realize->block.get();
+  int64_t elements = 1;
+  for (const ir::BufferRegion& w : block->writes) {
+    if (w.buffer.get() != buffer) continue;
+    for (const ir::Range& r : w.region) elements *= std::max<int64_t>(1, ir::as_const_int(r.extent).value_or(1));
+  }
+  const BlockSite site{writer.realize, block, {}, nullptr};
+  const size_t common = loops_shared_with_readers(use, buffer, writer.loops);
+  for (size_t i = 0; i < writer.loops.size(); ++i) {
+    const ir::ForNode* l = writer.loops[i];
+    const int64_t extent = ir::as_const_int(l->extent).value_or(1);
+    if (l->for_kind == ir::ForKind::kThreadBinding) {
+      if (starts_with(l->thread_tag, "vthread")) elements *= extent;
+      continue;
+    }
+    if (i >= common && loop_feeds_block(l, site).spatial) elements *= extent;
+  }
+  return std::min(elements, buffer->num_elements());
+}
+
+// 32-bit registers one thread holds for the kernel's local buffers.
+int64_t local_registers_per_thread(const KernelUse& use) {
+  int64_t registers = 0;
+  for (const auto& [buffer, writer] : use.register_writers) {
+    registers += (thread_footprint_elements(use, buffer, writer) * buffer->dtype.bytes() + 3) / 4;
+  }
+  return registers;
 }
 
 // Bytes of shared memory one thread block of the kernel holds.
@@ -294,6 +348,14 @@ class VerifyGpuCode : public Postproc {
                            kernel, registers, threads, kRegisterOverhead, kMaxRegistersPerThread,
                            kRegistersPerBlock);
       }
+    }
+    // Local arrays past a thread's 255 registers spill to local memory: such a kernel is
+    // slow, and ptxas takes seconds to allocate it (a 256^3 GEMM candidate with 2048
+    // accumulators a thread compiled in 15-20 s, bench_candidate_compile).
+    if (const int64_t registers = local_registers_per_thread(use) + kRegisterOverhead;
+        registers > kMaxRegistersPerThread) {
+      return fmt::format("kernel {}: about {} registers per thread for its local arrays and {} more, above the limit {}",
+                         kernel, registers, kRegisterOverhead, kMaxRegistersPerThread);
     }
     for (const ir::BlockNode* block : use.blocks) {
       std::optional<int64_t> low = int_annotation(block, kLow), high = int_annotation(block, kHigh);

@@ -1,6 +1,6 @@
 // The postprocessors and candidate replay (postproc.h): verify_gpu_code rejects what breaks
-// the H200's limits (threads per block, virtual threads, vector bytes, shared memory) or a
-// tiling's thread-extent bounds, and accepts what fits; rewrite_reduction_block and
+// the H200's limits (threads per block, virtual threads, vector bytes, shared memory, a
+// thread's registers for local arrays) or a tiling's thread-extent bounds, and accepts what fits; rewrite_reduction_block and
 // rewrite_unbound_block do their rewrites; every failure is a typed value (replay,
 // postprocessor, rejection), never a ScheduleError.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "dragon/search/default_schedule.h"
 #include "dragon/search/postproc.h"
 #include "dragon/ir/functor.h"
+#include "unit/schedule/gemm_sketch.h"
 #include "unit/schedule/schedule_test_util.h"
 #include "unit/search/search_test_sketches.h"
 
@@ -109,6 +110,21 @@ TEST(VerifyGpuCode, RejectsThreadCountsOutsideATilingsBounds) {
   std::optional<CandidateFailure> f = verify(sch);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->message, "kernel 0: block relu runs 8 threads, below its tiling's bound 32");
+}
+
+// A thread's local accumulators past its 255 registers: the CUDA-core GEMM sketch with 8 x 64
+// outputs a thread, each 4 times over for its 4 virtual threads (a 256^3 candidate search
+// drew; ptxas took 15-20 s on it), is rejected; 4 x 2 outputs twice over is not.
+TEST(VerifyGpuCode, RejectsLocalArraysBeyondAThreadsRegisters) {
+  Schedule spilling(workload("matmul:m=256,n=256,k=256"));
+  schedule::testing::apply_gemm_sketch(spilling, {.i = {1, 4, 8, 2, 4}, .j = {1, 1, 4, 2, 32}, .k = {16, 1, 16}});
+  std::optional<CandidateFailure> f = verify(spilling);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->message,
+            "kernel 0: about 2080 registers per thread for its local arrays and 32 more, above the limit 255");
+  Schedule fits(workload("matmul:m=256,n=256,k=256"));
+  schedule::testing::apply_gemm_sketch(fits, {.i = {4, 2, 8, 2, 2}, .j = {4, 2, 8, 1, 2}, .k = {16, 2, 8}});
+  EXPECT_FALSE(verify(fits).has_value()) << verify(fits)->message;
 }
 
 TEST(VerifyGpuCode, ByLoweringCatchesWhatOnlyLoweringKnows) {
