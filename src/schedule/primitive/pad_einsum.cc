@@ -43,9 +43,9 @@ struct PadEinsumPlan;
   //   4) with reduction variables, its body is C[..] = C[..] + term, and for each padded
   //      reduction variable the term is a product one of whose factors (through casts)
   //      loads a buffer at that variable, so that a padded step adds zero (NonSumReduction)
-  //   5) each padded variable has a domain starting at 0, is bound to a loop of its own
-  //      (starting at 0, of the variable's extent, holding no other block), and the
-  //      realization has no predicate (NonTrivialBinding)
+  //   5) if a variable grows, the realization has no predicate, and each growing variable
+  //      has a domain starting at 0 and is bound to a loop of its own (starting at 0, of
+  //      the variable's extent, holding no other block) (NonTrivialBinding)
   //   6) each buffer accessed along a padded variable is allocated by the scope block, not
   //      a parameter of the function (reindex it first), and the block spans each of its
   //      padded dimensions (NotIntermediate)
@@ -304,14 +304,15 @@ detail::Planned<detail::PadEinsumPlan> Schedule::plan_pad_einsum(BlockRV block_r
     auto refuse = [&](auto reason) {
       return error(kKind, k, name, operand, [&] { return role + detail::text_of(reason); }, ErrorLocus{nullptr, b->name});
     };
-    if (at->realize->predicate.defined() && !is_const_int(at->realize->predicate, 1)) {
-      return refuse([&] { return fmt::format(" runs under the predicate {}", print_expr(at->realize->predicate)); });
-    }
     const std::span<const ForNode* const> loops = at->scope_loops();
     for (size_t p = 0; p < b->iter_vars.size(); ++p) {
       const IterVar& iv = b->iter_vars[p];
       const std::optional<int64_t> extent = as_const_int(iv.dom.extent);
       if (extent && *extent == new_extents[p]) continue;
+      // A predicate would have to be extended too; a block that does not grow keeps it.
+      if (at->realize->predicate.defined() && !is_const_int(at->realize->predicate, 1)) {
+        return refuse([&] { return fmt::format(" runs under the predicate {}", print_expr(at->realize->predicate)); });
+      }
       if (!is_const_int(iv.dom.min, 0)) {
         return refuse([&] { return fmt::format(": the domain of '{}' does not start at 0", iv.var.name()); });
       }

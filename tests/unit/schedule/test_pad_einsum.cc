@@ -234,6 +234,15 @@ TEST(PadEinsum, Preconditions) {
   // ... but the variables that do not grow may be bound anyhow.
   split.pad_einsum(c, {1, 8, 16});
   EXPECT_TRUE(same_outputs(split.original(), split.func()));
+  // A predicate (a split that does not divide) refuses any growth, and nothing else.
+  Schedule guarded = sch.copy();
+  guarded.reindex(c, 0, Type::kWrite);
+  guarded.split(guarded.get_loops(c)[1], {None{}, int64_t{7}});
+  expect_refusal(InstructionKind::PadEinsum, guarded, [&] { guarded.pad_einsum(c, {16, 1, 1}); },
+                 {5, "NonTrivialBinding", "block b1"}, "block C [", "runs under the predicate");
+  const ir::PrimFunc unpadded = guarded.func();
+  guarded.pad_einsum(c, {1, 1, 1});
+  EXPECT_TRUE(guarded.func().same_as(unpadded));
 
   // 3) not in einsum form: a conv reads X_pad at oh + kh.
   Schedule conv(workload("conv2d:batch=1,in_channels=3,out_channels=4,size=6x6,kernel=3x3,padding=1x1"));
