@@ -124,7 +124,7 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   for (const ir::ForNode* l : site->loops) {
     if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return std::nullopt;
   }
-  TensorCoreGemm out{sch.copy(), {}, std::nullopt};
+  TensorCoreGemm out{sch.copy(), {}, std::nullopt, std::nullopt};
   if (std::optional<GemmMatch> match = match_gemm(*site)) {
     out.match = *match;
     return out;
