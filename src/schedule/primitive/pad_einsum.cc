@@ -36,7 +36,7 @@ struct PadEinsumPlan;
   // only the valid region. Recorded as TVM does: PadEinsum(block | [p0 p1 ...]).
   // Requires:
   //   1) the block is a leaf block under a scope block (NotLeafBlock)
-  //   2) one padding per iteration variable, each >= 1 (PaddingMismatch)
+  //   2) one padding per iteration variable, each in [1, 2^20] (PaddingMismatch)
   //   3) the block is in einsum form: it writes one buffer, every index of every region it
   //      reads or writes is a bare iteration variable (extent 1), and its loads and stores
   //      use those indices (NotEinsum)
@@ -80,6 +80,8 @@ struct detail::PadEinsumPlan {
 };
 
 namespace {
+
+constexpr int64_t kPadEinsumMaxPadding = int64_t{1} << 20;
 
 // Every index list the block uses to load or store `buffer`.
 struct PadEinsumAccessScan : public StmtExprVisitor {
@@ -199,9 +201,11 @@ detail::Planned<detail::PadEinsumPlan> Schedule::plan_pad_einsum(BlockRV block_r
           here);
     }
     for (int64_t p : *padding) {
-      if (p < 1) {
+      // The bound keeps the rounded extents far from overflow (and i32 loops in range).
+      if (p < 1 || p > kPadEinsumMaxPadding) {
         return error(
-            kKind, 2, "PaddingMismatch", "padding", [&] { return fmt::format("padding {} is not positive", p); }, here);
+            kKind, 2, "PaddingMismatch", "padding",
+            [&] { return fmt::format("padding {} is not in [1, {}]", p, kPadEinsumMaxPadding); }, here);
       }
     }
   }

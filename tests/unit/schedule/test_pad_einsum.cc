@@ -216,7 +216,9 @@ TEST(PadEinsum, Preconditions) {
   expect_refusal(InstructionKind::PadEinsum, sch, [&] { sch.pad_einsum(c, {16, 8}); },
                  {2, "PaddingMismatch", "padding"}, "block C [", "2 paddings for the 3 iteration variables");
   expect_refusal(InstructionKind::PadEinsum, sch, [&] { sch.pad_einsum(c, {16, 0, 8}); },
-                 {2, "PaddingMismatch", "padding"}, "block C [", "padding 0 is not positive");
+                 {2, "PaddingMismatch", "padding"}, "block C [", "padding 0 is not in [1, 1048576]");
+  expect_refusal(InstructionKind::PadEinsum, sch, [&] { sch.pad_einsum(c, {16, int64_t{1} << 62, 8}); },
+                 {2, "PaddingMismatch", "padding"}, "block C [", "is not in [1, 1048576]");
   // 6) a parameter input: reindex it first.
   expect_refusal(InstructionKind::PadEinsum, sch, [&] { sch.pad_einsum(c, {16, 8, 16}); },
                  {6, "NotIntermediate", "block b1"}, "block C [", "'A' is a parameter of the function: reindex it first");
