@@ -264,30 +264,34 @@ TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
 }
 
 // Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
-// candidates stay valid (the decision sampler reads the fused nest) and compute the conv.
+// candidates stay valid (the decision sampler reads the fused, and padded, nest) and
+// compute the conv.
 TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
-  const std::string spec = kConvs[0];
-  ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-  ASSERT_EQ(s.size(), 1u);
-  CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
-  ASSERT_TRUE(first.ok()) << first.failure().message;
-  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
-  schedule::RandomEngine rng(5);
-  std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-  interp::run(func, expected);
-  int changed = 0;
-  for (int round = 0; round < 8; ++round) {
-    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
-    ASSERT_TRUE(t.has_value());
-    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
-    ASSERT_TRUE(r.ok()) << r.failure().message;
-    changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
-    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-    interp::run(r.candidate().func, actual);
-    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+  // A conv of whole tiles, and one padded to them (k = 27 to 32).
+  for (const std::string spec : {std::string(kConvs[0]), std::string(kUnevenGemms[4])}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+    ASSERT_TRUE(first.ok()) << first.failure().message;
+    std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+    schedule::RandomEngine rng(5);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    interp::run(func, expected);
+    int changed = 0;
+    for (int round = 0; round < 8; ++round) {
+      std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+      ASSERT_TRUE(t.has_value());
+      CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+      ASSERT_TRUE(r.ok()) << r.failure().message;
+      changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
+      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      interp::run(r.candidate().func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+    }
+    EXPECT_GT(changed, 0);
   }
-  EXPECT_GT(changed, 0);
 }
 
 // The rule's candidate for ResNet-50's 3x3 layer of its third stage in f16 (batch 8, 256
