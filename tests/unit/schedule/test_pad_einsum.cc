@@ -37,7 +37,7 @@ BlockRV pad_einsum_reduction_block(Schedule& sch) {
 
 // Every read of the block reindexed, and its write when `write` (when the output is a
 // parameter, the padding needs the copy back).
-void reindex_all(Schedule& sch, BlockRV block, bool write = true) {
+void pad_einsum_reindex_all(Schedule& sch, BlockRV block, bool write = true) {
   const size_t reads = sch.get(block)->reads.size();
   for (size_t i = 0; i < reads; ++i) sch.reindex(block, static_cast<int64_t>(i), Type::kRead);
   if (write) sch.reindex(block, 0, Type::kWrite);
@@ -46,7 +46,7 @@ void reindex_all(Schedule& sch, BlockRV block, bool write = true) {
 TEST(PadEinsum, GemmGrowsItsIntermediatesAndTheProducersWriteZeros) {
   Schedule sch(workload("matmul:m=100,n=60,k=27"));
   BlockRV c = sch.get_block("C");
-  reindex_all(sch, c);
+  pad_einsum_reindex_all(sch, c);
   sch.pad_einsum(c, {16, 8, 16});
   const std::string text = ir::print_function(sch.func());
   EXPECT_TRUE(has_line(text, "alloc A_reindex: f32[112, 32]")) << text;
@@ -93,7 +93,7 @@ TEST(PadEinsum, PreservesSemanticsForEveryOperatorKind) {
     SCOPED_TRACE(c.spec);
     Schedule sch(workload(c.spec));
     BlockRV block = pad_einsum_reduction_block(sch);
-    reindex_all(sch, block, c.reindex_write);
+    pad_einsum_reindex_all(sch, block, c.reindex_write);
     sch.pad_einsum(block, c.padding);
     const ir::BlockNode* padded = sch.get(block);
     for (size_t p = 0; p < c.padding.size(); ++p) {
