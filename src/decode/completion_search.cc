@@ -288,6 +288,10 @@ CompletionSearch::TypedPool CompletionSearch::build_typing_pool(const Position& 
         add_ints(0, std::max(buffer_count(true), buffer_count(false)) - 1);
       } else if (slot.name == "write_buffer_index" || slot.name == "buffer_index") {
         add_ints(0, buffer_count(false) - 1);
+      } else if (pos.kind->kind == InstructionKind::PadEinsum) {
+        // Paddings: small ones, and the tiles of the tensor-core rules (wgmma's 64 x N x 64).
+        add_ints(0, 16);
+        for (int64_t tile : {32, 64, 128, 256}) out.emplace_back(Arg(tile), std::to_string(tile));
       }
       else add_ints(0, 16);
       break;

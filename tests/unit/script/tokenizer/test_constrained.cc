@@ -137,6 +137,14 @@ TEST(Constrained, PadEinsumLinesAreAllowedTokenByToken) {
   EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [16 8 16]\n"));
   EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [1 1 16]\n"));
   EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [16 1]\n"));
+  // wgmma's tiles are typed too.
+  const std::string wide = prefix + "ri b0 1 0\npe b0 [64 128 64]\n";
+  const std::vector<TokenId> wide_ids = Tokenizer::standard().encode(wide);
+  for (size_t i = 0; i < wide_ids.size(); ++i) {
+    ASSERT_TRUE(contains(decoder.allowed_tokens(std::span(wide_ids).first(i)), wide_ids[i]))
+        << "forbade '" << Tokenizer::standard().display(wide_ids[i]) << "' after:\n"
+        << text_of(std::span(wide_ids).first(i));
+  }
 }
 
 // The cost of a call is mostly trial applications of candidate lines. Generating a GEMM
