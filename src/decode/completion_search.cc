@@ -54,6 +54,13 @@ bool CompletionSearch::search(const Position& pos) {
       const size_t want = list_size(pos.values.at(pos.slot - 1));
       if (pos.elems.size() > want) return false;
       extensions = {std::vector<Arg>(want - pos.elems.size(), Arg(1.0))};
+    } else if (kind.kind == InstructionKind::PadEinsum) {
+      // A padding of 1 grows nothing, and every precondition a growing dimension adds
+      // only refuses more (pad_einsum.cc): ones up to the block's arity are the most
+      // permissive completion.
+      const std::optional<size_t> arity = pad_einsum_arity(pos);
+      if (!arity || pos.elems.size() > *arity) return false;
+      extensions = {std::vector<Arg>(*arity - pos.elems.size(), Arg(int64_t{1}))};
     } else if (pos.elems.empty()) {
       extensions.push_back({Arg(int64_t{0})});
     }
@@ -98,6 +105,11 @@ bool CompletionSearch::search(const Position& pos) {
     for (const auto& [value, word] : typing_pool(pos, slot, built)) {
       if (!(value == default_value)) pool.push_back(value);
     }
+  } else if (slot.shape == SlotShape::kList && kind.kind == InstructionKind::PadEinsum) {
+    // All ones (no growth): valid whenever any padding is (see the open list above).
+    const std::optional<size_t> arity = pad_einsum_arity(pos);
+    if (!arity) return false;
+    pool = {Arg(Arg::List(*arity, Arg(int64_t{1})))};
   } else if (slot.shape == SlotShape::kList) {
     pool = {Arg(Arg::List{Arg(int64_t{0})})};  // SampleCategorical's candidates
   } else {
@@ -191,6 +203,13 @@ const CompletionSearch::TypedPool& CompletionSearch::typing_pool(const Position&
   return built;
 }
 
+std::optional<size_t> CompletionSearch::pad_einsum_arity(const Position& pos) const {
+  const ReplayState& st = vars_.state();
+  const auto* rv = pos.values.empty() ? nullptr : pos.values.front().as<RandomVar>();
+  if (rv == nullptr || rv->type != RVType::kBlock || !st.sch.is_valid(*rv)) return std::nullopt;
+  return st.sch.get(schedule::BlockRV{rv->id})->iter_vars.size();
+}
+
 CompletionSearch::TypedPool CompletionSearch::build_typing_pool(const Position& pos, const SlotSchema& slot) const {
   TypedPool out;
   const ReplayState& st = vars_.state();
@@ -263,7 +282,17 @@ CompletionSearch::TypedPool CompletionSearch::build_typing_pool(const Position& 
       else if (pos.kind->kind == InstructionKind::SampleCategorical) {
       }  // candidates: unbounded
       else if (slot.name == "read_buffer_index") add_ints(0, buffer_count(true) - 1);
-      else if (slot.name == "write_buffer_index" || slot.name == "buffer_index") add_ints(0, buffer_count(false) - 1);
+      else if (slot.name == "buffer_index" && (pos.kind->kind == InstructionKind::ReIndex ||
+                                                pos.kind->kind == InstructionKind::TransformLayout)) {
+        // A read's or a write's index: buffer_index_type, written after it, says which.
+        add_ints(0, std::max(buffer_count(true), buffer_count(false)) - 1);
+      } else if (slot.name == "write_buffer_index" || slot.name == "buffer_index") {
+        add_ints(0, buffer_count(false) - 1);
+      } else if (pos.kind->kind == InstructionKind::PadEinsum) {
+        // Paddings: small ones, and the tiles of the tensor-core rules (wgmma's 64 x N x 64).
+        add_ints(0, 16);
+        for (int64_t tile : {32, 64, 128, 256}) out.emplace_back(Arg(tile), std::to_string(tile));
+      }
       else add_ints(0, 16);
       break;
     case ValueType::kCount: break;  // the lookup's own count: see LineOracle::options

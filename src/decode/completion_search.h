@@ -41,6 +41,9 @@ class CompletionSearch {
  private:
   TypedPool build_typing_pool(const Position& pos, const SlotSchema& slot) const;
   std::vector<schedule::Arg> completion_pool(const Position& pos, const SlotSchema& slot) const;
+  // PadEinsum's paddings: one per iteration variable of the block its line names (nullopt
+  // when that is not a block that resolves).
+  std::optional<size_t> pad_einsum_arity(const Position& pos) const;
   std::vector<std::vector<schedule::Arg>> rest_extensions(const Position& pos, const SlotSchema& slot) const;
   // Whether a required string slot after `pos.slot` has no completion that can apply,
   // whatever the values before it (none is offered, or the schedule's check fails each

@@ -190,14 +190,14 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
-  // TransformLayout, TransformBlockLayout) looks its loops up in the function those leave:
-  // that is the "unscheduled" nest the pieces below start from.
+  // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum) looks its loops up in
+  // the function those leave: that is the "unscheduled" nest the pieces below start from.
   ir::PrimFunc shaped = func;
   size_t last_layout = end;
   for (size_t i = 0; i < end; ++i) {
     const InstructionKind k = insts[i].kind;
     if (k == InstructionKind::ReIndex || k == InstructionKind::TransformLayout ||
-        k == InstructionKind::TransformBlockLayout) {
+        k == InstructionKind::TransformBlockLayout || k == InstructionKind::PadEinsum) {
       last_layout = i;
     }
   }

@@ -107,12 +107,12 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   const IndexMap a_map = restricted(roles, a_used), b_map = restricted(roles, b_used), c_map = restricted(roles, c_used);
   attempt.transform_layout(out.a_copy, 0, Type::kWrite, a_map);
   attempt.transform_layout(out.b_copy, 0, Type::kWrite, b_map);
-  attempt.transform_layout(out.c_back, 0, Type::kRead, c_map);
+  attempt.transform_layout(*out.c_back, 0, Type::kRead, c_map);
   // The copies iterate over the new layouts too: writing A'[m, k] at distinct variables,
   // a copy inlines into its consumer.
   attempt.transform_block_layout(out.a_copy, a_map);
   attempt.transform_block_layout(out.b_copy, b_map);
-  attempt.transform_block_layout(out.c_back, c_map);
+  attempt.transform_block_layout(*out.c_back, c_map);
   attempt.transform_block_layout(block, IndexMap::fusing(roles.names, roles.extents, roles.groups));
   sch = std::move(attempt);
   return out;
@@ -124,7 +124,7 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   for (const ir::ForNode* l : site->loops) {
     if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return std::nullopt;
   }
-  TensorCoreGemm out{sch.copy(), {}, std::nullopt};
+  TensorCoreGemm out{sch.copy(), {}, std::nullopt, std::nullopt};
   if (std::optional<GemmMatch> match = match_gemm(*site)) {
     out.match = *match;
     return out;
@@ -135,11 +135,77 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
     return std::nullopt;
   }
   if (!out.implicit) return std::nullopt;
+  out.copies = out.implicit;
   site = find_block(out.schedule.func(), block);
   std::optional<GemmMatch> match = site ? match_gemm(*site) : std::nullopt;
   if (!match) return std::nullopt;
   out.match = *match;
   return out;
+}
+
+bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k) {
+  const GemmMatch& m = gemm.match;
+  auto rounded = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile * tile; };
+  const int64_t i = rounded(m.i_extent, tile_i), j = rounded(m.j_extent, tile_j), k = rounded(m.k_extent, tile_k);
+  if (i == m.i_extent && j == m.j_extent && k == m.k_extent) return true;
+  const double work = static_cast<double>(i) * static_cast<double>(j) * static_cast<double>(k) /
+                      (static_cast<double>(m.i_extent) * static_cast<double>(m.j_extent) * static_cast<double>(m.k_extent));
+  if (work > kMaxPaddedWork) return false;
+
+  schedule::Schedule attempt = gemm.schedule.copy();
+  std::optional<ImplicitGemm> copies = gemm.copies;
+  try {
+    BlockRV b = attempt.get_block(block);
+    std::optional<BlockSite> site = find_block(attempt.func(), block);
+    if (!site) return false;
+    if (!copies) {
+      // A plain GEMM: pad_einsum grows intermediates, so the operands get copies.
+      const ir::BlockNode* node = site->block;
+      std::vector<int64_t> read_index;
+      for (const ir::BufferRegion& in : inputs_of(node)) {
+        for (size_t r = 0; r < node->reads.size(); ++r) {
+          if (node->reads[r].buffer.same_as(in.buffer)) read_index.push_back(static_cast<int64_t>(r));
+        }
+      }
+      if (read_index.size() != 2) return false;
+      const ir::Buffer& output = node->writes[0].buffer;
+      const bool output_allocated =
+          site->parent != nullptr &&
+          std::any_of(site->parent->alloc_buffers.begin(), site->parent->alloc_buffers.end(),
+                      [&](const ir::Buffer& a) { return a.same_as(output); });
+      ImplicitGemm made;
+      made.a_copy = attempt.reindex(b, read_index[0], Type::kRead);
+      made.b_copy = attempt.reindex(b, read_index[1], Type::kRead);
+      if (!output_allocated) made.c_back = attempt.reindex(b, 0, Type::kWrite);
+      copies = made;
+      site = find_block(attempt.func(), block);
+      if (!site) return false;
+    }
+    // One padding per iteration variable, by the loop binding it (trivial bindings).
+    std::vector<int64_t> padding;
+    for (size_t p = 0; p < site->block->iter_vars.size(); ++p) {
+      int64_t pad = 1;
+      for (size_t l = 0; l < site->loops.size(); ++l) {
+        if (site->realize->iter_values[p].get() != site->loops[l]->loop_var.get()) continue;
+        if (l == m.i) pad = tile_i;
+        if (l == m.j) pad = tile_j;
+        if (l == m.k) pad = tile_k;
+      }
+      padding.push_back(pad);
+    }
+    attempt.pad_einsum(b, padding);
+  } catch (const schedule::ScheduleError&) {
+    return false;
+  }
+  std::optional<BlockSite> site = find_block(attempt.func(), block);
+  std::optional<GemmMatch> match = site ? match_gemm(*site) : std::nullopt;
+  if (!match || match->i_extent % tile_i != 0 || match->j_extent % tile_j != 0 || match->k_extent % tile_k != 0) {
+    return false;
+  }
+  gemm.schedule = std::move(attempt);
+  gemm.match = *match;
+  gemm.copies = copies;
+  return true;
 }
 
 }  // namespace dragon::search

@@ -20,7 +20,9 @@ namespace dragon::search {
 struct ImplicitGemm {
   schedule::BlockRV a_copy;  // the block copying A into A'[m, k]
   schedule::BlockRV b_copy;  // the block copying B into B'[n, k]
-  schedule::BlockRV c_back;  // the block copying C'[m, n] back into C
+  // The block copying C'[m, n] back into C; none where C' is an intermediate already (a
+  // padded plain GEMM whose output another block reads, as an f16 GEMM's cast does).
+  std::optional<schedule::BlockRV> c_back;
 };
 
 // Applies the presentation to `block` of `sch` when the block is a leaf reduction with one
@@ -38,7 +40,29 @@ struct TensorCoreGemm {
   schedule::Schedule schedule;
   GemmMatch match;
   std::optional<ImplicitGemm> implicit;
+  // The operand copies the rule inlines into its shared-memory reads: the presentation's,
+  // or those pad_to_tiles made for a plain GEMM. Their loads may be guarded (the padding),
+  // so the shared tiles are filled by threads, not by cp.async of global memory as it is.
+  std::optional<ImplicitGemm> copies;
 };
 std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block);
+
+// The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
+// it the tile padding wastes more than the tensor cores' edge over the plain tiling that
+// the rule's untouched fork keeps exploring: mma.sync at twice the work still runs well
+// ahead of CUDA-core FMAs on every shape the search meets, while a k of 3 padded to 16
+// (5.3x) or an m of 1 padded to 16 spends most of each mma on zeros and the candidates'
+// measurements on a space that rarely wins.
+inline constexpr double kMaxPaddedWork = 2.0;
+
+// Rounds the GEMM of `gemm` (at `block`) up to whole tiles, i to a multiple of `tile_i`,
+// j of `tile_j`, k of `tile_k` (the mma's 16 x 8 x 16 or 16 x 8 x 8; wgmma's 64 x N x 64),
+// through pad_einsum: a plain GEMM's operands are reindexed first (pad_einsum grows
+// intermediates only; the copies, zero where the padding is, are inlined into the shared
+// reads as an implicit GEMM's are), and its output too when it is a parameter (the copy
+// back then reads the valid region). `gemm.match` and `gemm.copies` are updated. A GEMM
+// already whole is left alone (true). false, `gemm` unchanged, when the padded GEMM would
+// do more than kMaxPaddedWork times the work, or a primitive refuses.
+bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k);
 
 }  // namespace dragon::search

@@ -16,6 +16,10 @@
 // presented as one (implicit_gemm.h: reindexed operands, a fused m x n x k block), its
 // operand copies then inlined into the shared-memory reads, so the shared tiles gather
 // straight from the padded input and the weights (implicit GEMM, no im2col buffer).
+// A GEMM whose i, j or k is not a multiple of the mma tile (a conv's k = 3 * 3 * 3 = 27,
+// a 100 x 60 matmul) is padded to whole tiles first (pad_to_tiles, implicit_gemm.h: a
+// plain GEMM's operands reindexed, then pad_einsum; the copies write zeros in the padding
+// and are inlined into the shared reads), unless that would more than double the work.
 #include <algorithm>
 #include <string_view>
 
@@ -88,16 +92,15 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     // A GEMM, or a convolution-like block presented as one (implicit_gemm.h).
     std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block);
     if (!gemm) return {};
+    // Shapes that are not whole mma tiles are padded to them (zeros in the operand copies),
+    // unless that would more than double the work (kMaxPaddedWork, implicit_gemm.h).
+    if (!pad_to_tiles(*gemm, block, 16, 8, mma_intrins(gemm->match).k)) return {};
     Schedule& s = gemm->schedule;
     const GemmMatch* match = &gemm->match;
-    const std::optional<ImplicitGemm>& implicit = gemm->implicit;
-    if (match->i_extent % 16 != 0 || match->j_extent % 8 != 0 || match->k_extent % mma_intrins(*match).k != 0) {
-      return {};
-    }
-    const std::vector<int64_t>& passes = implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
+    const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
     if (match->dtype == ir::DataType::f32() && passes.empty()) return {};
     try {
-      sketch(s, block, *match, implicit, passes);
+      sketch(s, block, *match, gemm->copies, passes);
     } catch (const schedule::ScheduleError&) {
       return {};
     }
@@ -106,7 +109,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
   }
 
  private:
-  void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::optional<ImplicitGemm>& implicit,
+  void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::optional<ImplicitGemm>& copies,
               const std::vector<int64_t>& tf32_passes) const {
     const MmaIntrins intrins = mma_intrins(m);
     const bool f32 = m.dtype == ir::DataType::f32();
@@ -117,11 +120,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     BlockRV a_warp = s.cache_read(c, 0, "warp", {c});
     BlockRV b_shared = s.cache_read(c, 1, options_.shared_scope, {c});
     BlockRV b_warp = s.cache_read(c, 1, "warp", {c});
-    if (implicit) {
-      // The shared copies read the operands through the reindexing: A'[m, k] and B'[n, k]
-      // are never materialized.
-      s.compute_inline(implicit->a_copy);
-      s.compute_inline(implicit->b_copy);
+    if (copies) {
+      // The shared copies read the operands through the reindexing (and the padding's
+      // guards): A'[m, k] and B'[n, k] are never materialized.
+      s.compute_inline(copies->a_copy);
+      s.compute_inline(copies->b_copy);
     }
     std::vector<LoopRV> loops = s.get_loops(c);
     std::vector<LoopRV> it = s.split(loops[m.i], {schedule::None{}, int64_t{16}});

@@ -16,7 +16,11 @@
 // (the intrinsics read both operands K-major; a B stored [k, n] would need a transposed
 // descriptor, which the intrinsics do not offer yet) with i % 64, j % (some N), k % 64.
 // A convolution-like block is presented as a GEMM first (implicit_gemm.h: B becomes
-// [n, k]), its operand copies inlined into the shared tiles' copies.
+// [n, k]), its operand copies inlined into the shared tiles' copies. Shapes that are not
+// whole tiles are padded to them (pad_to_tiles, implicit_gemm.h: i to 64 times the fewest
+// warpgroups, j to the smallest N tile, k to 64) unless that would more than double the work.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dragon/lower/passes.h"
@@ -73,18 +77,28 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     // reindexed B is [n, k], what wgmma reads.
     std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block);
     if (!gemm) return {};
+    // wgmma here is f16/bf16 only (no tf32 family yet).
+    if (gemm->match.dtype == ir::DataType::f32() || options_.n_tiles.empty() || options_.warpgroups.empty()) return {};
+    // Shapes that are not whole tiles (i of 64 per warpgroup, j of the smallest N tile, k of
+    // the 64-wide shared step) are padded to them unless that would more than double the
+    // work (kMaxPaddedWork, implicit_gemm.h). A padded plain GEMM's B is reindexed [n, k].
+    const GemmMatch& before = gemm->match;
+    const bool whole = before.k_extent % kSharedRow == 0 &&
+                       !dividing(options_.warpgroups, before.i_extent, 64).empty() &&
+                       !dividing(options_.n_tiles, before.j_extent, 1).empty();
+    if (!whole) {
+      const int64_t n_min = *std::min_element(options_.n_tiles.begin(), options_.n_tiles.end());
+      const int64_t wg_min = *std::min_element(options_.warpgroups.begin(), options_.warpgroups.end());
+      if (!pad_to_tiles(*gemm, block, 64 * wg_min, n_min, kSharedRow)) return {};
+    }
     Schedule& s = gemm->schedule;
     const GemmMatch* match = &gemm->match;
-    const std::optional<ImplicitGemm>& implicit = gemm->implicit;
-    // wgmma here is f16/bf16 only (no tf32 family yet).
-    if (match->dtype == ir::DataType::f32() || !match->trans_b || match->k_extent % kSharedRow != 0) {
-      return {};
-    }
+    if (!match->trans_b || match->k_extent % kSharedRow != 0) return {};
     std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match->i_extent, 64);
     std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match->j_extent, 1);
     if (warpgroups.empty() || n_tiles.empty()) return {};
     try {
-      sketch(s, block, *match, warpgroups, n_tiles, implicit);
+      sketch(s, block, *match, warpgroups, n_tiles, gemm->copies);
     } catch (const schedule::ScheduleError&) {
       return {};
     }
@@ -94,17 +108,18 @@ class MultiLevelTilingWgmma : public ScheduleRule {
 
  private:
   void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::vector<int64_t>& warpgroups,
-              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& implicit) const {
+              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& copies) const {
     const std::string half = ir::to_string(m.dtype);
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("wgmma"));
     BlockRV c_warp = s.cache_write(c, 0, "warp");
     BlockRV a_shared = s.cache_read(c, 0, "shared.dyn", {c});
     BlockRV b_shared = s.cache_read(c, 1, "shared.dyn", {c});
-    if (implicit) {
-      // The shared tiles gather from the operands themselves: no im2col buffer.
-      s.compute_inline(implicit->a_copy);
-      s.compute_inline(implicit->b_copy);
+    if (copies) {
+      // The shared tiles gather from the operands themselves (no im2col buffer), zero in
+      // the padding of a padded GEMM.
+      s.compute_inline(copies->a_copy);
+      s.compute_inline(copies->b_copy);
     }
     std::vector<LoopRV> loops = s.get_loops(c);
     ExprRV wg = sample_uniform(s, warpgroups);
@@ -139,8 +154,9 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     }
     std::vector<int64_t> stages = options_.pipeline_stages;
     // cp.async copies global memory into shared memory as it is: an implicit GEMM's tiles
-    // gather (and compute the padding), so they are copied by the threads, unpipelined.
-    if (!stages.empty() && !implicit) {
+    // gather (and compute the padding), as a padded GEMM's compute its zeros, so they are
+    // copied by the threads, unpipelined.
+    if (!stages.empty() && !copies) {
       s.annotate(k[0], std::string(kSoftwarePipelineDepth), sample_uniform(s, stages));
     }
     // The N of the update's intrinsic is the sampled tile: rewrite_tensorize reads it off

@@ -229,11 +229,34 @@ class Generator {
     attempt("cooperative_fetch", [&] { sch_.bind(parts[1], "threadIdx.x"); });
   }
 
-  // reindex of a random read or write (indices past the end too), or
-  // transform_block_layout by a random permutation of the iteration variables whose
-  // neighbours of one kind are fused at random.
+  // pad_einsum by random paddings (a quarter of the steps), reindex of a random read or
+  // write (indices past the end too), or transform_block_layout by a random permutation
+  // of the iteration variables whose neighbours of one kind are fused at random.
   void reindex_step(BlockRV block) {
     const ir::BlockNode* node = sch_.get(block);
+    if (rng_.uniform_int(0, 4) == 0) {
+      // pad_einsum: each variable's padding 1 or 2..4 (one too few or too many at times);
+      // half the time every read and the write reindexed first, as padding needs them.
+      if (coin()) {
+        const size_t reads = node->reads.size();
+        for (size_t r = 0; r < reads; ++r) {
+          attempt("reindex", [&] { sch_.reindex(block, static_cast<int64_t>(r), Schedule::BufferIndexType::kRead); });
+        }
+        attempt("reindex", [&] { sch_.reindex(block, 0, Schedule::BufferIndexType::kWrite); });
+        node = sch_.get(block);
+      }
+      std::vector<int64_t> padding;
+      for (size_t p = 0; p < node->iter_vars.size(); ++p) padding.push_back(coin() ? 1 : rng_.uniform_int(2, 5));
+      if (rng_.uniform_int(0, 8) == 0) {
+        if (padding.empty() || coin()) padding.push_back(2);
+        else padding.pop_back();
+      }
+      const ir::PrimFunc before = sch_.func();
+      if (attempt("pad_einsum", [&] { sch_.pad_einsum(block, padding); }) && !sch_.func().same_as(before)) {
+        ++step_applied_["pad_einsum (grew)"];
+      }
+      return;
+    }
     if (coin()) {
       const bool read = coin();
       const int64_t n = static_cast<int64_t>(read ? node->reads.size() : node->writes.size());

@@ -53,8 +53,9 @@ struct RandomTraceOptions {
   // copy relaxed over many threads, repeats work): it keeps interpreter runs short.
   // 0: no limit.
   double max_work_growth = 4.0;
-  // Also (a third of the steps) reindex a random read or write of a block, or transform a
-  // block's layout by a random permutation and fusion of its iteration variables. Off by
+  // Also (a third of the steps) reindex a random read or write of a block, transform a
+  // block's layout by a random permutation and fusion of its iteration variables, or pad
+  // it (pad_einsum) by random paddings. Off by
   // default: the other users' traces stay what their seeds gave.
   bool reindex_steps = false;
 };

@@ -177,6 +177,10 @@ std::vector<Candidate> candidates(Schedule& sch) {
                             "lambda i, j, k: (i * 6 + k, j)", "lambda i, j, k: (i, j // 2, k)"}) {
       add(K::TransformBlockLayout, {b}, {Arg(map)});
     }
+    for (const std::vector<int64_t>& padding : std::vector<std::vector<int64_t>>{
+             {}, {16}, {1, 1}, {16, 8}, {4, 4, 4}, {16, 8, 16}, {1, 0, 1}, {2, 2, 2, 2}}) {
+      add(K::PadEinsum, {b}, {Arg::int_list(padding)});
+    }
     add(K::CacheRead, {b, Arg(Arg::List{})}, {Arg(int64_t{0}), Arg("texture")});
     add(K::CacheWrite, {b, Arg(Arg::List{b})}, {Arg(int64_t{0}), Arg("local")});  // malformed
     add(K::StorageAlign, {b}, {Arg(int64_t{0}), Arg(int64_t{1}), Arg(int64_t{0}), Arg(int64_t{0})});

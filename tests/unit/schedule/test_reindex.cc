@@ -251,8 +251,9 @@ TEST(ReIndex, MalformedInstructionsAreUserErrors) {
   EXPECT_THROW(replay(with([](Instruction& i) { i.attrs[0] = Arg("x"); }), sch.original()), UserError);
 }
 
-// Random traces mixing reindex and transform_block_layout (random permutations and
-// fusions) with every other primitive (random_trace.h) keep each op's results and replay.
+// Random traces mixing reindex, transform_block_layout (random permutations and fusions)
+// and pad_einsum (random paddings, after reindexing the block's accesses half the time)
+// with every other primitive (random_trace.h) keep each op's results and replay.
 TEST(ReIndex, RandomTracesWithLayoutStepsPreserveSemanticsAndReplay) {
   std::map<std::string, int> applied;
   for (const char* spec : {"matmul:m=12,n=8,k=6", kConv2d, "conv1d:batch=2,in_channels=3,out_channels=4,size=10,kernel=3",
@@ -274,6 +275,10 @@ TEST(ReIndex, RandomTracesWithLayoutStepsPreserveSemanticsAndReplay) {
   }
   EXPECT_GE(applied["reindex"], 30);
   EXPECT_GE(applied["transform_block_layout"], 30);
+  EXPECT_GE(applied["pad_einsum (grew)"], 5);
+  std::printf("random layout steps applied: reindex %d, transform_block_layout %d, pad_einsum %d (grew %d)\n",
+              applied["reindex"], applied["transform_block_layout"], applied["pad_einsum"],
+              applied["pad_einsum (grew)"]);
 }
 
 }  // namespace

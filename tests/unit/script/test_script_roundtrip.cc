@@ -148,6 +148,24 @@ TEST(ScriptRoundTrip, ImplicitGemmTraceReplays) {
   EXPECT_TRUE(ir::structural_equal(again.func(), sch.func()));
 }
 
+// A GEMM padded to whole tensor-core tiles: the script spells PadEinsum's paddings as a
+// bracketed list and replays to the same function.
+TEST(ScriptRoundTrip, PadEinsumTraceReplays) {
+  using Type = schedule::Schedule::BufferIndexType;
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload("matmul:m=100,n=60,k=27,dtype=f16").func;
+  schedule::Schedule sch(func);
+  schedule::BlockRV c = sch.get_block("C_acc");  // its f32 output is an intermediate already
+  sch.reindex(c, 0, Type::kRead);
+  sch.reindex(c, 1, Type::kRead);
+  sch.pad_einsum(c, {16, 8, 16});
+  ASSERT_TRUE(round_trips(sch.trace()));
+  const std::string script = encode(sch.trace());
+  EXPECT_NE(script.find("pe b0 [16 8 16]"), std::string::npos) << script;
+  schedule::Schedule again = schedule::replay(decode(script), func);
+  EXPECT_TRUE(ir::structural_equal(again.func(), sch.func()));
+  EXPECT_FALSE(ir::structural_equal(again.func(), func));
+}
+
 TEST(ScriptRoundTrip, LegacyLayoutsAreRewrittenToThePinnedDialect) {
   // TVM v0.16 Split (one attr, bool as 0/1) and v0.13 CacheWrite (no consumer list).
   Trace legacy = schedule::trace_from_json(

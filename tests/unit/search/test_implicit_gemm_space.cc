@@ -4,8 +4,9 @@
 // whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
 // candidates tensorize every annotated block and compute the convolution on the
 // interpreter; tile mutations replay; on sm_90 the wgmma rule's candidates compute the
-// conv too. A matmul whose A is stored [k, m] goes the same way. Blocks that are not one
-// GEMM (a grouped conv, tiles that do not divide) get none. The ResNet-50 expert script is
+// conv too. A matmul whose A is stored [k, m] goes the same way. GEMMs and convs of partial
+// tiles are padded to whole ones (pad_einsum), unless that more than doubles the work; a
+// block that is not one GEMM (a grouped conv) gets none. The ResNet-50 expert script is
 // the rule's candidate. f32 convs sample one-pass TF32 and 3xTF32, f32 GEMMs only the
 // latter. NVRTC compiles are test_search_nvrtc's.
 #include <gtest/gtest.h>
@@ -142,13 +143,63 @@ TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
   }
 }
 
+// GEMMs that are not whole mma tiles, padded to them (pad_to_tiles: pad_einsum after the
+// presentation, or after reindexing a plain GEMM's operands): i, j, k of 100 x 60 x 27
+// become 112 x 64 x 32; a conv with 3 input channels has k = 27; a conv over 7 x 7 has
+// m = 98.
+constexpr const char* kUnevenGemms[] = {
+    "matmul:m=100,n=60,k=27,dtype=f16",
+    "matmul:m=100,n=60,k=27",  // f32: the tf32 k is 8
+    "matmul:m=40,n=20,k=24,dtype=bf16,trans_b=true",
+    "batch_matmul:batch=2,m=30,n=14,k=40,dtype=f16",
+    "conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=3,out_channels=12,size=8x8,kernel=3x3,padding=1x1",
+    "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16",
+};
+
+TEST(ImplicitGemmTensorCore, GemmsOfPartialTilesArePaddedToWholeOnes) {
+  for (const char* spec : kUnevenGemms) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    const std::string text = script::encode(s[0].trace);
+    EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
+    // The operand copies, zero in the padding, are inlined into the shared reads.
+    EXPECT_NE(text.find("\nci b"), std::string::npos) << text;
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const SpaceCandidate& c = r.candidate();
+      const std::string candidate = script::encode(c.trace);
+      size_t tensorized = 0;
+      for (size_t at = candidate.find("\ntz "); at != std::string::npos; at = candidate.find("\ntz ", at + 1)) {
+        ++tensorized;
+      }
+      EXPECT_EQ(tensorized, 5u) << candidate;
+      // The tensorized candidate computes the unpadded function on the interpreter.
+      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      std::vector<tensor::HostTensor> actual = expected;
+      interp::run(func, expected);
+      interp::run(c.func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << candidate;
+    }
+  }
+}
+
+// More than twice the work padded (kMaxPaddedWork): k = 3 to 16, m = 2 to 16.
+TEST(ImplicitGemmTensorCore, PaddingsOfMoreThanTwiceTheWorkAreRefused) {
+  for (const char* spec : {"matmul:m=100,n=64,k=3,dtype=f16", "matmul:m=2,n=64,k=64,dtype=f16",
+                           "conv2d:batch=2,in_channels=1,out_channels=16,size=8x8,kernel=1x1,dtype=f16"}) {
+    EXPECT_TRUE(builtin_tensor_core_sketches(spec).empty()) << spec;
+  }
+}
+
 TEST(ImplicitGemmTensorCore, OtherConvsGetNone) {
-  // A grouped conv (each group its own GEMM), k = 8 * 9 = 72 not a multiple of 16 (f16),
-  // m = 2 * 7 * 7 = 98 not a multiple of 16.
+  // A grouped conv (each group its own GEMM). Partial tiles are padded (above).
   for (const char* spec : {"conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,groups=2,"
-                           "dtype=f16",
-                           "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f16",
-                           "conv2d:batch=2,in_channels=16,out_channels=16,size=7x7,kernel=3x3,padding=1x1,dtype=f16"}) {
+                           "dtype=f16"}) {
     EXPECT_TRUE(builtin_tensor_core_sketches(spec).empty()) << spec;
   }
 }
@@ -183,31 +234,64 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
   }
 }
 
-// Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
-// candidates stay valid (the decision sampler reads the fused nest) and compute the conv.
-TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
-  const std::string spec = kConvs[0];
-  ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-  ASSERT_EQ(s.size(), 1u);
-  CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
-  ASSERT_TRUE(first.ok()) << first.failure().message;
-  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
-  schedule::RandomEngine rng(5);
-  std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-  interp::run(func, expected);
-  int changed = 0;
-  for (int round = 0; round < 8; ++round) {
-    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
-    ASSERT_TRUE(t.has_value());
-    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+// The wgmma rule pads to its own tiles (i to 64, j to the smallest N tile, 128, k to 64):
+// a matmul of 120 x 250 x 120 (B stored [k, n], reindexed [n, k] as wgmma reads it) and a
+// conv with k = 60 * 9 = 540.
+TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
+  for (const char* spec : {"matmul:m=120,n=250,k=120,dtype=f16",
+                           "conv2d:batch=2,in_channels=60,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=bf16"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> wgmma;
+    for (Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
+      if (std::any_of(s.applied.begin(), s.applied.end(),
+                      [](const std::string& a) { return a.rfind("multi_level_tiling_wgmma(", 0) == 0; })) {
+        wgmma.push_back(std::move(s));
+      }
+    }
+    ASSERT_EQ(wgmma.size(), 1u);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
+    interp::run(func, expected);
+    CandidateResult r = sample_candidate(wgmma[0], func, kH200, RuleSet::cuda(), 0);
     ASSERT_TRUE(r.ok()) << r.failure().message;
-    changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
-    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    const std::string text = script::encode(r.candidate().trace);
+    EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
+    EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
+    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 3, interp::Distribution::kNormal);
     interp::run(r.candidate().func, actual);
-    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
   }
-  EXPECT_GT(changed, 0);
+}
+
+// Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
+// candidates stay valid (the decision sampler reads the fused, and padded, nest) and
+// compute the conv.
+TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
+  // A conv of whole tiles, and one padded to them (k = 27 to 32).
+  for (const std::string spec : {std::string(kConvs[0]), std::string(kUnevenGemms[4])}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
+    ASSERT_EQ(s.size(), 1u);
+    CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+    ASSERT_TRUE(first.ok()) << first.failure().message;
+    std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+    schedule::RandomEngine rng(5);
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+    interp::run(func, expected);
+    int changed = 0;
+    for (int round = 0; round < 8; ++round) {
+      std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+      ASSERT_TRUE(t.has_value());
+      CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+      ASSERT_TRUE(r.ok()) << r.failure().message;
+      changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
+      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
+      interp::run(r.candidate().func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+    }
+    EXPECT_GT(changed, 0);
+  }
 }
 
 // The rule's candidate for ResNet-50's 3x3 layer of its third stage in f16 (batch 8, 256

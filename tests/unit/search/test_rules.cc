@@ -114,10 +114,12 @@ TEST(MultiLevelTilingTensorCore, OffersTensorCoresForHalfGemmsBesidePlainTiling)
 
 TEST(MultiLevelTilingTensorCore, LeavesOtherBlocksToPlainTiling) {
   RuleSet rules = only({"multi_level_tiling_tensor_core"});
-  // A tile that does not divide, a convolution whose GEMM's tiles do not (m = 2 * 14 * 14,
-  // k = 8 * 9; convolutions that divide: test_implicit_gemm_space.cc; f32 GEMMs take the
-  // tf32 mma: test_tf32_space.cc).
-  for (const char* spec : {"matmul:m=128,n=128,k=100", "matmul:m=120,n=128,k=128,dtype=f16", "conv2d:dtype=f16"}) {
+  // GEMMs whose padding to whole tiles would more than double the work (kMaxPaddedWork:
+  // k = 3 to 8 for tf32, m = 4 to 16, a 1x1 conv of one channel's k = 1 to 16; shapes
+  // padded within it and convolutions: test_implicit_gemm_space.cc; f32 GEMMs take the tf32
+  // mma: test_tf32_space.cc).
+  for (const char* spec : {"matmul:m=128,n=128,k=3", "matmul:m=4,n=128,k=128,dtype=f16",
+                           "conv2d:batch=2,in_channels=1,out_channels=16,size=8x8,kernel=1x1,dtype=f16"}) {
     std::vector<Sketch> s = space(spec, rules);
     ASSERT_EQ(s.size(), 1u) << spec;
     EXPECT_TRUE(s[0].applied.empty()) << spec;

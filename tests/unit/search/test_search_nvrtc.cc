@@ -2,7 +2,8 @@
 // schedule of every op kind of every suite at its full shape, and candidates sampled from
 // the design spaces of a GEMM (f32 tiling, f16 tensor cores) and a softmax (cross-thread
 // reduction), wgmma candidates of f16/bf16 GEMMs and a batch matmul (the wgmma rule,
-// sm_90a), and tf32/3xtf32 tensor-core candidates of f32 GEMMs. Skips,
+// sm_90a), tf32/3xtf32 tensor-core candidates of f32 GEMMs, and GEMMs and convs of partial
+// tiles padded to whole ones. Skips,
 // saying so, in a build without the toolkit.
 #include <gtest/gtest.h>
 
@@ -232,6 +233,45 @@ TEST(SearchNvrtc, SampledImplicitGemmConvCandidatesCompileForSm90a) {
     // The copies' own buffers are gone (their shared-memory stages keep the name's stem).
     EXPECT_EQ(code.find("X_pad_reindex[", build.source.prelude_size), std::string::npos);
     EXPECT_EQ(code.find("W_reindex[", build.source.prelude_size), std::string::npos);
+  });
+}
+
+// GEMMs of partial tiles, padded to whole ones (pad_einsum): KernelBench's first conv of
+// 3 channels (k = 27, m = 16 * 254 * 254), an irregular f32 matmul through tf32 and an
+// f16 matmul of 100 x 60 x 27, by the mma.sync rule; the irregular matmul in f16 by the
+// wgmma rule. Two candidates each compile, the padding's guards in the shared-tile copies.
+TEST(SearchNvrtc, SampledPaddedGemmCandidatesCompileForSm90a) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<std::string> labels;
+  std::vector<ir::PrimFunc> flats;
+  std::vector<std::string> instructions;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"conv2d:batch=16,in_channels=3,out_channels=64,size=256x256,kernel=3x3,dtype=f16",
+       "multi_level_tiling_tensor_core"},
+      {"matmul:m=8205,n=2949,k=5921", "multi_level_tiling_tensor_core"},
+      {"matmul:m=100,n=60,k=27,dtype=f16", "multi_level_tiling_tensor_core"},
+      {"matmul:m=8205,n=2949,k=5921,dtype=f16", "multi_level_tiling_wgmma"},
+  };
+  for (const auto& [spec, rule] : cases) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    std::vector<Sketch> sketches = generate_design_space(func, target, RuleSet::cuda());
+    const Sketch* sketch = sketch_applying(sketches, rule);
+    ASSERT_NE(sketch, nullptr) << spec;
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(*sketch, func, target, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << spec << " seed " << seed << ": " << r.failure().message;
+      labels.push_back(spec + " seed " + std::to_string(seed) + "\n" + r.candidate().trace.to_string());
+      EXPECT_NE(labels.back().find("PadEinsum("), std::string::npos) << labels.back();
+      instructions.push_back(rule == "multi_level_tiling_wgmma" ? "wgmma.mma_async"
+                             : spec.find("f16") != std::string::npos ? "mma.sync.aligned.m16n8k16"
+                                                                       : "mma.sync.aligned.m16n8k8");
+      ASSERT_NO_THROW(flats.push_back(lower::lower(r.candidate().func, target).func)) << labels.back();
+    }
+  }
+  expect_batch_compiles(flats, labels, target, [&](size_t i, const runtime::CudaBuild& build) {
+    EXPECT_NE(build.source.code.find(instructions[i]), std::string::npos)
+        << build.source.code.substr(build.source.prelude_size);
   });
 }
 

@@ -1,6 +1,7 @@
 // The wgmma rule of the design space (space/multi_level_tiling_wgmma.cc): on the H200 it
 // offers Hopper's warpgroup MMA for f16/bf16 GEMMs (batch matmul too) whose B is stored
-// [n, k] and whose extents divide (m by 64, n by a sampled N, k by 64), beside the mma.sync
+// [n, k] and whose extents divide (m by 64, n by a sampled N, k by 64; other shapes padded
+// to them within twice the work: test_implicit_gemm_space.cc), beside the mma.sync
 // rule and plain tiling; elsewhere it leaves no trace. Sampled candidates replay, compute
 // the GEMM on the interpreter, lower for the H200, have cost-model features and print as
 // warpgroup code (at the expert script's decisions, the expert's kernel); their decisions
@@ -106,17 +107,19 @@ TEST(MultiLevelTilingWgmma, OffersWarpgroupMmaBesideMmaSyncAndPlainTiling) {
 }
 
 TEST(MultiLevelTilingWgmma, LeavesOtherShapesTypesAndTargetsAlone) {
-  // B stored [k, n] (the intrinsics read both operands K-major), m not a multiple of 64, k
-  // not of 64 (the swizzled rows), n of no N in the set, f32 inputs.
-  for (const char* spec : {"matmul:m=4096,n=4096,k=4096,dtype=f16", "matmul:m=96,n=256,k=256,trans_b=true,dtype=f16",
-                           "matmul:m=128,n=256,k=96,trans_b=true,dtype=f16",
-                           "matmul:m=128,n=200,k=128,trans_b=true,dtype=f16",
+  // B stored [k, n] (the intrinsics read both operands K-major) in a GEMM of whole tiles,
+  // which nothing reindexes; shapes whose padding to whole tiles would more than double
+  // the work (kMaxPaddedWork): m = 16 to 64, k = 16 to 64 (the swizzled rows), n = 48 to
+  // the smallest N, 128 (padded within it: test_implicit_gemm_space.cc); f32 inputs.
+  for (const char* spec : {"matmul:m=4096,n=4096,k=4096,dtype=f16", "matmul:m=16,n=256,k=256,trans_b=true,dtype=f16",
+                           "matmul:m=128,n=256,k=16,trans_b=true,dtype=f16",
+                           "matmul:m=128,n=48,k=128,trans_b=true,dtype=f16",
                            "matmul:m=128,n=256,k=128,trans_b=true"}) {
     SCOPED_TRACE(spec);
     EXPECT_TRUE(wgmma_sketches(spec).empty());
   }
   // [k, n] and m % 64 != 0 still get the mma.sync tensor cores.
-  for (const char* spec : {"matmul:m=4096,n=4096,k=4096,dtype=f16", "matmul:m=96,n=256,k=256,trans_b=true,dtype=f16"}) {
+  for (const char* spec : {"matmul:m=4096,n=4096,k=4096,dtype=f16", "matmul:m=16,n=256,k=256,trans_b=true,dtype=f16"}) {
     bool mma = false;
     for (const Sketch& s : generate_design_space(workload(spec), kH200, RuleSet::cuda())) {
       mma = mma || script_of(s.trace).find("autotc mma_m16n8k16_") != std::string::npos;

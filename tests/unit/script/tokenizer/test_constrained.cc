@@ -116,6 +116,37 @@ TEST(Constrained, EveryKindWithAValidLineIsAllowedTokenByToken) {
   EXPECT_GT(allowed_kinds.size(), 15u);
 }
 
+// PadEinsum's bracketed paddings are judged by completing them with ones (no growth): a
+// GEMM of partial tiles, its operands reindexed, is padded token by token (ReIndex's
+// second read index included); paddings that grow a parameter, or of the wrong arity, are
+// not complete lines.
+TEST(Constrained, PadEinsumLinesAreAllowedTokenByToken) {
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload("matmul:m=100,n=60,k=27,dtype=f16").func;
+  const std::string prefix = "gb C_acc\nri b0 0 0\n";
+  const std::string script = prefix + "ri b0 1 0\npe b0 [16 8 16]\n";
+  ASSERT_TRUE(script_valid(func, script)) << script;
+  ConstrainedDecoder decoder(Tokenizer::standard(), func);
+  const std::vector<TokenId> ids = Tokenizer::standard().encode(script);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    ASSERT_TRUE(contains(decoder.allowed_tokens(std::span(ids).first(i)), ids[i]))
+        << "forbade '" << Tokenizer::standard().display(ids[i]) << "' after:\n" << text_of(std::span(ids).first(i));
+  }
+  EXPECT_TRUE(decoder.is_complete(script));
+  // Only A is reindexed: m may grow, n and k (B's, a parameter) may not.
+  EXPECT_TRUE(decoder.is_complete(prefix + "pe b0 [16 1 1]\n"));
+  EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [16 8 16]\n"));
+  EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [1 1 16]\n"));
+  EXPECT_FALSE(decoder.is_complete(prefix + "pe b0 [16 1]\n"));
+  // wgmma's tiles are typed too.
+  const std::string wide = prefix + "ri b0 1 0\npe b0 [64 128 64]\n";
+  const std::vector<TokenId> wide_ids = Tokenizer::standard().encode(wide);
+  for (size_t i = 0; i < wide_ids.size(); ++i) {
+    ASSERT_TRUE(contains(decoder.allowed_tokens(std::span(wide_ids).first(i)), wide_ids[i]))
+        << "forbade '" << Tokenizer::standard().display(wide_ids[i]) << "' after:\n"
+        << text_of(std::span(wide_ids).first(i));
+  }
+}
+
 // The cost of a call is mostly trial applications of candidate lines. Generating a GEMM
 // script token by token took 36 per call before the measures of the README's "What
 // keeps a call cheap" (witnesses, trial memo, operand pre-checks); about 11 after.
