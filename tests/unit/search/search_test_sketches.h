@@ -33,19 +33,26 @@ inline const RuleSet& cuda_with_both_tf32_variants() {
   return set;
 }
 
+// Whether the rule named `rule` ("multi_level_tiling_wgmma") shaped the sketch.
+inline bool is_sketch_of_rule(const Sketch& s, const std::string& rule) {
+  return std::any_of(s.applied.begin(), s.applied.end(), [&](const std::string& a) { return a.rfind(rule + "(", 0) == 0; });
+}
+
 // Whether multi_level_tiling_tensor_core made the sketch.
-inline bool is_tensor_core_sketch(const Sketch& s) {
-  return std::any_of(s.applied.begin(), s.applied.end(),
-                     [](const std::string& a) { return a.rfind("multi_level_tiling_tensor_core(", 0) == 0; });
+inline bool is_tensor_core_sketch(const Sketch& s) { return is_sketch_of_rule(s, "multi_level_tiling_tensor_core"); }
+
+// The sketches of `func` on the H200 under `rules` that the rule named `rule` shaped.
+inline std::vector<Sketch> sketches_of_rule(const ir::PrimFunc& func, const RuleSet& rules, const std::string& rule) {
+  std::vector<Sketch> out;
+  for (Sketch& s : generate_design_space(func, kH200, rules)) {
+    if (is_sketch_of_rule(s, rule)) out.push_back(std::move(s));
+  }
+  return out;
 }
 
 // The sketches of `func` on the H200 under `rules` that multi_level_tiling_tensor_core made.
 inline std::vector<Sketch> tensor_core_sketches_of(const ir::PrimFunc& func, const RuleSet& rules) {
-  std::vector<Sketch> out;
-  for (Sketch& s : generate_design_space(func, kH200, rules)) {
-    if (is_tensor_core_sketch(s)) out.push_back(std::move(s));
-  }
-  return out;
+  return sketches_of_rule(func, rules, "multi_level_tiling_tensor_core");
 }
 
 // The candidate of `sketch` at chosen decisions, as the expert scripts are made: its sampled

@@ -71,16 +71,10 @@ TEST(DecisionSampler, ConvolutionAndBatchedGemmCandidatesFitToo) {
 TEST(DecisionSampler, ImplicitGemmConvolutionCandidatesFit) {
   const std::string spec = "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f32";
   ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
-  const Sketch* tc = nullptr;
-  for (const Sketch& s : sketches) {
-    for (const std::string& a : s.applied) {
-      if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
-    }
-  }
-  ASSERT_NE(tc, nullptr);
+  std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
+  ASSERT_FALSE(tc.empty());
   for (int seed = 1; seed <= 12; ++seed) {
-    CandidateResult r = sample_candidate(*tc, func, kH200, RuleSet::cuda(), seed);
+    CandidateResult r = sample_candidate(tc.back(), func, kH200, RuleSet::cuda(), seed);
     EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
   }
 }
@@ -94,16 +88,10 @@ TEST(DecisionSampler, PaddedGemmCandidatesFit) {
                            "conv2d:batch=16,in_channels=3,out_channels=64,size=64x64,kernel=3x3,dtype=f16"}) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
-    const Sketch* tc = nullptr;
-    for (const Sketch& s : sketches) {
-      for (const std::string& a : s.applied) {
-        if (a.rfind("multi_level_tiling_tensor_core(", 0) == 0) tc = &s;
-      }
-    }
-    ASSERT_NE(tc, nullptr);
+    std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
+    ASSERT_FALSE(tc.empty());
     for (int seed = 1; seed <= 12; ++seed) {
-      CandidateResult r = sample_candidate(*tc, func, kH200, RuleSet::cuda(), seed);
+      CandidateResult r = sample_candidate(tc.back(), func, kH200, RuleSet::cuda(), seed);
       EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
     }
   }

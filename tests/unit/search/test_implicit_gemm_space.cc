@@ -211,13 +211,7 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
                            "conv2d:batch=2,in_channels=64,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=bf16"}) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> wgmma;
-    for (Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
-      if (std::any_of(s.applied.begin(), s.applied.end(),
-                      [](const std::string& a) { return a.rfind("multi_level_tiling_wgmma(", 0) == 0; })) {
-        wgmma.push_back(std::move(s));
-      }
-    }
+    std::vector<Sketch> wgmma = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_wgmma");
     ASSERT_EQ(wgmma.size(), 1u);
     std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
     interp::run(func, expected);
@@ -242,13 +236,7 @@ TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
                            "conv2d:batch=2,in_channels=60,out_channels=128,size=8x8,kernel=3x3,padding=1x1,dtype=bf16"}) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> wgmma;
-    for (Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
-      if (std::any_of(s.applied.begin(), s.applied.end(),
-                      [](const std::string& a) { return a.rfind("multi_level_tiling_wgmma(", 0) == 0; })) {
-        wgmma.push_back(std::move(s));
-      }
-    }
+    std::vector<Sketch> wgmma = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_wgmma");
     ASSERT_EQ(wgmma.size(), 1u);
     std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
     interp::run(func, expected);
