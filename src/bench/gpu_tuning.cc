@@ -425,10 +425,6 @@ class CudaMeasurer final : public search::Measurer {
     return std::move(prep.results);
   }
 
-  CandidateBuildOptions build_options() const {
-    return {.functions_per_program = options_.functions_per_program, .processes = options_.compile_processes,
-            .timeout = options_.setup_timeout};
-  }
   void add_compile_seconds(double seconds) { costs_.compile += seconds; }
 
  private:
@@ -492,7 +488,8 @@ class CudaMeasurer final : public search::Measurer {
 // children, then run task by task in the worker.
 class CudaMeasureGroup final : public search::MeasureGroup {
  public:
-  explicit CudaMeasureGroup(NvrtcChildren& compilers) : compilers_(compilers) {}
+  CudaMeasureGroup(NvrtcChildren& compilers, int functions_per_program)
+      : compilers_(compilers), functions_per_program_(functions_per_program) {}
 
   std::vector<std::vector<MeasureResult>> measure(const std::vector<search::MeasureBatch>& batches) override {
     std::vector<CudaMeasurer*> measurers;
@@ -513,7 +510,7 @@ class CudaMeasureGroup final : public search::MeasureGroup {
     }
     // Two programs per compiler when there is enough to share: the first programs'
     // candidates run on the GPU while the rest compile.
-    CandidateBuildOptions build = measurers.front()->build_options();
+    CandidateBuildOptions build{.functions_per_program = functions_per_program_};
     if (flats.size() >= 4 * compilers_.size()) build.min_waves = 2;
     Clock::time_point start = Clock::now();
     double running = 0;  // of the wall time, spent running candidates (not compiling)
@@ -539,6 +536,7 @@ class CudaMeasureGroup final : public search::MeasureGroup {
 
  private:
   NvrtcChildren& compilers_;
+  int functions_per_program_;
 };
 
 }  // namespace
@@ -559,7 +557,7 @@ GpuTuning::GpuTuning(const search::RuleSet& rules, GpuTuningOptions options)
   // The compilers first, so none of them holds the worker's pipes.
   compilers_ = std::make_unique<NvrtcChildren>(
       compile_children({.processes = options_.compile_processes}), lower::Target::cuda_h200(), options_.setup_timeout);
-  group_ = std::make_unique<CudaMeasureGroup>(*compilers_);
+  group_ = std::make_unique<CudaMeasureGroup>(*compilers_, options_.functions_per_program);
   worker_ = std::make_shared<Worker>();
   worker_->start();
   WorkerReply reply = worker_->call("I", options_.setup_timeout);

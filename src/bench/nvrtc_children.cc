@@ -121,7 +121,6 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
   };
 
   while (finished < batch.size() || !ready.empty()) {
-    unfinished_ = batch.size() - finished;
     // Every idle child gets the next program; printing it may add programs.
     for (size_t c = 0; c < children_.size() && next < batch.size(); ++c) {
       if (busy[c] || !ensure_child(c)) continue;

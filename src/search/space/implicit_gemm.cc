@@ -24,6 +24,18 @@ bool reads_var(const ir::BufferRegion& region, const ir::Var& var) {
   });
 }
 
+// The positions among the block's reads of its two inputs, A then B (fewer when an input
+// is read otherwise than once).
+std::vector<int64_t> operand_read_indices(const ir::BlockNode* block) {
+  std::vector<int64_t> read_index;
+  for (const ir::BufferRegion& in : inputs_of(block)) {
+    for (size_t r = 0; r < block->reads.size(); ++r) {
+      if (block->reads[r].buffer.same_as(in.buffer)) read_index.push_back(static_cast<int64_t>(r));
+    }
+  }
+  return read_index;
+}
+
 // The block's iteration variables by name and extent, and the groups m, n, k.
 struct Roles {
   std::vector<std::string> names;
@@ -63,13 +75,7 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   if (b->writes.size() != 1 || site->loops.size() != b->iter_vars.size()) return std::nullopt;
   std::vector<ir::BufferRegion> inputs = inputs_of(b);
   if (inputs.size() != 2) return std::nullopt;
-  // The positions of A and B among the block's reads.
-  std::vector<int64_t> read_index;
-  for (const ir::BufferRegion& in : inputs) {
-    for (size_t r = 0; r < b->reads.size(); ++r) {
-      if (b->reads[r].buffer.same_as(in.buffer)) read_index.push_back(static_cast<int64_t>(r));
-    }
-  }
+  const std::vector<int64_t> read_index = operand_read_indices(b);
   if (read_index.size() != 2) return std::nullopt;
 
   Roles roles;
@@ -161,12 +167,7 @@ bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i
     if (!copies) {
       // A plain GEMM: pad_einsum grows intermediates, so the operands get copies.
       const ir::BlockNode* node = site->block;
-      std::vector<int64_t> read_index;
-      for (const ir::BufferRegion& in : inputs_of(node)) {
-        for (size_t r = 0; r < node->reads.size(); ++r) {
-          if (node->reads[r].buffer.same_as(in.buffer)) read_index.push_back(static_cast<int64_t>(r));
-        }
-      }
+      const std::vector<int64_t> read_index = operand_read_indices(node);
       if (read_index.size() != 2) return false;
       const ir::Buffer& output = node->writes[0].buffer;
       const bool output_allocated =

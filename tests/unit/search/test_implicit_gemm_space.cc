@@ -41,6 +41,23 @@ std::vector<Sketch> builtin_tensor_core_sketches(const std::string& spec) {
   return testing::tensor_core_sketches_of(workload(spec), RuleSet::cuda());
 }
 
+// How many blocks the candidate's script tensorizes (its "tz" lines).
+size_t tensorized_blocks(const std::string& script) {
+  size_t count = 0;
+  for (size_t at = script.find("\ntz "); at != std::string::npos; at = script.find("\ntz ", at + 1)) ++count;
+  return count;
+}
+
+// Whether `candidate` gives `func`'s outputs on the interpreter, both run on the inputs
+// drawn from `seed`.
+bool computes_like(const ir::PrimFunc& func, const ir::PrimFunc& candidate, uint64_t seed) {
+  std::vector<tensor::HostTensor> expected = interp::make_arguments(func, seed, interp::Distribution::kNormal);
+  std::vector<tensor::HostTensor> actual = expected;
+  interp::run(func, expected);
+  interp::run(candidate, actual);
+  return codegen::testing::outputs_match(func, expected, actual);
+}
+
 // ResNet-50-like 3x3 layers, scaled down for the interpreter: m = 2 * 8 * 8 = 128,
 // n = 16, k = 16 * 9 = 144 (a multiple of 16 and of 8).
 constexpr const char* kConvs[] = {
@@ -98,14 +115,8 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
       // fragment loads and the store.
       EXPECT_NE(text.find("mma_fill_m16n8_f32"), std::string::npos) << text;
       EXPECT_NE(text.find("mma_store_m16n8_f32"), std::string::npos) << text;
-      size_t tensorized = 0;
-      for (size_t at = text.find("\ntz "); at != std::string::npos; at = text.find("\ntz ", at + 1)) ++tensorized;
-      EXPECT_EQ(tensorized, 5u) << text;
-      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-      std::vector<tensor::HostTensor> actual = expected;
-      interp::run(func, expected);
-      interp::run(c.func, actual);
-      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+      EXPECT_EQ(tensorized_blocks(text), 5u) << text;
+      EXPECT_TRUE(computes_like(func, c.func, 7)) << text;
     }
   }
 }
@@ -173,17 +184,9 @@ TEST(ImplicitGemmTensorCore, GemmsOfPartialTilesArePaddedToWholeOnes) {
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const SpaceCandidate& c = r.candidate();
       const std::string candidate = script::encode(c.trace);
-      size_t tensorized = 0;
-      for (size_t at = candidate.find("\ntz "); at != std::string::npos; at = candidate.find("\ntz ", at + 1)) {
-        ++tensorized;
-      }
-      EXPECT_EQ(tensorized, 5u) << candidate;
+      EXPECT_EQ(tensorized_blocks(candidate), 5u) << candidate;
       // The tensorized candidate computes the unpadded function on the interpreter.
-      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-      std::vector<tensor::HostTensor> actual = expected;
-      interp::run(func, expected);
-      interp::run(c.func, actual);
-      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << candidate;
+      EXPECT_TRUE(computes_like(func, c.func, 7)) << candidate;
     }
   }
 }
@@ -213,17 +216,13 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> wgmma = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_wgmma");
     ASSERT_EQ(wgmma.size(), 1u);
-    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
-    interp::run(func, expected);
     for (int seed = 0; seed < 2; ++seed) {
       CandidateResult r = sample_candidate(wgmma[0], func, kH200, RuleSet::cuda(), seed);
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const std::string text = script::encode(r.candidate().trace);
       EXPECT_NE(text.find("ri b"), std::string::npos) << text;
       EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
-      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 3, interp::Distribution::kNormal);
-      interp::run(r.candidate().func, actual);
-      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+      EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << text;
     }
   }
 }
@@ -238,16 +237,12 @@ TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> wgmma = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_wgmma");
     ASSERT_EQ(wgmma.size(), 1u);
-    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 3, interp::Distribution::kNormal);
-    interp::run(func, expected);
     CandidateResult r = sample_candidate(wgmma[0], func, kH200, RuleSet::cuda(), 0);
     ASSERT_TRUE(r.ok()) << r.failure().message;
     const std::string text = script::encode(r.candidate().trace);
     EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
     EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
-    std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 3, interp::Distribution::kNormal);
-    interp::run(r.candidate().func, actual);
-    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << text;
   }
 }
 
@@ -265,8 +260,6 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
     ASSERT_TRUE(first.ok()) << first.failure().message;
     std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
     schedule::RandomEngine rng(5);
-    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-    interp::run(func, expected);
     int changed = 0;
     for (int round = 0; round < 8; ++round) {
       std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
@@ -274,9 +267,7 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
       CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
       ASSERT_TRUE(r.ok()) << r.failure().message;
       changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
-      std::vector<tensor::HostTensor> actual = interp::make_arguments(func, 7, interp::Distribution::kNormal);
-      interp::run(r.candidate().func, actual);
-      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual));
+      EXPECT_TRUE(computes_like(func, r.candidate().func, 7));
     }
     EXPECT_GT(changed, 0);
   }
