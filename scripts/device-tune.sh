@@ -22,6 +22,11 @@
 #   data:K/N              dragon data build --corpus CORPUS (full) --shard K/N --target cuda into DB
 #                         and $OUT/tune/data (the training set's examples, issue 19), then
 #                         dragon data stats; resumable like tune
+#   sft                   dragon train sft --device cuda on the data set the data stages wrote
+#                         ($OUT/tune/data, or SFT_DATA) for what is left of the call (--time-budget),
+#                         resuming BUILD_DIR/sft's checkpoint on a warm machine (SFT_FRESH=1: not);
+#                         model.safetensors comes back in parts of 15 MiB (model.safetensors.part-*;
+#                         cat them to rebuild it: the tool returns files of at most 16 MiB)
 #   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
 #                         own; per problem the best after 64 trials over the best at the end
 #   kernelbench-export[:IDS]  per problem (comma-separated ids; default KB_EXPORT_PROBLEMS) the
@@ -46,7 +51,7 @@
 # BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
-# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small), SFT_STEPS (600), SFT_BATCH (32), SFT_LR (5e-4), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -221,9 +226,10 @@ finish() {
     local archive
     archive=$(mktemp /tmp/dragon-logs.XXXXXX.tgz)
     (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl \
-       --exclude='bench-*.json' --exclude='h200.db*' .)
+       --exclude='bench-*.json' --exclude='h200.db*' --exclude='model.safetensors.part-*' .)
     (cd "$work" &&
-       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' -delete &&
+       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' \
+         ! -name 'model.safetensors.part-*' -delete &&
        find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
     mv "$archive" "$work/logs.tgz"
   fi
@@ -368,7 +374,7 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       # The training set (issue 19): one shard of the corpus tuned into the same database,
       # its examples mined into $OUT/tune/data (commit the shard and the database export).
       shard=${stage#data:}
-      budget=$(( $(left) - 40 ))
+      budget=$(( $(left) - 40 - ${DATA_RESERVE:-0} ))
       if [ "$budget" -lt 20 ]; then note "$stage: not started, $budget s left"; continue; fi
       timeout --kill-after=10 "$((budget + 30))" "$build/dragon" data build --corpus "${CORPUS:-full}" --shard "$shard" \
         --target cuda --trials "$trials" --batch "$batch" --db "$db" --out "$work/data" --time-budget "$budget" \
@@ -397,6 +403,31 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       s=$?
       [ $s -eq 0 ] || status=1
       note "$stage: exit $s after $(elapsed) s; $(tail -n 2 "$work/$name.log" | tr '\n' ' ' | tail -c 300)"
+      ;;
+    sft)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      # The little dragon (issue 20) trained on this call's data set; cut at a step boundary
+      # when the call's time runs out, so a later call on this machine resumes it.
+      sft_data=${SFT_DATA:-$work/data}
+      sft_out="$build/sft"
+      [ "${SFT_FRESH:-0}" = 1 ] && rm -rf "$sft_out"
+      sft_args=(--data "$sft_data" --out "$sft_out" --device cuda --time-budget "$(( $(left) - 45 ))" --log-every 20)
+      if [ -f "$sft_out/checkpoint.safetensors" ]; then
+        sft_args+=(--resume)
+      else
+        sft_args+=(--preset "${SFT_PRESET:-small}" --steps "${SFT_STEPS:-600}" --batch "${SFT_BATCH:-32}"
+                   --lr "${SFT_LR:-5e-4}" --warmup 50 --checkpoint-every 100)
+      fi
+      timeout --kill-after=10 "$(( $(left) - 15 ))" "$build/dragon" train sft "${sft_args[@]}" >"$work/sft.log" 2>&1
+      s=$?
+      [ $s -eq 0 ] || status=1
+      note "$stage: exit $s after $(elapsed) s; $(grep -E '^train sft: [0-9,]+ parameters' "$work/sft.log" | head -n 1 | cut -c1-200)"
+      grep -E '^valid step' "$work/sft.log" | tail -n 3 | sed 's/^/    /' | tee -a "$summary"
+      note "$stage: $(tail -n 1 "$work/sft.log" | cut -c1-300)"
+      if [ -f "$sft_out/model.safetensors" ]; then
+        (cd "$work" && split -b 15M -d "$sft_out/model.safetensors" model.safetensors.part-)
+        note "$stage: model.safetensors $(stat -c %s "$sft_out/model.safetensors") bytes, sha256 $(sha256sum "$sft_out/model.safetensors" | cut -c1-16), in $(ls "$work"/model.safetensors.part-* | wc -l) parts"
+      fi
       ;;
     efficiency:*)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi

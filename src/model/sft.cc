@@ -104,6 +104,7 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   }
   if (s.batch_size <= 0 || s.steps <= 0 || s.log_every <= 0 || s.checkpoint_every <= 0)
     throw UserError("train sft: steps, batch size, log and checkpoint intervals must be positive");
+  if (s.time_budget_s < 0) throw UserError("train sft: the time budget must not be negative");
   if (s.threads > 0) torch::set_num_threads(s.threads);
   const bool cuda = s.device == "cuda" || (s.device == "auto" && torch::cuda::is_available());
   if (s.device != "cpu" && s.device != "cuda" && s.device != "auto")
@@ -177,7 +178,8 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   double train_seconds = 0, window_seconds = 0, window_loss = 0;
   int64_t run_tokens = 0, window_tokens = 0, window_steps = 0;
   const int64_t first_step = progress.step;
-  const int64_t last_step = s.run_steps > 0 ? std::min(s.steps, first_step + s.run_steps) : s.steps;
+  int64_t last_step = s.run_steps > 0 ? std::min(s.steps, first_step + s.run_steps) : s.steps;
+  const auto run_start = std::chrono::steady_clock::now();
   while (progress.step < last_step) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<const TokenizedExample*> examples = next_batch();
@@ -194,6 +196,12 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     ++window_steps;
     summary.last_loss = r.loss;
     summary.losses.push_back(r.loss);
+    // Out of time: this step becomes the run's last, logged and checkpointed as such.
+    if (s.time_budget_s > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count() >= s.time_budget_s) {
+      if (progress.step < last_step) summary.stopped_by_time_budget = true;
+      last_step = progress.step;
+    }
     if (progress.step % s.log_every == 0 || progress.step == last_step) {
       const double tokens_per_second = window_tokens / window_seconds;
       // 6 flops per parameter per token (forward and backward), attention not counted.
@@ -216,7 +224,9 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   summary.steps_done = progress.step - first_step;
   summary.tokens_per_second = train_seconds > 0 ? run_tokens / train_seconds : 0;
   summary.checkpoint = checkpoint_path;
-  log(fmt::format("train sft: done at step {}; {} and {} (bf16 weights)", progress.step, checkpoint_path, weights_path));
+  log(fmt::format("train sft: {} at step {} of {}; {} and {} (bf16 weights)",
+                  summary.stopped_by_time_budget ? "stopped by the time budget" : "done", progress.step, s.steps,
+                  checkpoint_path, weights_path));
   return summary;
 }
 

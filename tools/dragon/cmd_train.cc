@@ -39,6 +39,9 @@ Command add_train_command(CLI::App& app) {
   sft->add_option("--steps", s->steps, "Optimizer steps in all")->capture_default_str();
   sft->add_option("--run-steps", s->run_steps, "At most this many steps now, then checkpoint (0: all)")
       ->capture_default_str();
+  sft->add_option("--time-budget", s->time_budget_s,
+                  "Seconds; this run stops at the next step boundary after them, checkpointed (0: none)")
+      ->capture_default_str();
   sft->add_option("--batch", s->batch_size, "Examples per step")->capture_default_str();
   sft->add_option("--lr", s->lr, "Peak learning rate")->capture_default_str();
   sft->add_option("--warmup", s->warmup, "Warm-up steps")->capture_default_str();

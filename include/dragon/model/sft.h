@@ -19,6 +19,8 @@ struct SftSettings {
   int64_t steps = 2000;   // optimizer steps in all (the learning-rate curve spans them)
   int64_t run_steps = 0;  // at most this many steps in this run, then checkpoint and return
                           // (a run cut into pieces by --resume); 0: until `steps`
+  double time_budget_s = 0;  // this run stops at the first step boundary after this many
+                             // seconds, checkpointed like a --run-steps stop; 0: none
   int64_t batch_size = 16;
   double lr = 1e-3;       // peak learning rate
   double floor_ratio = 0.1;
@@ -41,6 +43,7 @@ struct SftSummary {
   std::vector<double> losses;    // each step's training loss in this run
   double tokens_per_second = 0;  // over this run's steps (not counting checkpoints)
   std::string checkpoint;        // the last checkpoint written
+  bool stopped_by_time_budget = false;  // steps were left when the time budget ran out
 };
 
 // Trains and writes checkpoints; every progress and validation line goes to `log`.

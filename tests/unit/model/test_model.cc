@@ -400,6 +400,51 @@ TEST(Sft, ResumedRunEqualsUninterruptedRun) {
   fs::remove_all(root);
 }
 
+// A run out of time stops at the step it is on, checkpointed and with its weights written,
+// and a resumed run takes the rest exactly as an uninterrupted run would have.
+TEST(Sft, TimeBudgetStopsAtAStepBoundaryAndResumes) {
+  const fs::path root = fs::temp_directory_path() / "dragon_test_sft_time_budget";
+  fs::remove_all(root);
+  fs::create_directories(root / "data");
+  {
+    std::ofstream train(root / "data" / "train.jsonl");
+    for (const SftRecord& r : real_records()) train << to_json_line(r) << "\n";
+  }
+  SftSettings s;
+  s.data_dir = (root / "data").string();
+  s.preset = "tiny";
+  s.steps = 4;
+  s.batch_size = 4;
+  s.warmup = 1;
+  s.checkpoint_every = 100;
+  s.device = "cpu";
+  std::vector<std::string> lines;
+  auto log = [&](const std::string& line) { lines.push_back(line); };
+  s.out_dir = (root / "whole").string();
+  const SftSummary whole = train_sft(s, log);
+  EXPECT_FALSE(whole.stopped_by_time_budget);
+
+  s.out_dir = (root / "timed").string();
+  s.time_budget_s = 1e-9;  // spent by the first step
+  const SftSummary first = train_sft(s, log);
+  ASSERT_EQ(first.losses.size(), 1u);
+  EXPECT_TRUE(first.stopped_by_time_budget);
+  EXPECT_TRUE(fs::is_regular_file(root / "timed" / "model.safetensors"));
+  EXPECT_NE(lines.back().find("stopped by the time budget at step 1 of 4"), std::string::npos) << lines.back();
+  s.resume = true;
+  s.time_budget_s = 0;
+  const SftSummary rest = train_sft(s, log);
+  ASSERT_EQ(rest.losses.size(), 3u);
+  EXPECT_FALSE(rest.stopped_by_time_budget);
+  EXPECT_EQ(first.losses[0], whole.losses[0]);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(rest.losses[i], whole.losses[i + 1]) << "step " << i + 2;
+
+  s.resume = false;
+  s.time_budget_s = -1;
+  EXPECT_THROW(train_sft(s, log), UserError) << "a negative time budget";
+  fs::remove_all(root);
+}
+
 TEST(Sampling, NucleusKeepsTheSmallestSetReachingTopP) {
   const std::vector<float> probs = {0.15f, 0.5f, 0.05f, 0.3f};
   EXPECT_EQ(nucleus(probs, 0.5), (std::vector<TokenId>{1}));
