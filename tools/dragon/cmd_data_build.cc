@@ -27,6 +27,7 @@ struct DataBuildOptions {
   double min_ratio = 1.2;
   double max_ratio = 4.0;
   int refinements = 2;
+  bool mine_only = false;
 };
 
 // "K/N" -> (K, N).
@@ -63,6 +64,7 @@ int build(const DataBuildOptions& o) {
   options.batch_size = run.batch_size;
   options.tasks_per_round = o.search.tasks_per_round;
   if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
+  if (o.mine_only) options.time_budget_s = 0.0;  // no round: the database's records only
   options.mining = {o.min_ratio, o.max_ratio, o.refinements};
   options.search = run.search;
   options.commit = current_provenance().commit;
@@ -109,6 +111,11 @@ Command add_data_build_subcommand(CLI::App& data) {
   sub->add_option("--max-ratio", o->max_ratio, "... and at most this much")->capture_default_str();
   sub->add_option("--refinements", o->refinements, "Refinement examples kept per workload, spread over the range")
       ->capture_default_str();
+  // What a run cut off before it wrote its shard (killed, out of time) had already
+  // committed to the database: this writes the shard from those records.
+  sub->add_flag("--mine-only", o->mine_only,
+                "Tune nothing: write the shard from the records already in --db (still needs the target's device, "
+                "whose name keys the records)");
   return [o] { return build(*o); };
 }
 

@@ -65,7 +65,8 @@ struct TuneOptions {
   // task a round is MetaSchedule's loop; many small tasks (a data set's workloads) need
   // several to keep the compilers busy.
   int tasks_per_round = 1;
-  std::optional<double> time_budget_s;  // no round starts after it
+  std::optional<double> time_budget_s;  // no round starts that, as long as the round before
+                                        // it, would end after it (0: no round at all)
   TaskSchedulerOptions scheduler;
   EvolutionarySearchOptions search;
   std::string commit;                   // recorded with every record

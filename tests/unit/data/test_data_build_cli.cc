@@ -1,7 +1,8 @@
 // `dragon data build` and `dragon data stats` on the CPU end to end, in seconds, as CI runs
 // them, on a spec list of two small workloads: a run cut short by its time budget writes a
 // partial shard; the next run completes it; a third run measures nothing (the database's
-// record count stays, the shard's lines stay); `dragon data stats` passes, and fails naming
+// record count stays, the shard's lines stay), nor does --mine-only, which writes the same
+// shard elsewhere; `dragon data stats` passes, and fails naming
 // the file and line once a line is damaged.
 #include <gtest/gtest.h>
 
@@ -63,6 +64,16 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records) << "nothing measured again";
   EXPECT_NE(third.output.find("run: 0 candidates measured"), std::string::npos) << third.output;
   EXPECT_EQ(read_compressed_jsonl(shard), lines);
+
+  // 3b) --mine-only, into another folder: the same shard from the database's records alone
+  // (what a run killed before writing its shard leaves), measuring nothing.
+  const std::string mined = dir.file("mined");
+  dragon::testing::CliResult only = run_dragon("data build --corpus " + specs + " --db " + db + " --out " + mined +
+                                               " --target cpu --trials 6 --batch 3 --seed 5 --mine-only --quiet");
+  ASSERT_EQ(only.status, 0) << only.output;
+  EXPECT_NE(only.output.find("run: 0 candidates measured"), std::string::npos) << only.output;
+  EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records);
+  EXPECT_EQ(read_compressed_jsonl(mined + "/" + shard_file_name(0, 1)), lines);
 
   // 4) The checker passes ...
   dragon::testing::CliResult stats = run_dragon("data stats " + out);

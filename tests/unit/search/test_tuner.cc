@@ -4,7 +4,9 @@
 // other tasks go on.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "dragon/search/cpu_measurer.h"
 #include "dragon/search/rewrite_unroll.h"
@@ -115,6 +117,8 @@ TEST_F(TunerTest, NoRoundStartsAfterTheTimeBudget) {
 class CountingGroup final : public MeasureGroup {
  public:
   std::vector<size_t> batches_per_call;
+  std::vector<size_t> functions_per_call;
+  std::chrono::milliseconds delay{0};  // added to every call, as a slow GPU's would be
   std::vector<std::vector<MeasureResult>> measure(const std::vector<MeasureBatch>& batches) override;
 };
 
@@ -139,7 +143,11 @@ class GroupedMeasurer final : public Measurer {
 };
 
 std::vector<std::vector<MeasureResult>> CountingGroup::measure(const std::vector<MeasureBatch>& batches) {
+  std::this_thread::sleep_for(delay);
   batches_per_call.push_back(batches.size());
+  size_t functions = 0;
+  for (const MeasureBatch& b : batches) functions += b.scheduled.size();
+  functions_per_call.push_back(functions);
   std::vector<std::vector<MeasureResult>> results;
   for (const MeasureBatch& b : batches) {
     EXPECT_EQ(b.measurer->group(), this);
@@ -169,11 +177,10 @@ TEST_F(TunerTest, SeveralTasksARoundAreMeasuredTogetherAndEachKeepsItsBudget) {
     EXPECT_EQ(outcome.trials, 8) << outcome.name;
     EXPECT_EQ(outcome.note, "trial budget") << outcome.name;
   }
-  // The default schedules are measured on their own when each task starts; then two
+  // The three default schedules together when the tasks start (batches of one), then two
   // rounds of three batches of 4.
-  size_t rounds_of_three = 0;
-  for (size_t n : group.batches_per_call) rounds_of_three += n == 3 ? 1 : 0;
-  EXPECT_EQ(rounds_of_three, 2u);
+  EXPECT_EQ(group.batches_per_call, (std::vector<size_t>{3, 3, 3}));
+  EXPECT_EQ(group.functions_per_call, (std::vector<size_t>{3, 12, 12}));
   EXPECT_EQ(database.count(), 3 * 9);
   EXPECT_THROW(
       {
@@ -182,6 +189,30 @@ TEST_F(TunerTest, SeveralTasksARoundAreMeasuredTogetherAndEachKeepsItsBudget) {
         tune(tasks, database, grouped, model, bad);
       },
       UserError);
+}
+
+// A round as long as the last one would end past the budget: it does not start. Each
+// measuring call takes 150 ms here, a round two calls (the defaults, then the batches), so
+// the first round ends near 0.3 s and a second, started before the 0.5 s budget, would
+// have ended near 0.6 s.
+TEST_F(TunerTest, NoRoundStartsThatWouldEndPastTheTimeBudget) {
+  std::vector<TuningTask> tasks = {{"a", "matmul:m=16,n=16,k=16", workload("matmul:m=16,n=16,k=16"), 1}};
+  CountingGroup group;
+  group.delay = std::chrono::milliseconds(150);
+  TaskEnvironmentFactory grouped = [&](const TuningTask& task) {
+    TaskEnvironment env = environment(task);
+    env.measurer = std::make_shared<GroupedMeasurer>(env.measurer, &group);
+    return env;
+  };
+  RandomCostModel model(3);
+  db::Database database = db::Database::open(path_.string());
+  TuneOptions o = options(64);
+  o.batch_size = 4;
+  o.time_budget_s = 0.5;
+  std::vector<TaskOutcome> outcomes = tune(tasks, database, grouped, model, o);
+  EXPECT_EQ(outcomes[0].new_trials, 4) << "one round";
+  EXPECT_EQ(outcomes[0].note, "time budget");
+  EXPECT_EQ(group.batches_per_call.size(), 2u);
 }
 
 }  // namespace
