@@ -51,7 +51,7 @@
 # BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
-# DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small), SFT_STEPS (600), SFT_BATCH (32), SFT_LR (5e-4), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small), SFT_CONTEXT (4096), SFT_STEPS (600), SFT_BATCH (32), SFT_LR (5e-4), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -422,7 +422,8 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       if [ -f "$sft_out/checkpoint.safetensors" ]; then
         sft_args+=(--resume)
       else
-        sft_args+=(--preset "${SFT_PRESET:-small}" --steps "${SFT_STEPS:-600}" --batch "${SFT_BATCH:-32}"
+        # The context of the longest examples: an IR-text prompt and its script run to 3,400 tokens.
+        sft_args+=(--preset "${SFT_PRESET:-small}" --context "${SFT_CONTEXT:-4096}" --steps "${SFT_STEPS:-600}" --batch "${SFT_BATCH:-32}"
                    --lr "${SFT_LR:-5e-4}" --warmup 50 --checkpoint-every 100)
       fi
       timeout --kill-after=10 "$(( $(left) - 15 ))" "$build/dragon" train sft "${sft_args[@]}" >"$work/sft.log" 2>&1
@@ -432,7 +433,7 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       grep -E '^valid step' "$work/sft.log" | tail -n 3 | sed 's/^/    /' | tee -a "$summary"
       note "$stage: $(tail -n 1 "$work/sft.log" | cut -c1-300)"
       if [ -f "$sft_out/model.safetensors" ]; then
-        (cd "$work" && split -b 15M -d "$sft_out/model.safetensors" model.safetensors.part-)
+        split -b 15M -d "$sft_out/model.safetensors" "$work/model.safetensors.part-"
         note "$stage: model.safetensors $(stat -c %s "$sft_out/model.safetensors") bytes, sha256 $(sha256sum "$sft_out/model.safetensors" | cut -c1-16), in $(ls "$work"/model.safetensors.part-* | wc -l) parts"
       fi
       ;;

@@ -68,6 +68,10 @@ class BuildTracker {
     if (options_.on_progress) options_.on_progress(progress_);
   }
   const BuildProgress& progress() const { return progress_; }
+  void set_phases(double propose_s, double measure_s) {
+    progress_.propose_s = propose_s;
+    progress_.measure_s = measure_s;
+  }
 
  private:
   const std::vector<CorpusEntry>& entries_;
@@ -189,6 +193,7 @@ BuildResult build_shard(const Corpus& corpus, db::Database& database, const sear
   tuning.log = options.log;
   tuning.on_round = [&](const search::TuneProgress& p) {
     candidates_per_second = p.candidates_per_second;
+    tracker.set_phases(p.propose_s, p.measure_s);
     if (p.task_trials >= p.task_budget) tracker.finish(p.task);
     tracker.report(candidates_per_second, elapsed());
   };

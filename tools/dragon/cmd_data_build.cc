@@ -68,7 +68,17 @@ int build(const DataBuildOptions& o) {
   options.mining = {o.min_ratio, o.max_ratio, o.refinements};
   options.search = run.search;
   options.commit = current_provenance().commit;
-  options.on_progress = [&](const data::BuildProgress& p) { progress.show(progress_text(p)); };
+  // Where a long build's time goes, a line a minute: tuning's proposing and measuring, and
+  // the measurers' costs per candidate.
+  double logged_at = 0;
+  options.on_progress = [&](const data::BuildProgress& p) {
+    progress.show(progress_text(p));
+    if (p.elapsed_s - logged_at >= 60) {
+      logged_at = p.elapsed_s;
+      progress.log(fmt::format("{:.0f} s: proposing {:.1f} s, measuring {:.1f} s; {}", p.elapsed_s, p.propose_s,
+                               p.measure_s, run.environments->costs_summary()));
+    }
+  };
   options.log = [&](const std::string& line) { progress.log(line); };
 
   data::BuildResult result = data::build_shard(corpus, run.database, run.environment(), *run.cost_model, o.out, options);

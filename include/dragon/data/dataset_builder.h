@@ -26,6 +26,7 @@ struct BuildProgress {
   int64_t examples = 0;        // mined from the workloads done
   double candidates_per_second = 0;
   double elapsed_s = 0;
+  double propose_s = 0, measure_s = 0;  // of elapsed_s, tuning's proposing and measuring
 };
 
 struct BuildOptions {

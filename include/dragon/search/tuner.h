@@ -55,6 +55,7 @@ struct TuneProgress {
   int64_t measured_this_run = 0;             // candidates measured (not from a cache) in this run
   double elapsed_s = 0;
   double candidates_per_second = 0;          // measured_this_run / elapsed_s
+  double propose_s = 0, measure_s = 0;       // this run's wall time proposing and measuring
 };
 
 struct TuneOptions {

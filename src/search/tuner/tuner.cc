@@ -168,7 +168,9 @@ class Tuning {
       const TaskState& s = states_[index];
       batches.push_back({s.env->measurer.get(), {s.env->default_schedule}});
     }
+    const Clock::time_point measuring_start = Clock::now();
     std::vector<std::vector<MeasureResult>> results = measure_batches(batches);
+    measure_s_ += std::chrono::duration<double>(Clock::now() - measuring_start).count();
     for (size_t k = 0; k < tasks.size(); ++k) {
       TaskState& s = states_[tasks[k]];
       const MeasureResult& result = results[k].at(0);
@@ -189,6 +191,7 @@ class Tuning {
     std::vector<size_t> proposing;
     std::vector<std::vector<SearchCandidate>> batches;
     std::vector<MeasureBatch> measure;
+    const Clock::time_point proposing_start = Clock::now();
     for (size_t index : tasks) {
       TaskState& s = states_[index];
       std::vector<SearchCandidate> batch = propose(index, s);
@@ -199,8 +202,11 @@ class Tuning {
       batches.push_back(std::move(batch));
       measure.push_back(std::move(m));
     }
+    const Clock::time_point measuring_start = Clock::now();
+    propose_s_ += std::chrono::duration<double>(measuring_start - proposing_start).count();
     if (measure.empty()) return;
     std::vector<std::vector<MeasureResult>> results = measure_batches(measure);
+    measure_s_ += std::chrono::duration<double>(Clock::now() - measuring_start).count();
     for (size_t k = 0; k < proposing.size(); ++k) record(proposing[k], states_[proposing[k]], batches[k], results[k]);
   }
 
@@ -270,6 +276,8 @@ class Tuning {
     p.measured_this_run = measured_;
     p.elapsed_s = elapsed();
     p.candidates_per_second = p.elapsed_s > 0 ? static_cast<double>(measured_) / p.elapsed_s : 0;
+    p.propose_s = propose_s_;
+    p.measure_s = measure_s_;
     return p;
   }
 
@@ -281,6 +289,7 @@ class Tuning {
   std::unique_ptr<GradientTaskScheduler> scheduler_;
   Clock::time_point start_;
   int64_t measured_ = 0;
+  double propose_s_ = 0, measure_s_ = 0;
 };
 
 }  // namespace
