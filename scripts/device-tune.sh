@@ -39,7 +39,8 @@
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
 # (bench/tuning/h200.jsonl, imported; or bench/tuning/h200.db, copied), so a cold machine
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
-# exported to $OUT/tune/h200.jsonl (commit that file as bench/tuning/h200.jsonl).
+# exported to $OUT/tune/h200.jsonl (commit its H200 records as bench/tuning/h200.jsonl, its
+# H100 records as bench/tuning/h100.jsonl; both are imported into a fresh database).
 # Writes under $OUT/tune: summary.md (machine, GPU name and clocks, commit, each stage, the
 # per-problem table of speedups over eager), h200.jsonl, the bench JSON, and logs.tgz with
 # the rest (logs, HTML reports, tuning curves; KEEP_FILES=1 leaves them loose), since the
@@ -126,8 +127,12 @@ seed_db() {
   [ -f "$db" ] && return
   mkdir -p "$(dirname "$db")"
   if [ -f bench/tuning/h200.jsonl ]; then
-    dragon db import "$db" bench/tuning/h200.jsonl >"$work/db-import.log" 2>&1
-    note "database: imported bench/tuning/h200.jsonl (exit $?): $(tail -n 1 "$work/db-import.log")"
+    # The H100's records too (a lent H100 resumes them; their key names the GPU).
+    for committed in bench/tuning/h200.jsonl bench/tuning/h100.jsonl; do
+      [ -f "$committed" ] || continue
+      dragon db import "$db" "$committed" >"$work/db-import.log" 2>&1
+      note "database: imported $committed (exit $?): $(tail -n 1 "$work/db-import.log")"
+    done
   elif [ -f bench/tuning/h200.db ]; then
     cp bench/tuning/h200.db "$db"
     note "database: copied bench/tuning/h200.db"

@@ -185,7 +185,20 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     std::vector<const TokenizedExample*> examples = next_batch();
     Batch batch = make_batch(examples, pad, device);
     const double lr = schedule.at(progress.step);
-    StepResult r = train_step(model, optimizer, batch, lr, s.grad_clip);
+    StepResult r;
+    try {
+      r = train_step(model, optimizer, batch, lr, s.grad_clip);
+    } catch (const c10::Error& e) {
+      // Attention is computed whole (batch x heads x length^2 scores a layer): the batch
+      // and the context are what to lower, which the caller can do and libtorch's text
+      // does not say.
+      const std::string what = e.what();  // CUDA's allocator, and the CPU's
+      if (what.find("out of memory") == std::string::npos && what.find("not enough memory") == std::string::npos) throw;
+      throw UserError(fmt::format("train sft: out of {} memory at step {}: a batch of {} examples up to {} tokens "
+                                  "({} parameters, context {}); lower --batch or --context",
+                                  cuda ? "GPU" : "host", progress.step + 1, examples.size(), batch.inputs.size(1),
+                                  thousands(static_cast<double>(config.parameter_count())), config.context));
+    }
     ++progress.step;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     train_seconds += seconds;

@@ -1,4 +1,4 @@
-// dragon data stats DIR: prints a data set's manifest and checks every shard against it
+// dragon data stats DIR [--rebuild-manifest]: prints a data set's manifest and checks every shard against it
 // (data/dataset_check.h); a problem is a user error naming the shard and line. Argument
 // parsing and printing only.
 #include <cstdio>
@@ -16,7 +16,13 @@ Command add_data_stats_subcommand(CLI::App& data) {
   CLI::App* sub = data.add_subcommand(
       "stats", "Print a data set's manifest and check every shard (scripts decode, hashes rebuild, counts match)");
   sub->add_option("dir", *dir, "The data set directory (dragon data build --out)")->required();
-  return [dir]() -> int {
+  auto rebuild = std::make_shared<bool>(false);
+  // Shards built on several machines (each run writes its own manifest) are gathered by
+  // copying their shard and summary files into one folder; this writes its manifest.
+  sub->add_flag("--rebuild-manifest", *rebuild,
+                "First write DIR/manifest.json from the shard summaries in DIR (shards gathered from several runs)");
+  return [dir, rebuild]() -> int {
+    if (*rebuild) data::rebuild_manifest(*dir);
     // The manifest first, so a reader sees what is claimed before what is checked.
     std::printf("%s", data::describe(data::read_manifest(*dir)).c_str());
     std::fflush(stdout);

@@ -74,6 +74,13 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   EXPECT_NE(only.output.find("run: 0 candidates measured"), std::string::npos) << only.output;
   EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records);
   EXPECT_EQ(read_compressed_jsonl(mined + "/" + shard_file_name(0, 1)), lines);
+  // Shards gathered from several runs have no manifest of their own: --rebuild-manifest
+  // writes it from the shard summaries.
+  std::filesystem::remove(mined + "/manifest.json");
+  EXPECT_EQ(run_dragon("data stats " + mined).status, 1) << "no manifest";
+  dragon::testing::CliResult rebuilt = run_dragon("data stats " + mined + " --rebuild-manifest");
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.output;
+  EXPECT_EQ(read_manifest(mined).shards.size(), 1u);
 
   // 4) The checker passes ...
   dragon::testing::CliResult stats = run_dragon("data stats " + out);
