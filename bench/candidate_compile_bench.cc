@@ -31,6 +31,17 @@
 namespace dragon {
 namespace {
 
+// The largest N of the script's "ann LOOP autounroll N" lines.
+int64_t largest_auto_unroll(const std::string& script) {
+  int64_t largest = 0;
+  size_t at = 0;
+  while ((at = script.find(" autounroll ", at)) != std::string::npos) {
+    at += 12;
+    largest = std::max<int64_t>(largest, std::strtoll(script.c_str() + at, nullptr, 10));
+  }
+  return largest;
+}
+
 struct Measured {
   size_t index = 0;
   std::string sketch;
@@ -38,6 +49,7 @@ struct Measured {
   double compile_ms = 0;
   bool ok = false;
   std::string script;
+  int64_t unroll = 0;
 };
 
 int run(const std::string& spec, int count) {
@@ -61,7 +73,9 @@ int run(const std::string& spec, int count) {
   nvrtc.arch = target.arch;
   fmt::print("{}: {} sketches; {} candidates, each compiled alone (one NVRTC program, one thread)\n\n", spec,
              sketches.size(), count);
-  fmt::print("| # | sketch | CUDA bytes | compile ms | built |\n|---:|---|---:|---:|---|\n");
+  // unroll: the largest auto-unroll step the candidate's script annotates (0: none), the
+  // draw that most often makes a compile expensive.
+  fmt::print("| # | sketch | unroll | CUDA bytes | compile ms | built |\n|---:|---|---:|---:|---:|---|\n");
   std::vector<Measured> all;
   for (int i = 0; i < count; ++i) {
     const search::Sketch& sketch = sketches[static_cast<size_t>(i) % sketches.size()];
@@ -71,11 +85,12 @@ int run(const std::string& spec, int count) {
     m.index = static_cast<size_t>(i);
     for (const std::string& a : sketch.applied) m.sketch += (m.sketch.empty() ? "" : " ") + a;
     m.script = script::encode(r.candidate().trace);
+    m.unroll = largest_auto_unroll(m.script);
     runtime::Generated generated;
     try {
       generated = runtime::generate(r.candidate().func, target);
     } catch (const Error& e) {
-      fmt::print("| {} | {} | - | - | lowering refused: {} |\n", i, m.sketch, e.what());
+      fmt::print("| {} | {} | {} | - | - | lowering refused: {} |\n", i, m.sketch, m.unroll, e.what());
       continue;
     }
     m.code_bytes = generated.code().size();
@@ -83,7 +98,8 @@ int run(const std::string& spec, int count) {
     std::vector<Expected<runtime::Cubin>> cubins = runtime::nvrtc_compile_all({generated.code()}, nvrtc, cache, 1);
     m.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     m.ok = cubins.front().ok();
-    fmt::print("| {} | {} | {} | {:.1f} | {} |\n", i, m.sketch, m.code_bytes, m.compile_ms, m.ok ? "yes" : "no");
+    fmt::print("| {} | {} | {} | {} | {:.1f} | {} |\n", i, m.sketch, m.unroll, m.code_bytes, m.compile_ms,
+               m.ok ? "yes" : "no");
     std::fflush(stdout);
     all.push_back(std::move(m));
   }
