@@ -11,8 +11,21 @@
 // when the rules after it could not keep a thread's serial sum within `max_serial_terms`
 // (the whole K for a tiled block, K over the most threads a block has otherwise). Put it
 // before the rules that schedule the blocks it makes.
+//
+// `max_serial_terms` is for outputs compared at their accumulator's own tolerance (an f32
+// sum into an f32 output). An f32 accumulator feeding only 16-bit outputs (an f16 GEMM: f32
+// C_acc, f16 C) is compared at the 16-bit tolerance, 200 times looser, and its serial sum
+// may be far longer: dropping the untouched schedule there dropped every tensor-core
+// sketch of a K = 28672 f16 GEMM (LLaMA's down projection), and the split sketches that
+// remained drew no valid candidate in 1,280 tries (the H100 data build of 2026-12-05).
+// A serial sum's error grows with its length as n^0.5 (random rounding) to n (worst
+// case); KernelBench's K = 524288 f32 GEMM measured about n^0.65. The limit scales with
+// the tolerance ratio to the power 1.5 (between them, on the cautious side).
 #include <algorithm>
+#include <cmath>
 #include <string>
+
+#include "dragon/harness/tolerance.h"
 
 #include "dragon/schedule/schedule_error.h"
 #include "dragon/support/error.h"
@@ -46,7 +59,7 @@ class AddRFactor : public ScheduleRule {
       if (std::optional<Schedule> split = split_reduction(sch, block, chunk)) out.push_back(std::move(*split));
     }
     if (out.empty()) return {};
-    if (serial_terms_untouched(site->block) <= options_.max_serial_terms) out.push_back(sch);
+    if (serial_terms_untouched(site->block) <= serial_terms_limit(sch.func(), site->block)) out.push_back(sch);
     return out;
   }
 
@@ -59,6 +72,24 @@ class AddRFactor : public ScheduleRule {
       if (l->for_kind != ir::ForKind::kSerial) return false;
     }
     return reduce_extent(b) > options_.min_reduce_extent;
+  }
+
+  // max_serial_terms, scaled for outputs compared more loosely than the accumulator's type
+  // (the header says why): the tightest tolerance of the function's float outputs over
+  // that of the block's accumulator, to the power 1.5.
+  int64_t serial_terms_limit(const ir::PrimFunc& func, const ir::BlockNode* block) const {
+    const ir::DataType accumulator = block->writes.front().buffer->dtype;
+    const double own = harness::tolerance_floor(accumulator);
+    double tightest = 0;
+    for (const ir::Param& p : func->params) {
+      if (p.role == ir::ParamRole::kInput) continue;
+      const double floor = harness::tolerance_floor(p.buffer->dtype);
+      if (floor <= 0) return options_.max_serial_terms;  // an exact output: no scaling
+      tightest = tightest == 0 ? floor : std::min(tightest, floor);
+    }
+    if (own <= 0 || tightest <= own) return options_.max_serial_terms;
+    const double scaled = static_cast<double>(options_.max_serial_terms) * std::pow(tightest / own, 1.5);
+    return static_cast<int64_t>(std::min(scaled, 1e15));
   }
 
   // The fewest terms one thread sums serially when the block is left to the later rules:

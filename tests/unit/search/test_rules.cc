@@ -127,7 +127,7 @@ TEST(MultiLevelTilingTensorCore, LeavesOtherBlocksToPlainTiling) {
 }
 
 TEST(AddRFactor, SplitsALongKIntoChunksAndDropsTheSerialGemm) {
-  // K = 65536: tiling would keep all of it in each thread. One sketch per chunk, the
+  // K = 65536 in f32: tiling would keep all of it in each thread. One sketch per chunk, the
   // untouched one dropped.
   std::vector<Sketch> gemm = space("matmul:m=8,n=8,k=65536", only({"add_rfactor"}));
   ASSERT_EQ(gemm.size(), 2u);
@@ -139,6 +139,14 @@ TEST(AddRFactor, SplitsALongKIntoChunksAndDropsTheSerialGemm) {
   // untouched schedule stays beside the two split ones; 2^23 terms would leave 8192.
   EXPECT_EQ(space("sum:shape=2x32768,axis=1", only({"add_rfactor"})).size(), 3u);
   EXPECT_EQ(space("sum:shape=1x8388608,axis=1", only({"add_rfactor"})).size(), 2u);
+  // An f16 GEMM accumulates in f32 and is compared at f16's tolerance, 200 times looser
+  // than f32's: its serial sum may be far longer, so the untouched schedule stays beside
+  // the split ones, and with it, in the whole CUDA set, the tensor-core sketches.
+  EXPECT_EQ(space("matmul:m=8,n=8,k=65536,dtype=f16", only({"add_rfactor"})).size(), 3u);
+  std::vector<Sketch> half = space("matmul:m=64,n=64,k=28672,trans_b=true,dtype=f16", RuleSet::cuda());
+  EXPECT_TRUE(std::any_of(half.begin(), half.end(), [](const Sketch& s) {
+    return applied(s, "multi_level_tiling_tensor_core(C_acc)") || applied(s, "multi_level_tiling_wgmma(C_acc)");
+  })) << half.size() << " sketches, none on tensor cores";
   // Short reductions, and argmax (no reducer rfactor knows), are left alone.
   EXPECT_TRUE(space("matmul:m=64,n=64,k=8192", only({"add_rfactor"}))[0].applied.empty());
   EXPECT_TRUE(space("argmax:shape=2x65536,axis=1", only({"add_rfactor"}))[0].applied.empty());
