@@ -52,7 +52,9 @@
 # BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
-# DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small), SFT_CONTEXT (4096), SFT_STEPS (600), SFT_BATCH (32), SFT_LR (5e-4), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
+# SFT_PROMPT (spec), SFT_CONTEXT (2048), SFT_STEPS (600), SFT_BATCH (16), SFT_LR (5e-4),
+# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -427,8 +429,10 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       if [ -f "$sft_out/checkpoint.safetensors" ]; then
         sft_args+=(--resume)
       else
-        # The context of the longest examples: an IR-text prompt and its script run to 3,400 tokens.
-        sft_args+=(--preset "${SFT_PRESET:-small}" --context "${SFT_CONTEXT:-4096}" --steps "${SFT_STEPS:-600}" --batch "${SFT_BATCH:-32}"
+        # Spec prompts: with IR text an example ran to 3,400 tokens, and a 4,096-token context
+        # at batch 32 ran out of the H100's memory (attention is computed whole).
+        sft_args+=(--preset "${SFT_PRESET:-small}" --prompt "${SFT_PROMPT:-spec}" --context "${SFT_CONTEXT:-2048}"
+                   --steps "${SFT_STEPS:-600}" --batch "${SFT_BATCH:-16}"
                    --lr "${SFT_LR:-5e-4}" --warmup 50 --checkpoint-every 100)
       fi
       timeout --kill-after=10 "$(( $(left) - 15 ))" "$build/dragon" train sft "${sft_args[@]}" >"$work/sft.log" 2>&1

@@ -130,4 +130,18 @@ std::optional<TrainProgress> load_progress(const TensorFile& file, std::string_v
                        parse_int(file, "progress.cursor", origin)};
 }
 
+data::PromptForm model_prompt_form(const TensorFile& file, std::string_view origin) {
+  auto it = file.metadata.find("prompt");
+  if (it == file.metadata.end()) return data::PromptForm::kIr;
+  if (it->second != "ir" && it->second != "spec")
+    throw TensorFileError(fmt::format("{}: metadata 'prompt' is '{}', neither 'ir' nor 'spec'", origin, it->second));
+  return data::parse_prompt_form(it->second, origin);
+}
+
+std::map<std::string, std::string> prompt_metadata(const TensorFile& file) {
+  auto it = file.metadata.find("prompt");
+  if (it == file.metadata.end()) return {};
+  return {{"prompt", it->second}};
+}
+
 }  // namespace dragon::model

@@ -4,9 +4,11 @@
 // src/model and its tests only.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
+#include "dragon/data/prompt.h"
 #include "dragon/model/tensor_file.h"
 #include "training.h"
 #include "transformer.h"
@@ -43,5 +45,11 @@ Transformer load_model(const TensorFile& file, std::string_view origin);
 // load_model when the file has no optimizer state or it does not fit.
 void load_optimizer(const TensorFile& file, AdamW& optimizer, std::string_view origin);
 std::optional<TrainProgress> load_progress(const TensorFile& file, std::string_view origin);
+// The prompt form the model was trained on (metadata "prompt"; IR text when absent, as
+// before the entry existed); TensorFileError naming `origin` for an unknown form.
+data::PromptForm model_prompt_form(const TensorFile& file, std::string_view origin);
+// {"prompt": form} when the file names one, else nothing: what a model derived from it
+// (RL from an SFT model) writes on.
+std::map<std::string, std::string> prompt_metadata(const TensorFile& file);
 
 }  // namespace dragon::model

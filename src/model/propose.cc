@@ -23,13 +23,15 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
     throw UserError(fmt::format("propose: device '{}' is not cpu, cuda or auto", request.device));
   if (request.device == "cuda" && !torch::cuda::is_available()) throw UserError("propose: --device cuda, but no CUDA device");
 
-  Transformer model = load_model(read_tensor_file(request.model_path), request.model_path);
+  const TensorFile file = read_tensor_file(request.model_path);
+  Transformer model = load_model(file, request.model_path);
+  const PromptForm form = request.prompt ? *request.prompt : model_prompt_form(file, request.model_path);
   model->to(cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU));
 
   // The prompt exactly as training framed it.
   const script::Tokenizer& tokenizer = script::Tokenizer::standard();
   const std::vector<script::TokenId> prompt =
-      encode_prompt(tokenizer, request.prompt, request.workload, request.existing_script);
+      encode_prompt(tokenizer, form, request.workload, request.existing_script);
   if (static_cast<int64_t>(prompt.size()) >= model->config.context) {
     throw UserError(fmt::format("propose: the prompt of '{}' is {} tokens, the model reads at most {}", request.workload,
                                 prompt.size(), model->config.context));

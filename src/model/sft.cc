@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "checkpoint.h"
+#include "dragon/data/prompt.h"
 #include "dragon/model/lr_schedule.h"
 #include "dragon/support/error.h"
 #include "training.h"
@@ -44,6 +47,7 @@ Examples tokenize_all(const std::vector<SftRecord>& records, const script::Token
 std::string settings_json(const SftSettings& s) {
   nlohmann::ordered_json j;
   j["preset"] = s.preset;
+  j["prompt"] = s.prompt;
   j["context"] = s.context;
   j["steps"] = s.steps;
   j["batch_size"] = s.batch_size;
@@ -60,6 +64,7 @@ SftSettings settings_from_checkpoint(const std::string& json, SftSettings base, 
   try {
     nlohmann::json j = nlohmann::json::parse(json);
     base.preset = j.at("preset").get<std::string>();
+    base.prompt = j.value("prompt", std::string("ir"));  // checkpoints before the setting: IR text
     base.context = j.at("context").get<int64_t>();
     base.steps = j.at("steps").get<int64_t>();
     base.batch_size = j.at("batch_size").get<int64_t>();
@@ -91,9 +96,6 @@ std::string thousands(double value) {
 SftSummary train_sft(const SftSettings& requested, const std::function<void(const std::string&)>& log) {
   const std::string checkpoint_path = (fs::path(requested.out_dir) / "checkpoint.safetensors").string();
   const std::string weights_path = (fs::path(requested.out_dir) / "model.safetensors").string();
-  // Read (and checked) before anything is built, so bad data fails fast.
-  const SftSplits data = read_sft_splits(requested.data_dir);
-
   SftSettings s = requested;
   std::optional<TensorFile> resumed;
   if (s.resume) {
@@ -102,6 +104,12 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     resumed = read_tensor_file(checkpoint_path);
     s = settings_from_checkpoint(resumed->meta("sft.settings", checkpoint_path), s, checkpoint_path);
   }
+  // Read (and checked) before the model is built, so bad data fails fast.
+  const SftSplits data = read_sft_splits(s.data_dir, data::parse_prompt_form(s.prompt, "train sft --prompt"));
+  // The form the model learns to read, in its files for sampling (none when the lines mix).
+  std::map<std::string, std::string> prompt_meta;
+  if (std::optional<PromptForm> form = shared_prompt_form(data.train))
+    prompt_meta["prompt"] = std::string(data::prompt_form_name(*form));
   if (s.batch_size <= 0 || s.steps <= 0 || s.log_every <= 0 || s.checkpoint_every <= 0)
     throw UserError("train sft: steps, batch size, log and checkpoint intervals must be positive");
   if (s.time_budget_s < 0) throw UserError("train sft: the time budget must not be negative");
@@ -161,8 +169,9 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   };
   auto save = [&]() {
     fs::create_directories(s.out_dir);
-    write_tensor_file(checkpoint_path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress,
-                                                          {{"sft.settings", settings_json(s)}}));
+    std::map<std::string, std::string> meta = prompt_meta;
+    meta["sft.settings"] = settings_json(s);
+    write_tensor_file(checkpoint_path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress, meta));
   };
   auto validate = [&]() {
     if (valid.examples.empty()) return;
@@ -233,7 +242,7 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     }
   }
   fs::create_directories(s.out_dir);
-  write_tensor_file(weights_path, checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt));
+  write_tensor_file(weights_path, checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt, prompt_meta));
   summary.steps_done = progress.step - first_step;
   summary.tokens_per_second = train_seconds > 0 ? run_tokens / train_seconds : 0;
   summary.checkpoint = checkpoint_path;

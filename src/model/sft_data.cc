@@ -21,7 +21,7 @@ namespace dragon::model {
 std::string to_json_line(const SftRecord& record) {
   nlohmann::ordered_json j;
   j["task"] = record.task == TaskKind::kConstruction ? "construction" : "refinement";
-  j["prompt"] = record.prompt == PromptForm::kIr ? "ir" : "spec";
+  j["prompt"] = data::prompt_form_name(record.prompt);
   j["workload"] = record.workload;
   if (record.existing_script) j["existing_script"] = *record.existing_script;
   j["script"] = record.script;
@@ -52,10 +52,7 @@ SftRecord parse_sft_record(std::string_view line, std::string_view origin, int l
   if (task == "construction") r.task = TaskKind::kConstruction;
   else if (task == "refinement") r.task = TaskKind::kRefinement;
   else throw fail(fmt::format("task '{}' is neither 'construction' nor 'refinement'", task));
-  const std::string prompt = text("prompt").value_or("ir");
-  if (prompt == "ir") r.prompt = PromptForm::kIr;
-  else if (prompt == "spec") r.prompt = PromptForm::kSpec;
-  else throw fail(fmt::format("prompt '{}' is neither 'ir' nor 'spec'", prompt));
+  r.prompt = data::parse_prompt_form(text("prompt").value_or("ir"), fmt::format("{}:{}", origin, line_number));
   r.workload = required("workload");
   r.existing_script = text("existing_script");
   r.script = required("script");
@@ -81,19 +78,19 @@ std::vector<SftRecord> read_sft_records(const std::string& path) {
 namespace {
 
 // The SFT fields of a data-set example (its line is a superset of the SFT line).
-SftRecord sft_record_of(data::Example example, std::string_view origin, int line_number) {
+SftRecord sft_record_of(data::Example example, PromptForm prompt, std::string_view origin, int line_number) {
   if (!script::is_canonical(example.script))
     throw UserError(fmt::format("{}:{}: 'script' is not a canonical script (script::is_canonical)", origin, line_number));
   SftRecord r;
   r.task = example.kind == data::ExampleKind::kConstruction ? TaskKind::kConstruction : TaskKind::kRefinement;
-  r.prompt = PromptForm::kIr;
+  r.prompt = prompt;
   r.workload = std::move(example.spec);
   r.existing_script = std::move(example.existing_script);
   r.script = std::move(example.script);
   return r;
 }
 
-SftSplits read_data_set(const std::filesystem::path& dir) {
+SftSplits read_data_set(const std::filesystem::path& dir, PromptForm prompt) {
   const data::Manifest manifest = data::read_manifest(dir.string());
   if (manifest.shards.empty()) throw UserError(fmt::format("{}: the data set's manifest lists no shard", dir.string()));
   SftSplits out;
@@ -105,9 +102,9 @@ SftSplits read_data_set(const std::filesystem::path& dir) {
       const int line_number = static_cast<int>(i + 1);
       data::Example example = data::parse_example_line(lines[i], path, line_number);
       switch (example.split) {
-        case data::Split::kTrain: out.train.push_back(sft_record_of(std::move(example), path, line_number)); break;
+        case data::Split::kTrain: out.train.push_back(sft_record_of(std::move(example), prompt, path, line_number)); break;
         case data::Split::kValidation:
-          out.validation.push_back(sft_record_of(std::move(example), path, line_number));
+          out.validation.push_back(sft_record_of(std::move(example), prompt, path, line_number));
           break;
         case data::Split::kHeldOut: ++held_out; break;
       }
@@ -120,11 +117,11 @@ SftSplits read_data_set(const std::filesystem::path& dir) {
 
 }  // namespace
 
-SftSplits read_sft_splits(const std::string& data_dir) {
+SftSplits read_sft_splits(const std::string& data_dir, PromptForm data_set_prompt) {
   namespace fs = std::filesystem;
   const fs::path dir(data_dir);
   if (!fs::is_directory(dir)) throw UserError(fmt::format("{}: not a folder of training data", data_dir));
-  if (fs::is_regular_file(dir / "manifest.json")) return read_data_set(dir);
+  if (fs::is_regular_file(dir / "manifest.json")) return read_data_set(dir, data_set_prompt);
   const fs::path train = dir / "train.jsonl";
   const fs::path valid = dir / "valid.jsonl";
   if (!fs::is_regular_file(train))
@@ -134,6 +131,14 @@ SftSplits read_sft_splits(const std::string& data_dir) {
   if (fs::is_regular_file(valid)) out.validation = read_sft_records(valid.string());
   out.source = train.string();
   return out;
+}
+
+std::optional<PromptForm> shared_prompt_form(const std::vector<SftRecord>& records) {
+  if (records.empty()) return std::nullopt;
+  for (const SftRecord& r : records) {
+    if (r.prompt != records.front().prompt) return std::nullopt;
+  }
+  return records.front().prompt;
 }
 
 script::Example to_example(const SftRecord& record) {

@@ -47,7 +47,7 @@ struct OptimizeOptions {
   double top_p = 0.95;
   uint64_t seed = 0;
   bool unconstrained = false;
-  std::string prompt = "ir";
+  std::string prompt;  // empty: the model's own form
   int threads = 0;
 };
 
@@ -95,7 +95,8 @@ std::vector<model::Proposal> run_model(const OptimizeOptions& o, const std::stri
   std::vector<std::string> argv = {model_binary_path(), "propose", o.spec, "--model", model_path,
                                    "--attempts", std::to_string(o.attempts), "--temperature", fmt::format("{}", o.temperature),
                                    "--top-p", fmt::format("{}", o.top_p), "--seed", std::to_string(o.seed),
-                                   "--prompt", o.prompt, "--out", out};
+                                   "--out", out};
+  if (!o.prompt.empty()) argv.insert(argv.end(), {"--prompt", o.prompt});
   if (!o.refine_file.empty()) argv.insert(argv.end(), {"--refine", o.refine_file});
   if (o.unconstrained) argv.push_back("--unconstrained");
   if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
@@ -215,9 +216,9 @@ Command add_optimize_command(CLI::App& app) {
   sub->add_option("--top-p", o->top_p, "Nucleus sampling mass")->capture_default_str();
   sub->add_option("--seed", o->seed, "Attempt i samples with seed + i")->capture_default_str();
   sub->add_flag("--unconstrained", o->unconstrained, "Sample without the constrained decoder");
-  sub->add_option("--prompt", o->prompt, "How the model reads the workload: ir or spec")
-      ->check(CLI::IsMember({"ir", "spec"}))
-      ->capture_default_str();
+  sub->add_option("--prompt", o->prompt,
+                  "How the model reads the workload: ir or spec (default: as the model was trained, from its file)")
+      ->check(CLI::IsMember({"ir", "spec"}));
   sub->add_option("--threads", o->threads, "CPU threads for the model (0: libtorch's default)");
   return [o]() { return run_optimize(*o); };
 }

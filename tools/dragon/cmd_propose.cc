@@ -20,7 +20,7 @@ namespace {
 struct ProposeOptions {
   model::ProposeRequest request;
   std::string refine_file;
-  std::string prompt = "ir";
+  std::string prompt;  // empty: the model's own form
   bool unconstrained = false;
   std::string out;
 };
@@ -34,9 +34,9 @@ Command add_propose_command(CLI::App& app) {
   sub->add_option("--model", o->request.model_path, "The model's weights (model.safetensors)")->required();
   sub->add_option("--attempts", o->request.attempts, "Scripts to sample")->capture_default_str();
   sub->add_option("--refine", o->refine_file, "A script file to improve (refinement) instead of writing one");
-  sub->add_option("--prompt", o->prompt, "How the model was trained to read the workload: ir or spec")
-      ->check(CLI::IsMember({"ir", "spec"}))
-      ->capture_default_str();
+  sub->add_option("--prompt", o->prompt,
+                  "How the model reads the workload: ir or spec (default: as the model was trained, from its file)")
+      ->check(CLI::IsMember({"ir", "spec"}));
   sub->add_option("--temperature", o->request.temperature, "Sampling temperature (0: greedy)")->capture_default_str();
   sub->add_option("--top-p", o->request.top_p, "Nucleus sampling mass")->capture_default_str();
   sub->add_option("--max-tokens", o->request.max_new_tokens, "Longest script in tokens")->capture_default_str();
@@ -51,7 +51,7 @@ Command add_propose_command(CLI::App& app) {
   return [o]() {
     model::ProposeRequest request = o->request;
     request.constrained = !o->unconstrained;
-    request.prompt = o->prompt == "spec" ? model::PromptForm::kSpec : model::PromptForm::kIr;
+    if (!o->prompt.empty()) request.prompt = data::parse_prompt_form(o->prompt, "propose --prompt");
     if (!o->refine_file.empty()) request.existing_script = read_text_file(o->refine_file);
     std::ofstream out;
     if (!o->out.empty()) {

@@ -35,6 +35,11 @@ Command add_train_command(CLI::App& app) {
   sft->add_flag("--resume", s->resume, "Continue from OUT/checkpoint.safetensors with its settings");
   sft->add_option("--preset", s->preset, "Model size: tiny, small (10.0M parameters) or base (26.7M)")
       ->capture_default_str();
+  sft->add_option("--prompt", s->prompt,
+                  "How a data set's workloads are framed: ir (canonical IR text) or spec (the op spec, far shorter); "
+                  "stored in the model's files, which propose and optimize follow")
+      ->check(CLI::IsMember({"ir", "spec"}))
+      ->capture_default_str();
   sft->add_option("--context", s->context, "Longest sequence in tokens (0: the preset's)")->capture_default_str();
   sft->add_option("--steps", s->steps, "Optimizer steps in all")->capture_default_str();
   sft->add_option("--run-steps", s->run_steps, "At most this many steps now, then checkpoint (0: all)")

@@ -16,4 +16,9 @@ enum class PromptForm : uint8_t { kIr, kSpec };
 // spec does not build.
 std::string prompt_text(std::string_view spec, PromptForm form = PromptForm::kIr);
 
+// "ir" or "spec": the form's name in example lines, model metadata and the CLI.
+std::string_view prompt_form_name(PromptForm form);
+// The form named `name`; throws UserError "WHERE: prompt 'x' is neither 'ir' nor 'spec'".
+PromptForm parse_prompt_form(std::string_view name, std::string_view where);
+
 }  // namespace dragon::data

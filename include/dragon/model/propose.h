@@ -19,7 +19,9 @@ struct ProposeRequest {
   std::string model_path;  // model.safetensors (bf16 weights) or a training checkpoint.safetensors
   std::string workload;    // op spec
   std::optional<std::string> existing_script;  // refinement: the script to improve
-  PromptForm prompt = PromptForm::kIr;         // as the model was trained
+  // How the prompt is framed: nullopt takes the model's own (its files' metadata "prompt",
+  // written by training; IR text when a file says nothing).
+  std::optional<PromptForm> prompt;
   int attempts = 8;
   double temperature = 0.8;  // 0: greedy (every attempt the same)
   double top_p = 0.95;

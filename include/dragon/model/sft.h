@@ -15,6 +15,8 @@ struct SftSettings {
   std::string out_dir;    // checkpoint.safetensors (resumable), model.safetensors (bf16 weights)
   bool resume = false;    // continue from out_dir/checkpoint.safetensors, with its settings
   std::string preset = "small";  // ModelConfig::preset
+  std::string prompt = "ir";     // a data set's prompts: "ir" (canonical IR text) or "spec"
+                                 // (the op spec; far shorter). JSONL lines carry their own
   int64_t context = 0;    // 0: the preset's
   int64_t steps = 2000;   // optimizer steps in all (the learning-rate curve spans them)
   int64_t run_steps = 0;  // at most this many steps in this run, then checkpoint and return

@@ -48,9 +48,15 @@ struct SftSplits {
 // A data set that `dragon data build` wrote (DIR/manifest.json present): every shard the
 // manifest lists, read as it is (zstd JSON lines, docs/data-set.md); lines of split "train"
 // train, "validation" validate, and "held_out" (whole model families kept for evaluation)
-// are never read. Otherwise plain JSONL: DIR/train.jsonl (required) and DIR/valid.jsonl
-// (optional). Throws UserError naming the folder, shard or line that is wrong.
-SftSplits read_sft_splits(const std::string& data_dir);
+// are never read; their prompts take `data_set_prompt` (a data set stores specs, from which
+// either form is rebuilt). Otherwise plain JSONL: DIR/train.jsonl (required) and
+// DIR/valid.jsonl (optional), each line with its own prompt form. Throws UserError naming
+// the folder, shard or line that is wrong.
+SftSplits read_sft_splits(const std::string& data_dir, PromptForm data_set_prompt = PromptForm::kIr);
+
+// The prompt form every record has, if they share one: what a model trained on them reads,
+// stored in its files (metadata "prompt") so that sampling frames prompts the same way.
+std::optional<PromptForm> shared_prompt_form(const std::vector<SftRecord>& records);
 
 // The tokenizer's example of a record: the prompt built from the workload (the ops
 // registry's function printed, or the spec), the existing script, the target.

@@ -134,6 +134,9 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
   const std::vector<RlPrompt> prompts = read_rl_prompts(s.prompts);
   Transformer model = resumed ? load_model(*resumed, checkpoint_path) : load_any_model(s.init, "--init model");
   model->to(device);
+  // The prompt form the model reads goes on with it (the SFT model's metadata).
+  const std::map<std::string, std::string> prompt_meta =
+      prompt_metadata(resumed ? *resumed : read_tensor_file(s.init));
   std::optional<Transformer> reference;
   if (s.kl_coef > 0) {
     reference = load_any_model(s.init, "--init model (the KL reference)");
@@ -168,8 +171,9 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
 
   auto save = [&]() {
     fs::create_directories(s.out_dir);
-    write_tensor_file(checkpoint_path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress,
-                                                          {{"rl.settings", settings_json(s)}}));
+    std::map<std::string, std::string> meta = prompt_meta;
+    meta["rl.settings"] = settings_json(s);
+    write_tensor_file(checkpoint_path, checkpoint_tensors(model, StorageType::kF32, &optimizer, progress, meta));
   };
   const GrpoSettings grpo{.clip_low = s.clip_low,
                           .clip_high = s.clip_high,
@@ -278,7 +282,7 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
     if (progress.step % s.checkpoint_every == 0 || progress.step == last_step) save();
   }
   fs::create_directories(s.out_dir);
-  write_tensor_file(weights_path, checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt));
+  write_tensor_file(weights_path, checkpoint_tensors(model, StorageType::kBF16, nullptr, std::nullopt, prompt_meta));
   summary.steps_done = progress.step - first_step;
   summary.checkpoint = checkpoint_path;
   log(fmt::format("train rl: done at step {}; {} and {} (bf16 weights)", progress.step, checkpoint_path, weights_path));

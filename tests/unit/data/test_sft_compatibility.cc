@@ -121,6 +121,20 @@ TEST(SftCompatibility, TheTrainerReadsADataSetFolderBySplitAndNeverTheHeldOut) {
   EXPECT_EQ(splits.validation, expected(Split::kValidation));
   EXPECT_EQ(splits.train.size(), 4u);
   EXPECT_NE(splits.source.find("4 held-out examples not read"), std::string::npos) << splits.source;
+  EXPECT_EQ(model::shared_prompt_form(splits.train), model::PromptForm::kIr);
+  // The trainer may frame a data set's workloads as op specs instead (far shorter prompts):
+  // the same records but their form.
+  const model::SftSplits as_specs = model::read_sft_splits(set, model::PromptForm::kSpec);
+  ASSERT_EQ(as_specs.train.size(), splits.train.size());
+  for (size_t i = 0; i < splits.train.size(); ++i) {
+    model::SftRecord expected_record = splits.train[i];
+    expected_record.prompt = model::PromptForm::kSpec;
+    EXPECT_EQ(as_specs.train[i], expected_record);
+  }
+  EXPECT_EQ(model::shared_prompt_form(as_specs.train), model::PromptForm::kSpec);
+  std::vector<model::SftRecord> mixed = splits.train;
+  mixed.push_back(as_specs.train.front());
+  EXPECT_EQ(model::shared_prompt_form(mixed), std::nullopt) << "mixed forms: no form to store";
 
   // A damaged line is named by shard and line.
   std::vector<std::string> lines = read_compressed_jsonl(set + "/" + shard_file_name(1, 2));

@@ -268,10 +268,11 @@ TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
   fs::remove_all(root);
   fs::create_directories(root);
   const std::string weights = (root / "model.safetensors").string();
-  write_tensor_file(weights, checkpoint_tensors(model, StorageType::kF32, nullptr, std::nullopt));
+  // Trained on spec prompts, as its metadata says: propose and optimize frame prompts so
+  // without being told.
+  write_tensor_file(weights, checkpoint_tensors(model, StorageType::kF32, nullptr, std::nullopt, {{"prompt", "spec"}}));
   const std::vector<Proposal> proposals = propose(ProposeRequest{.model_path = weights,
                                                                  .workload = gemm.workload,
-                                                                 .prompt = PromptForm::kSpec,
                                                                  .attempts = 2,
                                                                  .temperature = 0,
                                                                  .device = "cpu"});
@@ -283,7 +284,7 @@ TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
   const std::string db_path = (root / "tune.db").string();
   const std::string log_path = (root / "optimize.log").string();
   const std::string command = std::string(DRAGON_BINARY_DIR) + "/dragon optimize '" + gemm.workload + "' --model " +
-                              weights + " --prompt spec --attempts 2 --temperature 0 --target cpu --db " + db_path +
+                              weights + " --attempts 2 --temperature 0 --target cpu --db " + db_path +
                               " > " + log_path + " 2>&1";
   const int status = std::system(command.c_str());
   const std::string log = read_text_file(log_path);
@@ -430,6 +431,15 @@ TEST(Sft, TimeBudgetStopsAtAStepBoundaryAndResumes) {
   ASSERT_EQ(first.losses.size(), 1u);
   EXPECT_TRUE(first.stopped_by_time_budget);
   EXPECT_TRUE(fs::is_regular_file(root / "timed" / "model.safetensors"));
+  // Every training line reads spec prompts: the weights say so, for sampling.
+  const TensorFile weights = read_tensor_file((root / "timed" / "model.safetensors").string());
+  EXPECT_EQ(weights.meta("prompt"), "spec");
+  EXPECT_EQ(model_prompt_form(weights, "timed"), PromptForm::kSpec);
+  TensorFile unnamed = weights;
+  unnamed.metadata.erase("prompt");
+  EXPECT_EQ(model_prompt_form(unnamed, "older"), PromptForm::kIr) << "files from before the entry read IR text";
+  unnamed.metadata["prompt"] = "xml";
+  EXPECT_THROW(model_prompt_form(unnamed, "bad"), TensorFileError);
   EXPECT_NE(lines.back().find("stopped by the time budget at step 1 of 4"), std::string::npos) << lines.back();
   s.resume = true;
   s.time_budget_s = 0;
