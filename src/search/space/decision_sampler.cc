@@ -190,14 +190,15 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
-  // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum) looks its loops up in
-  // the function those leave: that is the "unscheduled" nest the pieces below start from.
+  // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum; split-K: RFactor, whose
+  // partial-sums block the function does not have) looks its loops up in the function
+  // those leave: that is the "unscheduled" nest the pieces below start from.
   ir::PrimFunc shaped = func;
   size_t last_layout = end;
   for (size_t i = 0; i < end; ++i) {
     const InstructionKind k = insts[i].kind;
     if (k == InstructionKind::ReIndex || k == InstructionKind::TransformLayout ||
-        k == InstructionKind::TransformBlockLayout || k == InstructionKind::PadEinsum) {
+        k == InstructionKind::TransformBlockLayout || k == InstructionKind::PadEinsum || k == InstructionKind::RFactor) {
       last_layout = i;
     }
   }
@@ -400,19 +401,63 @@ bool DecisionSampler::fits(const Draw& draw) const {
     if (product < c.low) return false;
   }
   for (const SharedBudget& budget : shared_budgets_) {
-    int64_t bytes = 0;
-    for (const Copy& copy : budget.copies) {
-      int64_t elements = copy.bytes;
-      for (const std::vector<Term>& dim : copy.dims) {
-        int64_t extent = 1;
-        for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
-        elements *= extent;
-      }
-      bytes += elements;
-    }
-    if (bytes > budget.limit) return false;
+    if (shared_bytes(budget, draw) > budget.limit) return false;
   }
   return true;
+}
+
+int64_t DecisionSampler::shared_bytes(const SharedBudget& budget, const Draw& draw) const {
+  int64_t bytes = 0;
+  for (const Copy& copy : budget.copies) {
+    int64_t elements = copy.bytes;
+    for (const std::vector<Term>& dim : copy.dims) {
+      int64_t extent = 1;
+      for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
+      elements *= extent;
+    }
+    bytes += elements;
+  }
+  return bytes;
+}
+
+bool DecisionSampler::shrink_shared_copies(Draw& draw) const {
+  // Pieces a thread or virtual-thread count reads stay: shrinking them could break it.
+  std::set<std::pair<int, int>> counted;
+  for (const Constraint& c : constraints_) {
+    for (const Factor& f : c.factors) {
+      if (f.tile >= 0) counted.insert({f.tile, f.slot});
+    }
+  }
+  for (int step = 0; step < 256; ++step) {
+    const SharedBudget* over = nullptr;
+    for (const SharedBudget& budget : shared_budgets_) {
+      if (shared_bytes(budget, draw) > budget.limit) over = &budget;
+    }
+    if (over == nullptr) return true;
+    // The largest movable piece of the copies: a non-outermost slot whose tile's
+    // outermost slot no count reads either.
+    std::optional<std::pair<int, int>> largest;
+    for (const Copy& copy : over->copies) {
+      for (const std::vector<Term>& dim : copy.dims) {
+        for (const Term& t : dim) {
+          for (const Factor& f : t.extent) {
+            if (f.tile < 0 || f.slot == 0 || counted.contains({f.tile, f.slot}) || counted.contains({f.tile, 0})) continue;
+            if (draw.tiles[f.tile][f.slot] <= 1) continue;
+            if (!largest || draw.tiles[f.tile][f.slot] > draw.tiles[largest->first][largest->second]) {
+              largest = std::pair{f.tile, f.slot};
+            }
+          }
+        }
+      }
+    }
+    if (!largest) return false;
+    int64_t& piece = draw.tiles[largest->first][largest->second];
+    int64_t prime = 2;
+    while (piece % prime != 0) ++prime;
+    piece /= prime;
+    draw.tiles[largest->first][0] *= prime;
+  }
+  return false;
 }
 
 std::map<size_t, Arg> DecisionSampler::draw(schedule::RandomEngine& rng, int max_draws) const {
@@ -423,6 +468,7 @@ std::map<size_t, Arg> DecisionSampler::draw(schedule::RandomEngine& rng, int max
     for (const Tile& t : tiles_) d.tiles.push_back(schedule::sample_perfect_tile(rng, t.extent, t.n, t.max_innermost));
     for (const Categorical& c : categoricals_) d.categories.push_back(rng.categorical(c.probs));
     if (constraint_count() == 0 || fits(d)) break;
+    if (!shared_budgets_.empty() && shrink_shared_copies(d) && fits(d)) break;
   }
   std::map<size_t, Arg> decisions;
   for (size_t t = 0; t < tiles_.size(); ++t) decisions[tiles_[t].instruction] = Arg::int_list(d.tiles[t]);

@@ -13,6 +13,12 @@
 // above it, which a shared copy covers too). Compute locations are left to the replay,
 // which knows the IR. MetaSchedule rejects such draws after replaying them; rejecting
 // before the replay saves the replay. Not a search strategy.
+//
+// Where uniform draws almost never fit, a drawn tiling whose shared copies are too big is
+// shrunk instead of redrawn: prime factors of the pieces below the copies move to the
+// tile's outermost piece (a loop above them), pieces no thread count reads only. A split-K
+// GEMM needs it: K = 524288 in chunks of 1024 puts the chunk axis inside the copies
+// (1024 elements apart per chunk), and 0 of 12 uniform draws fitted.
 #pragma once
 
 #include <cstdint>
@@ -88,6 +94,10 @@ class DecisionSampler {
   };
 
   bool fits(const Draw& draw) const;
+  int64_t shared_bytes(const SharedBudget& budget, const Draw& draw) const;
+  // Moves prime factors of the tile pieces a shared copy spans to their tile's outermost
+  // piece until every budget holds; false when no movable piece is left first.
+  bool shrink_shared_copies(Draw& draw) const;
   int64_t value(const Factor& f, const Draw& draw) const;
   int64_t value(const Product& p, const Draw& draw) const;
   void add_shared_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,

@@ -97,5 +97,29 @@ TEST(DecisionSampler, PaddedGemmCandidatesFit) {
   }
 }
 
+// Split-K (add_rfactor): the partial-sums block exists only after the sketch's RFactor, and
+// its chunk axis sits inside the shared copies 1024 elements apart, so uniform draws almost
+// never fit (0 of 12 before the budget read the rfactored block and shrank draws that do
+// not fit). KernelBench's K = 524288 GEMM has only split-K sketches: every one must give
+// candidates that fit and lower.
+TEST(DecisionSampler, SplitKGemmCandidatesFit) {
+  const std::string spec = "matmul:m=256,n=256,k=524288";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+  ASSERT_FALSE(sketches.empty());
+  int ok = 0, total = 0;
+  for (const Sketch& sketch : sketches) {
+    ASSERT_EQ(sketch.applied.front(), "add_rfactor(C)");
+    for (int seed = 1; seed <= 4; ++seed, ++total) {
+      CandidateResult r = sample_candidate(sketch, func, kH200, RuleSet::cuda(), seed);
+      if (!r.ok()) continue;
+      ++ok;
+      EXPECT_NO_THROW(lower::lower(r.candidate().func, kH200)) << r.candidate().trace.to_string();
+    }
+  }
+  std::printf("%s: %d of %d candidates fit\n", spec.c_str(), ok, total);
+  EXPECT_GE(ok * 4, total * 3) << "at least three in four";
+}
+
 }  // namespace
 }  // namespace dragon::search
