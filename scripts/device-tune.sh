@@ -21,7 +21,9 @@
 #                         timed side by side in one process; the summary's table comes from it
 #   data:K/N              dragon data build --corpus CORPUS (full) --shard K/N --target cuda into DB
 #                         and $OUT/tune/data (the training set's examples, issue 19), then
-#                         dragon data stats; resumable like tune
+#                         dragon data stats; resumable like tune. The committed set of this
+#                         GPU kind (data/set/full-h200 or -h100) is copied in first, so the
+#                         returned set is the committed one grown by the shard
 #   sft                   dragon train sft --device cuda on the data set the data stages wrote
 #                         ($OUT/tune/data, or SFT_DATA) for what is left of the call (--time-budget),
 #                         resuming BUILD_DIR/sft's checkpoint on a warm machine (SFT_FRESH=1: not);
@@ -381,6 +383,15 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       # The training set (issue 19): one shard of the corpus tuned into the same database,
       # its examples mined into $OUT/tune/data (commit the shard and the database export).
       shard=${stage#data:}
+      # The committed data set of this GPU kind (data/set/full-h200, data/set/full-h100)
+      # grows: its shards and summaries are copied in first, so the manifest written after
+      # this shard lists them all and `sft` trains on them all. Commit $OUT/tune/data back
+      # there (logs.tgz holds it).
+      kind=$(case "$gpu" in *H200*) echo h200 ;; *H100*) echo h100 ;; *) echo other ;; esac)
+      if [ "${CORPUS:-full}" = full ] && [ -d "data/set/full-$kind" ] && [ ! -e "$work/data/manifest.json" ]; then
+        mkdir -p "$work/data" && cp "data/set/full-$kind"/shard-* "$work/data/" 2>/dev/null
+        note "$stage: continuing data/set/full-$kind ($(ls "$work/data" | grep -c '\.jsonl\.zst$') shards)"
+      fi
       budget=$(( $(left) - 40 - ${DATA_RESERVE:-0} ))
       if [ "$budget" -lt 20 ]; then note "$stage: not started, $budget s left"; continue; fi
       timeout --kill-after=10 "$((budget + 30))" "$build/dragon" data build --corpus "${CORPUS:-full}" --shard "$shard" \

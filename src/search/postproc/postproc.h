@@ -3,6 +3,7 @@
 // file (postproc/<kind>.cc). Not the driver (apply_postprocs.cc).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,14 @@ class Postproc {
   // throws ScheduleError; the driver makes it the candidate's failure.
   virtual std::optional<std::string> apply(schedule::Schedule& sch) const = 0;
 };
+
+// The register file of an sm_90 thread block (64K 32-bit registers), a thread's limit, and
+// the registers a kernel needs beside its arrays (addresses, loop counters, descriptors): a
+// lower bound, so only kernels that cannot fit are rejected (verify_gpu_code), and what the
+// decision sampler keeps a tiled block's accumulator within.
+inline constexpr int64_t kRegistersPerBlock = 65536;
+inline constexpr int64_t kMaxRegistersPerThread = 255;
+inline constexpr int64_t kRegisterOverhead = 32;
 
 // A loop annotation a rule samples (an integer d): rewrite_software_pipeline turns it into a
 // d-stage software pipeline of the loop's body (lower::kSoftwarePipelineStage).

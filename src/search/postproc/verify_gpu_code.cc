@@ -31,12 +31,6 @@ namespace {
 
 constexpr const char* kLow = "meta_schedule.thread_extent_low_inclusive";
 constexpr const char* kHigh = "meta_schedule.thread_extent_high_inclusive";
-// The register file of an sm_90 thread block (64K 32-bit registers), a thread's limit, and
-// the registers a wgmma kernel needs beside its accumulator (addresses, loop counters,
-// descriptors): a lower bound, so only kernels that cannot fit are rejected.
-constexpr int64_t kRegistersPerBlock = 65536;
-constexpr int64_t kMaxRegistersPerThread = 255;
-constexpr int64_t kRegisterOverhead = 32;
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 

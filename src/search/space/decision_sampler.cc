@@ -5,6 +5,7 @@
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/schedule.h"
+#include "postproc/postproc.h"
 #include "space/block_analysis.h"
 
 #include <algorithm>
@@ -163,11 +164,11 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
     constraints_.push_back(c);
   }
   if (target.is_gpu() && target.max_shared_memory_per_block > 0) {
-    add_shared_budgets(sketch, end, func, factor_of_value, target);
+    add_footprint_budgets(sketch, end, func, factor_of_value, target);
   }
 }
 
-void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
+void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
                                          const std::map<int64_t, Factor>& factor_of_value,
                                          const lower::Target& target) {
   const std::vector<Instruction>& insts = sketch.instructions();
@@ -189,6 +190,7 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
     int64_t scope_shared = 0;
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
+  std::map<int64_t, Pending> accumulators;         // local write cache RV id -> whose write
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
   // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum; split-K: RFactor, whose
   // partial-sums block the function does not have) looks its loops up in the function
@@ -213,7 +215,8 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
       // The budget then reads the blocks as the function has them (a looser bound).
     }
   }
-  std::map<int64_t, SharedBudget> budgets;          // tiled block RV id -> its copies
+  std::map<int64_t, FootprintBudget> budgets;      // tiled block RV id -> its shared copies
+  std::map<int64_t, FootprintBudget> registers;    // tiled block RV id -> its local accumulator
   auto product_of = [&](const Product& p) {
     int64_t v = 1;
     for (const Factor& f : p) {
@@ -332,6 +335,54 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
         copies[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 1};
         break;
       }
+      case InstructionKind::CacheWrite: {
+        const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
+        if (b == nullptr || scope == nullptr || inst.outputs.empty() || *scope != "local") break;
+        accumulators[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 0};
+        break;
+      }
+      case InstructionKind::ReverseComputeAt: {
+        // A tiled block's local accumulator written back at one of its loops: a thread
+        // holds the part of the block's write below that loop, for each of its virtual
+        // threads (verify_gpu_code's count of local arrays, which past 255 registers spill).
+        const RandomVar* cache = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
+        const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
+        if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0 || fused.count(at->id) == 0) break;
+        const Pending& pending = accumulators[cache->id];
+        auto nest = order.find(pending.block);
+        if (nest == order.end() || block_names.count(pending.block) == 0) break;
+        std::optional<BlockSite> site = find_block(shaped, block_names[pending.block]);
+        if (!site || pending.read >= site->block->writes.size()) break;
+        const ir::BufferRegion& write = site->block->writes[pending.read];
+        const std::vector<int64_t>& at_pieces = fused[at->id];
+        size_t position = nest->second.size();
+        for (size_t k = 0; k < nest->second.size(); ++k) {
+          if (std::find(at_pieces.begin(), at_pieces.end(), nest->second[k]) != at_pieces.end()) position = k;
+        }
+        if (position == nest->second.size()) break;
+        Copy c;
+        c.bytes = write.buffer->dtype.bytes();
+        bool affine = true;
+        for (const ir::Range& range : write.region) {
+          std::vector<Term> dim;
+          for (size_t k = 0; k < nest->second.size(); ++k) {
+            auto tag = bound.find(nest->second[k]);
+            bool vthread = tag != bound.end() && tag->second.rfind("vthread", 0) == 0;
+            if (k <= position && !vthread) continue;
+            const Piece& piece = pieces[nest->second[k]];
+            std::optional<int64_t> coef = linear_coefficient(range.min, site->block->iter_vars[piece.var].var);
+            if (!coef) affine = false;
+            if (coef && *coef != 0) dim.push_back(Term{*coef < 0 ? -*coef : *coef, piece.extent, piece.stride});
+          }
+          c.dims.push_back(std::move(dim));
+        }
+        if (!affine) break;
+        FootprintBudget& budget = registers[pending.block];
+        budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;  // bytes of 32-bit registers
+        budget.copies.push_back(std::move(c));
+        break;
+      }
       case InstructionKind::ComputeAt: {
         const RandomVar* copy = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
@@ -367,7 +418,7 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
           c.dims.push_back(std::move(dim));
         }
         if (!affine) break;
-        SharedBudget& budget = budgets[pending.block];
+        FootprintBudget& budget = budgets[pending.block];
         budget.limit = target.max_shared_memory_per_block;
         budget.copies.push_back(std::move(c));
         break;
@@ -376,7 +427,8 @@ void DecisionSampler::add_shared_budgets(const schedule::Trace& sketch, size_t e
         break;
     }
   }
-  for (auto& [block, budget] : budgets) shared_budgets_.push_back(std::move(budget));
+  for (auto& [block, budget] : budgets) footprint_budgets_.push_back(std::move(budget));
+  for (auto& [block, budget] : registers) footprint_budgets_.push_back(std::move(budget));
 }
 
 int64_t DecisionSampler::value(const Factor& f, const Draw& draw) const {
@@ -400,13 +452,13 @@ bool DecisionSampler::fits(const Draw& draw) const {
     }
     if (product < c.low) return false;
   }
-  for (const SharedBudget& budget : shared_budgets_) {
-    if (shared_bytes(budget, draw) > budget.limit) return false;
+  for (const FootprintBudget& budget : footprint_budgets_) {
+    if (footprint_bytes(budget, draw) > budget.limit) return false;
   }
   return true;
 }
 
-int64_t DecisionSampler::shared_bytes(const SharedBudget& budget, const Draw& draw) const {
+int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Draw& draw) const {
   int64_t bytes = 0;
   for (const Copy& copy : budget.copies) {
     int64_t elements = copy.bytes;
@@ -420,7 +472,7 @@ int64_t DecisionSampler::shared_bytes(const SharedBudget& budget, const Draw& dr
   return bytes;
 }
 
-bool DecisionSampler::shrink_shared_copies(Draw& draw) const {
+bool DecisionSampler::shrink_footprints(Draw& draw) const {
   // Pieces a thread or virtual-thread count reads stay: shrinking them could break it.
   std::set<std::pair<int, int>> counted;
   for (const Constraint& c : constraints_) {
@@ -429,9 +481,9 @@ bool DecisionSampler::shrink_shared_copies(Draw& draw) const {
     }
   }
   for (int step = 0; step < 256; ++step) {
-    const SharedBudget* over = nullptr;
-    for (const SharedBudget& budget : shared_budgets_) {
-      if (shared_bytes(budget, draw) > budget.limit) over = &budget;
+    const FootprintBudget* over = nullptr;
+    for (const FootprintBudget& budget : footprint_budgets_) {
+      if (footprint_bytes(budget, draw) > budget.limit) over = &budget;
     }
     if (over == nullptr) return true;
     // The largest movable piece of the copies: a non-outermost slot whose tile's
@@ -468,7 +520,7 @@ std::map<size_t, Arg> DecisionSampler::draw(schedule::RandomEngine& rng, int max
     for (const Tile& t : tiles_) d.tiles.push_back(schedule::sample_perfect_tile(rng, t.extent, t.n, t.max_innermost));
     for (const Categorical& c : categoricals_) d.categories.push_back(rng.categorical(c.probs));
     if (constraint_count() == 0 || fits(d)) break;
-    if (!shared_budgets_.empty() && shrink_shared_copies(d) && fits(d)) break;
+    if (!footprint_budgets_.empty() && shrink_footprints(d) && fits(d)) break;
   }
   std::map<size_t, Arg> decisions;
   for (size_t t = 0; t < tiles_.size(); ++t) decisions[tiles_[t].instruction] = Arg::int_list(d.tiles[t]);

@@ -6,8 +6,10 @@
 // target's threads per block (a tensorized kernel's 32 lanes
 // counted, 128 for wgmma's warpgroups), each loop bound to
 // vthread at most its virtual threads, a tiled block's threads within its thread_extent
-// bounds, and the shared-memory copies computed at one of a tiled block's loops within
-// the shared memory of a thread block. What these loops fuse is read from the trace
+// bounds, the shared-memory copies computed at one of a tiled block's loops within
+// the shared memory of a thread block, and a tiled block's local accumulator (its write
+// below the loop it is written back at, times its virtual threads) within a thread's
+// registers less kRegisterOverhead, as verify_gpu_code counts them. What these loops fuse is read from the trace
 // (which split slots and sampled values); a copy's footprint from the block's read
 // indices, affine in the split pieces below the copy's loop (and in the thread pieces
 // above it, which a shared copy covers too). Compute locations are left to the replay,
@@ -42,9 +44,9 @@ class DecisionSampler {
   // the sketch (up to EnterPostproc). The last draw when none of `max_draws` fits.
   std::map<size_t, schedule::Arg> draw(schedule::RandomEngine& rng, int max_draws = 256) const;
 
-  // How many constraints the sketch gives: products of bound loops, and shared-memory
-  // budgets of tiled blocks (0: one draw is taken).
-  size_t constraint_count() const { return constraints_.size() + shared_budgets_.size(); }
+  // How many constraints the sketch gives: products of bound loops, and shared-memory and
+  // register budgets of tiled blocks (0: one draw is taken).
+  size_t constraint_count() const { return constraints_.size() + footprint_budgets_.size(); }
 
  private:
   // One factor of a bound loop's extent: slot `slot` of tile `tile`, or the value of
@@ -83,8 +85,10 @@ class DecisionSampler {
     int64_t bytes = 0;  // per element
     std::vector<std::vector<Term>> dims;
   };
-  // The copies of one tiled block: their bytes at most `limit`.
-  struct SharedBudget {
+  // The shared copies of one tiled block (limit: a block's shared memory), or the local
+  // accumulator a thread of it holds (limit: its registers less the overhead): their bytes
+  // at most `limit`.
+  struct FootprintBudget {
     std::vector<Copy> copies;
     int64_t limit = 0;
   };
@@ -94,19 +98,19 @@ class DecisionSampler {
   };
 
   bool fits(const Draw& draw) const;
-  int64_t shared_bytes(const SharedBudget& budget, const Draw& draw) const;
-  // Moves prime factors of the tile pieces a shared copy spans to their tile's outermost
+  int64_t footprint_bytes(const FootprintBudget& budget, const Draw& draw) const;
+  // Moves prime factors of the tile pieces a footprint spans to their tile's outermost
   // piece until every budget holds; false when no movable piece is left first.
-  bool shrink_shared_copies(Draw& draw) const;
+  bool shrink_footprints(Draw& draw) const;
   int64_t value(const Factor& f, const Draw& draw) const;
   int64_t value(const Product& p, const Draw& draw) const;
-  void add_shared_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
+  void add_footprint_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
                           const std::map<int64_t, Factor>& factor_of_value, const lower::Target& target);
 
   std::vector<Tile> tiles_;
   std::vector<Categorical> categoricals_;
   std::vector<Constraint> constraints_;
-  std::vector<SharedBudget> shared_budgets_;
+  std::vector<FootprintBudget> footprint_budgets_;
 };
 
 }  // namespace dragon::search
