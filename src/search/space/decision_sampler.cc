@@ -9,6 +9,7 @@
 #include "space/block_analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -225,6 +226,40 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
     }
     return std::optional<int64_t>(v);
   };
+  // The footprint of one region of a tiled block (read `index`, or its write) held at loop
+  // `at`: the split pieces after that loop, and those before it bound to a tag `above_too`
+  // accepts. Nothing when the nest or the indices are not known (affine in the pieces).
+  auto footprint_at = [&](int64_t block, size_t index, bool written, int64_t at,
+                          const std::function<bool(const std::string&)>& above_too) -> std::optional<Copy> {
+    auto nest = order.find(block);
+    if (nest == order.end() || block_names.count(block) == 0 || fused.count(at) == 0) return std::nullopt;
+    std::optional<BlockSite> site = find_block(shaped, block_names[block]);
+    if (!site) return std::nullopt;
+    const std::vector<ir::BufferRegion>& regions = written ? site->block->writes : site->block->reads;
+    if (index >= regions.size()) return std::nullopt;
+    const ir::BufferRegion& region = regions[index];
+    const std::vector<int64_t>& at_pieces = fused[at];
+    size_t position = nest->second.size();
+    for (size_t k = 0; k < nest->second.size(); ++k) {
+      if (std::find(at_pieces.begin(), at_pieces.end(), nest->second[k]) != at_pieces.end()) position = k;
+    }
+    if (position == nest->second.size()) return std::nullopt;
+    Copy c;
+    c.bytes = region.buffer->dtype.bytes();
+    for (const ir::Range& range : region.region) {
+      std::vector<Term> dim;
+      for (size_t k = 0; k < nest->second.size(); ++k) {
+        auto tag = bound.find(nest->second[k]);
+        if (k <= position && (tag == bound.end() || !above_too(tag->second))) continue;
+        const Piece& piece = pieces[nest->second[k]];
+        std::optional<int64_t> coef = linear_coefficient(range.min, site->block->iter_vars[piece.var].var);
+        if (!coef) return std::nullopt;
+        if (*coef != 0) dim.push_back(Term{*coef < 0 ? -*coef : *coef, piece.extent, piece.stride});
+      }
+      c.dims.push_back(std::move(dim));
+    }
+    return c;
+  };
   for (size_t i = 0; i < end; ++i) {
     const Instruction& inst = insts[i];
     switch (inst.kind) {
@@ -348,79 +383,29 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         // threads (verify_gpu_code's count of local arrays, which past 255 registers spill).
         const RandomVar* cache = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
-        if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0 || fused.count(at->id) == 0) break;
+        if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0) break;
         const Pending& pending = accumulators[cache->id];
-        auto nest = order.find(pending.block);
-        if (nest == order.end() || block_names.count(pending.block) == 0) break;
-        std::optional<BlockSite> site = find_block(shaped, block_names[pending.block]);
-        if (!site || pending.read >= site->block->writes.size()) break;
-        const ir::BufferRegion& write = site->block->writes[pending.read];
-        const std::vector<int64_t>& at_pieces = fused[at->id];
-        size_t position = nest->second.size();
-        for (size_t k = 0; k < nest->second.size(); ++k) {
-          if (std::find(at_pieces.begin(), at_pieces.end(), nest->second[k]) != at_pieces.end()) position = k;
-        }
-        if (position == nest->second.size()) break;
-        Copy c;
-        c.bytes = write.buffer->dtype.bytes();
-        bool affine = true;
-        for (const ir::Range& range : write.region) {
-          std::vector<Term> dim;
-          for (size_t k = 0; k < nest->second.size(); ++k) {
-            auto tag = bound.find(nest->second[k]);
-            bool vthread = tag != bound.end() && tag->second.rfind("vthread", 0) == 0;
-            if (k <= position && !vthread) continue;
-            const Piece& piece = pieces[nest->second[k]];
-            std::optional<int64_t> coef = linear_coefficient(range.min, site->block->iter_vars[piece.var].var);
-            if (!coef) affine = false;
-            if (coef && *coef != 0) dim.push_back(Term{*coef < 0 ? -*coef : *coef, piece.extent, piece.stride});
-          }
-          c.dims.push_back(std::move(dim));
-        }
-        if (!affine) break;
+        std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/true, at->id,
+                                             [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
+        if (!c) break;
         FootprintBudget& budget = registers[pending.block];
         budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;  // bytes of 32-bit registers
-        budget.copies.push_back(std::move(c));
+        budget.copies.push_back(std::move(*c));
         break;
       }
       case InstructionKind::ComputeAt: {
+        // A shared copy computed at one of a tiled block's loops: it covers the pieces
+        // after that loop and the thread pieces before it (other threads' reads).
         const RandomVar* copy = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
-        if (copy == nullptr || at == nullptr || copies.count(copy->id) == 0 || fused.count(at->id) == 0) break;
+        if (copy == nullptr || at == nullptr || copies.count(copy->id) == 0) break;
         const Pending& pending = copies[copy->id];
-        auto nest = order.find(pending.block);
-        if (nest == order.end() || block_names.count(pending.block) == 0) break;
-        std::optional<BlockSite> site = find_block(shaped, block_names[pending.block]);
-        if (!site || pending.read >= site->block->reads.size()) break;
-        const ir::BufferRegion& read = site->block->reads[pending.read];
-        // The pieces the copy covers: those after the loop it is computed at, and the
-        // thread pieces before it (other threads' reads).
-        const std::vector<int64_t>& at_pieces = fused[at->id];
-        size_t position = nest->second.size();
-        for (size_t k = 0; k < nest->second.size(); ++k) {
-          if (std::find(at_pieces.begin(), at_pieces.end(), nest->second[k]) != at_pieces.end()) position = k;
-        }
-        if (position == nest->second.size()) break;
-        Copy c;
-        c.bytes = read.buffer->dtype.bytes();
-        bool affine = true;
-        for (const ir::Range& range : read.region) {
-          std::vector<Term> dim;
-          for (size_t k = 0; k < nest->second.size(); ++k) {
-            auto tag = bound.find(nest->second[k]);
-            bool thread = tag != bound.end() && tag->second.rfind("blockIdx.", 0) != 0;
-            if (k <= position && !thread) continue;
-            const Piece& piece = pieces[nest->second[k]];
-            std::optional<int64_t> coef = linear_coefficient(range.min, site->block->iter_vars[piece.var].var);
-            if (!coef) affine = false;
-            if (coef && *coef != 0) dim.push_back(Term{*coef < 0 ? -*coef : *coef, piece.extent, piece.stride});
-          }
-          c.dims.push_back(std::move(dim));
-        }
-        if (!affine) break;
+        std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/false, at->id,
+                                             [](const std::string& tag) { return tag.rfind("blockIdx.", 0) != 0; });
+        if (!c) break;
         FootprintBudget& budget = budgets[pending.block];
         budget.limit = target.max_shared_memory_per_block;
-        budget.copies.push_back(std::move(c));
+        budget.copies.push_back(std::move(*c));
         break;
       }
       default:

@@ -346,18 +346,22 @@ TEST(Checkpoint, RoundTripIsBitExactAndBf16IsRounded) {
   fs::remove(path);
 }
 
+// A fresh folder ROOT with ROOT/data/train.jsonl of real_records() (and, when asked, a
+// valid.jsonl of one of them): what the SFT tests train on.
+fs::path sft_folder(const std::string& name, bool with_validation) {
+  const fs::path root = fs::temp_directory_path() / name;
+  fs::remove_all(root);
+  fs::create_directories(root / "data");
+  std::ofstream train(root / "data" / "train.jsonl");
+  for (const SftRecord& r : real_records()) train << to_json_line(r) << "\n";
+  if (with_validation) std::ofstream(root / "data" / "valid.jsonl") << to_json_line(real_records()[1]) << "\n";
+  return root;
+}
+
 // train_sft cut after 2 of 5 steps and resumed gives every later loss exactly as one
 // uninterrupted run: weights, optimizer moments, step and data position all come back.
 TEST(Sft, ResumedRunEqualsUninterruptedRun) {
-  const fs::path root = fs::temp_directory_path() / "dragon_test_sft_resume";
-  fs::remove_all(root);
-  fs::create_directories(root / "data");
-  {
-    std::ofstream train(root / "data" / "train.jsonl");
-    for (const SftRecord& r : real_records()) train << to_json_line(r) << "\n";
-    std::ofstream valid(root / "data" / "valid.jsonl");
-    valid << to_json_line(real_records()[1]) << "\n";
-  }
+  const fs::path root = sft_folder("dragon_test_sft_resume", /*with_validation=*/true);
   SftSettings s;
   s.data_dir = (root / "data").string();
   s.preset = "tiny";
@@ -404,13 +408,7 @@ TEST(Sft, ResumedRunEqualsUninterruptedRun) {
 // A run out of time stops at the step it is on, checkpointed and with its weights written,
 // and a resumed run takes the rest exactly as an uninterrupted run would have.
 TEST(Sft, TimeBudgetStopsAtAStepBoundaryAndResumes) {
-  const fs::path root = fs::temp_directory_path() / "dragon_test_sft_time_budget";
-  fs::remove_all(root);
-  fs::create_directories(root / "data");
-  {
-    std::ofstream train(root / "data" / "train.jsonl");
-    for (const SftRecord& r : real_records()) train << to_json_line(r) << "\n";
-  }
+  const fs::path root = sft_folder("dragon_test_sft_time_budget", /*with_validation=*/false);
   SftSettings s;
   s.data_dir = (root / "data").string();
   s.preset = "tiny";

@@ -31,6 +31,8 @@ class TunerTest : public ::testing::Test {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
   }
 
+ public:
+  // A task's CPU environment (the "broken" task's postprocessor refuses every candidate).
   static TaskEnvironment environment(const TuningTask& task) {
     TaskEnvironment env;
     env.target = lower::Target::cpu();
@@ -61,6 +63,8 @@ class TunerTest : public ::testing::Test {
     return o;
   }
 
+
+ protected:
   std::filesystem::path path_;
 };
 
@@ -142,6 +146,15 @@ class GroupedMeasurer final : public Measurer {
   CountingGroup* group_;
 };
 
+// Each task's environment with its measurer in `group`.
+TaskEnvironmentFactory grouped_environments(CountingGroup& group) {
+  return [&group](const TuningTask& task) {
+    TaskEnvironment env = TunerTest::environment(task);
+    env.measurer = std::make_shared<GroupedMeasurer>(env.measurer, &group);
+    return env;
+  };
+}
+
 std::vector<std::vector<MeasureResult>> CountingGroup::measure(const std::vector<MeasureBatch>& batches) {
   std::this_thread::sleep_for(delay);
   batches_per_call.push_back(batches.size());
@@ -161,11 +174,7 @@ TEST_F(TunerTest, SeveralTasksARoundAreMeasuredTogetherAndEachKeepsItsBudget) {
                                    {"b", "matmul:m=32,n=32,k=32", workload("matmul:m=32,n=32,k=32"), 1},
                                    {"c", "matmul:m=32,n=16,k=32", workload("matmul:m=32,n=16,k=32"), 1}};
   CountingGroup group;
-  TaskEnvironmentFactory grouped = [&](const TuningTask& task) {
-    TaskEnvironment env = environment(task);
-    env.measurer = std::make_shared<GroupedMeasurer>(env.measurer, &group);
-    return env;
-  };
+  TaskEnvironmentFactory grouped = grouped_environments(group);
   RandomCostModel model(3);
   db::Database database = db::Database::open(path_.string());
   TuneOptions o = options(8);
@@ -199,11 +208,7 @@ TEST_F(TunerTest, NoRoundStartsThatWouldEndPastTheTimeBudget) {
   std::vector<TuningTask> tasks = {{"a", "matmul:m=16,n=16,k=16", workload("matmul:m=16,n=16,k=16"), 1}};
   CountingGroup group;
   group.delay = std::chrono::milliseconds(150);
-  TaskEnvironmentFactory grouped = [&](const TuningTask& task) {
-    TaskEnvironment env = environment(task);
-    env.measurer = std::make_shared<GroupedMeasurer>(env.measurer, &group);
-    return env;
-  };
+  TaskEnvironmentFactory grouped = grouped_environments(group);
   RandomCostModel model(3);
   db::Database database = db::Database::open(path_.string());
   TuneOptions o = options(64);
