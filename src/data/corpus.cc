@@ -262,6 +262,7 @@ std::vector<CorpusEntry> shard_of(const Corpus& corpus, int64_t index, int64_t c
   for (const CorpusEntry& e : corpus.entries) {
     if (static_cast<int64_t>(e.hash % static_cast<uint64_t>(count)) == index) out.push_back(e);
   }
+  std::sort(out.begin(), out.end(), [](const CorpusEntry& a, const CorpusEntry& b) { return a.hash < b.hash; });
   return out;
 }
 

@@ -92,7 +92,11 @@ Corpus build_corpus(std::string_view name, const CorpusOptions& options = {});
 Corpus corpus_from_spec_file(const std::string& path);
 
 // Shard `index` of `count` (0 <= index < count): the entries whose hash % count == index,
-// so an entry stays in its shard however the corpus grows.
+// so an entry stays in its shard however the corpus grows, in hash order. The corpus lists
+// its entries family by family; a shard tuned in that order and cut short by its time
+// budget tuned the alphabet's first families only (the first 32 workloads of the full
+// corpus's shard 0 of 512 were bert, dcnv2 and 30 efficientnet, held out), while in hash
+// order any prefix is a uniform sample.
 std::vector<CorpusEntry> shard_of(const Corpus& corpus, int64_t index, int64_t count);
 
 }  // namespace dragon::data

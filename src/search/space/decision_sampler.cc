@@ -499,13 +499,22 @@ bool DecisionSampler::shrink_footprints(Draw& draw) const {
 
 std::map<size_t, Arg> DecisionSampler::draw(schedule::RandomEngine& rng, int max_draws) const {
   Draw d;
-  for (int attempt = 0; attempt < std::max(1, max_draws); ++attempt) {
+  auto fresh = [&] {
     d.tiles.clear();
     d.categories.clear();
     for (const Tile& t : tiles_) d.tiles.push_back(schedule::sample_perfect_tile(rng, t.extent, t.n, t.max_innermost));
     for (const Categorical& c : categoricals_) d.categories.push_back(rng.categorical(c.probs));
-    if (constraint_count() == 0 || fits(d)) break;
-    if (!footprint_budgets_.empty() && shrink_footprints(d) && fits(d)) break;
+  };
+  // Draws as the schedule's samplers make them first; only where none of those fits are
+  // draws shrunk to fit (the space's own distribution stays wherever it can be kept).
+  bool found = false;
+  for (int attempt = 0; attempt < std::max(1, max_draws) && !found; ++attempt) {
+    fresh();
+    found = constraint_count() == 0 || fits(d);
+  }
+  for (int attempt = 0; attempt < max_draws && !found && !footprint_budgets_.empty(); ++attempt) {
+    fresh();
+    found = shrink_footprints(d) && fits(d);
   }
   std::map<size_t, Arg> decisions;
   for (size_t t = 0; t < tiles_.size(); ++t) decisions[tiles_[t].instruction] = Arg::int_list(d.tiles[t]);

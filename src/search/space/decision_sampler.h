@@ -16,8 +16,8 @@
 // which knows the IR. MetaSchedule rejects such draws after replaying them; rejecting
 // before the replay saves the replay. Not a search strategy.
 //
-// Where uniform draws almost never fit, a drawn tiling whose shared copies are too big is
-// shrunk instead of redrawn: prime factors of the pieces below the copies move to the
+// Where none of the uniform draws fits, drawn tilings whose footprints are too big are
+// shrunk instead: prime factors of the pieces below the copies move to the
 // tile's outermost piece (a loop above them), pieces no thread count reads only. A split-K
 // GEMM needs it: K = 524288 in chunks of 1024 puts the chunk axis inside the copies
 // (1024 elements apart per chunk), and 0 of 12 uniform draws fitted.

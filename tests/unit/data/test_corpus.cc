@@ -3,6 +3,7 @@
 // partition, each family of the issue present, every op kind in the full corpus.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -162,6 +163,13 @@ TEST(Corpus, ShardsPartitionTheCorpus) {
       total += shard.size();
       for (const CorpusEntry& e : shard) EXPECT_TRUE(seen.insert(e.hash).second);
       if (count > 1) EXPECT_LT(shard.size(), models.entries.size() / count * 3 / 2);
+      // In hash order, so that the first workloads a cut-short build tunes mix the families
+      // (the corpus lists them family by family).
+      EXPECT_TRUE(std::is_sorted(shard.begin(), shard.end(),
+                                 [](const CorpusEntry& a, const CorpusEntry& b) { return a.hash < b.hash; }));
+      std::set<std::string> first_families;
+      for (size_t k = 0; k < std::min<size_t>(32, shard.size()); ++k) first_families.insert(shard[k].family);
+      EXPECT_GE(first_families.size(), 4u) << "shard " << index << " of " << count;
     }
     EXPECT_EQ(total, models.entries.size());
   }
