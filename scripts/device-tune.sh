@@ -41,8 +41,9 @@
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
 # (bench/tuning/h200.jsonl, imported; or bench/tuning/h200.db, copied), so a cold machine
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
-# exported to $OUT/tune/h200.jsonl (commit its H200 records as bench/tuning/h200.jsonl, its
-# H100 records as bench/tuning/h100.jsonl; both are imported into a fresh database).
+# exported by device to $OUT/tune/h200.jsonl and $OUT/tune/h100.jsonl: commit them as
+# bench/tuning/h200.jsonl and bench/tuning/h100.jsonl (both are imported into a fresh
+# database).
 # Writes under $OUT/tune: summary.md (machine, GPU name and clocks, commit, each stage, the
 # per-problem table of speedups over eager), h200.jsonl, the bench JSON, and logs.tgz with
 # the rest (logs, HTML reports, tuning curves; KEEP_FILES=1 leaves them loose), since the
@@ -148,10 +149,14 @@ save_db() {
   [ -f "$db" ] && have_dragon || return 0
   # SQLite's backup through the CLI: an export, then a fresh file imported from it, so the
   # copy holds every committed record whatever state the WAL is in.
-  dragon db export "$db" -o "$work/h200.jsonl" >"$work/db-export.log" 2>&1 || return 0
+  dragon db export "$db" -o "$work/all.jsonl" >"$work/db-export.log" 2>&1 || return 0
   rm -f "$work/h200.db" "$work/h200.db-wal" "$work/h200.db-shm"
-  dragon db import "$work/h200.db" "$work/h200.jsonl" >>"$work/db-export.log" 2>&1
+  dragon db import "$work/h200.db" "$work/all.jsonl" >>"$work/db-export.log" 2>&1
+  rm -f "$work/all.jsonl"
   dragon db stats "$work/h200.db" >"$work/db-stats.txt" 2>&1
+  # One file per machine kind, as bench/tuning keeps them: commit each one there as it is.
+  dragon db export "$work/h200.db" -o "$work/h200.jsonl" --device "NVIDIA H200" >>"$work/db-export.log" 2>&1
+  dragon db export "$work/h200.db" -o "$work/h100.jsonl" --device "NVIDIA H100 80GB HBM3" >>"$work/db-export.log" 2>&1
 }
 # The tuning window: what is left before BENCH_RESERVE, when the plan's benches follow.
 tune_window() {
@@ -234,10 +239,10 @@ finish() {
     # tool left the summary behind (its 8-file limit).
     local archive
     archive=$(mktemp /tmp/dragon-logs.XXXXXX.tgz)
-    (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl \
+    (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl --exclude=h100.jsonl \
        --exclude='bench-*.json' --exclude='h200.db*' --exclude='model.safetensors.part-*' .)
     (cd "$work" &&
-       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name 'bench-*.json' \
+       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name h100.jsonl ! -name 'bench-*.json' \
          ! -name 'model.safetensors.part-*' -delete &&
        find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
     mv "$archive" "$work/logs.tgz"

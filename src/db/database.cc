@@ -200,6 +200,10 @@ struct Database::Impl {
       terms.push_back(fmt::format("r.origin = ?{}", terms.size() + 1));
       texts.push_back(*filter.origin);
     }
+    if (filter.device) {
+      terms.push_back(fmt::format("r.hardware IN (SELECT id FROM hardware WHERE device = ?{})", terms.size() + 1));
+      texts.push_back(*filter.device);
+    }
     FilterSql out;
     for (size_t i = 0; i < terms.size(); ++i) out.where += (i == 0 ? " WHERE " : " AND ") + terms[i];
     out.bind = [ints, texts, int_terms](sqlite::Statement& s) {

@@ -153,7 +153,8 @@ std::string record_to_json_line(const Record& r) {
 ExportSummary export_jsonl(const Database& db, std::ostream& out, const RecordFilter& filter) {
   ExportSummary summary;
   out << jsonl_header_line() << '\n';
-  const bool everything = !filter.workload && !filter.target && !filter.hardware && !filter.status && !filter.origin;
+  const bool everything =
+      !filter.workload && !filter.target && !filter.hardware && !filter.device && !filter.status && !filter.origin;
   // Workloads first, in the order they were added, so an import defines each before use:
   // every workload for a full export, else those the selected records belong to.
   for (const Workload& w : db.workloads()) {

@@ -84,11 +84,15 @@ Command add_db_command(CLI::App& app) {
   auto export_out = std::make_shared<std::string>();
   auto export_origin = std::make_shared<std::string>();
   auto export_spec = std::make_shared<std::string>();
+  auto export_device = std::make_shared<std::string>();
   CLI::App* export_cmd = sub->add_subcommand("export", "Write the database as JSON lines (lossless)");
   export_cmd->add_option("file", *export_file, "The tuning database")->required();
   export_cmd->add_option("-o,--output", *export_out, "The JSON-lines file to write")->required();
   export_cmd->add_option("--origin", *export_origin, "Only records of this origin (search, model, expert, ...)");
   export_cmd->add_option("--spec", *export_spec, "Only records of this op spec's workload");
+  export_cmd->add_option("--device", *export_device,
+                         "Only records measured on this device, any driver (as `dragon db stats` names it, e.g. "
+                         "\"NVIDIA H100 80GB HBM3\")");
 
   auto import_file = std::make_shared<std::string>();
   auto import_in = std::make_shared<std::string>();
@@ -126,6 +130,7 @@ Command add_db_command(CLI::App& app) {
       db::RecordFilter filter;
       if (!export_origin->empty()) filter.origin = *export_origin;
       if (!export_spec->empty()) filter.workload = workload_of_spec(*export_spec).hash;
+      if (!export_device->empty()) filter.device = *export_device;
       const db::ExportSummary summary = db::export_jsonl_file(database, *export_out, filter);
       std::printf("%s -> %s: %lld workloads, %lld records\n", export_file->c_str(), export_out->c_str(),
                   static_cast<long long>(summary.workloads), static_cast<long long>(summary.records));

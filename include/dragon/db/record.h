@@ -140,6 +140,7 @@ struct RecordFilter {
   std::optional<WorkloadHash> workload;
   std::optional<Target> target;
   std::optional<Hardware> hardware;
+  std::optional<std::string> device;  // the hardware's device name, any driver ("NVIDIA H100 80GB HBM3")
   std::optional<RecordStatus> status;
   std::optional<std::string> origin;
 

@@ -112,6 +112,34 @@ TEST_F(JsonlTest, AFilteredExportCarriesOnlyItsRecordsAndTheirWorkloads) {
   for (const StoredRecord& r : copy.records()) EXPECT_EQ(r.record.origin, "model");
 }
 
+// One machine kind's records, whatever its driver: what goes into bench/tuning/h100.jsonl
+// and h200.jsonl from an export holding both.
+TEST_F(JsonlTest, AnExportByDeviceCarriesThatDevicesRecordsOfEveryDriver) {
+  Database source = filled("a.db");
+  // The same device under another driver counts too.
+  const Hardware other_driver{testing::h200().device, "999.99"};
+  source.commit(testing::ok_record(TuningKey{softmax_.hash, testing::cuda_sm90a(), other_driver}, "", {1.0f}));
+  RecordFilter h200;
+  h200.device = testing::h200().device;
+  const std::string text = exported(source, h200);
+  Database copy = Database::open(dir_.file("b.db"));
+  std::istringstream in(text);
+  ImportSummary summary = import_jsonl(copy, in, "h200.jsonl");
+  RecordFilter cpu;
+  cpu.device = "AMD EPYC 7B13";
+  EXPECT_EQ(summary.records_inserted + source.count(cpu), source.count()) << "every record is one device's or the other's";
+  EXPECT_GT(source.count(cpu), 0);
+  bool saw_other_driver = false;
+  for (const StoredRecord& r : copy.records()) {
+    EXPECT_EQ(r.record.key.hardware.device, testing::h200().device);
+    saw_other_driver |= r.record.key.hardware.driver == "999.99";
+  }
+  EXPECT_TRUE(saw_other_driver);
+  RecordFilter nowhere;
+  nowhere.device = "no such GPU";
+  EXPECT_EQ(source.count(nowhere), 0);
+}
+
 TEST_F(JsonlTest, SamplesKeepTheirFloatBitsExactly) {
   Database db = Database::open(dir_.file("a.db"));
   db.add_workload(matmul_);
