@@ -133,9 +133,11 @@ std::optional<TrainProgress> load_progress(const TensorFile& file, std::string_v
 data::PromptForm model_prompt_form(const TensorFile& file, std::string_view origin) {
   auto it = file.metadata.find("prompt");
   if (it == file.metadata.end()) return data::PromptForm::kIr;
-  if (it->second != "ir" && it->second != "spec")
-    throw TensorFileError(fmt::format("{}: metadata 'prompt' is '{}', neither 'ir' nor 'spec'", origin, it->second));
-  return data::parse_prompt_form(it->second, origin);
+  try {
+    return data::parse_prompt_form(it->second, fmt::format("{}: metadata 'prompt'", origin));
+  } catch (const UserError& e) {
+    throw TensorFileError(e.what());  // a damaged model file, as every other bad entry is
+  }
 }
 
 std::map<std::string, std::string> prompt_metadata(const TensorFile& file) {

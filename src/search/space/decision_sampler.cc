@@ -167,6 +167,13 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
   if (target.is_gpu() && target.max_shared_memory_per_block > 0) {
     add_footprint_budgets(sketch, end, func, factor_of_value, target);
   }
+  // Pieces a thread or virtual-thread count reads stay as drawn when a footprint is shrunk:
+  // shrinking them could break the count.
+  for (const Constraint& c : constraints_) {
+    for (const Factor& f : c.factors) {
+      if (f.tile >= 0) counted_pieces_.insert({f.tile, f.slot});
+    }
+  }
 }
 
 void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
@@ -458,13 +465,7 @@ int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Dr
 }
 
 bool DecisionSampler::shrink_footprints(Draw& draw) const {
-  // Pieces a thread or virtual-thread count reads stay: shrinking them could break it.
-  std::set<std::pair<int, int>> counted;
-  for (const Constraint& c : constraints_) {
-    for (const Factor& f : c.factors) {
-      if (f.tile >= 0) counted.insert({f.tile, f.slot});
-    }
-  }
+  const std::set<std::pair<int, int>>& counted = counted_pieces_;
   for (int step = 0; step < 256; ++step) {
     const FootprintBudget* over = nullptr;
     for (const FootprintBudget& budget : footprint_budgets_) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "dragon/ir/function.h"
@@ -111,6 +112,7 @@ class DecisionSampler {
   std::vector<Categorical> categoricals_;
   std::vector<Constraint> constraints_;
   std::vector<FootprintBudget> footprint_budgets_;
+  std::set<std::pair<int, int>> counted_pieces_;  // (tile, slot) pieces a constraint reads
 };
 
 }  // namespace dragon::search

@@ -358,20 +358,26 @@ fs::path sft_folder(const std::string& name, bool with_validation) {
   return root;
 }
 
+// A tiny model trained on the CPU from ROOT/data, batches of 4, no checkpoint before the end.
+SftSettings tiny_cpu_settings(const fs::path& root) {
+  SftSettings s;
+  s.data_dir = (root / "data").string();
+  s.preset = "tiny";
+  s.batch_size = 4;
+  s.checkpoint_every = 100;
+  s.device = "cpu";
+  return s;
+}
+
 // train_sft cut after 2 of 5 steps and resumed gives every later loss exactly as one
 // uninterrupted run: weights, optimizer moments, step and data position all come back.
 TEST(Sft, ResumedRunEqualsUninterruptedRun) {
   const fs::path root = sft_folder("dragon_test_sft_resume", /*with_validation=*/true);
-  SftSettings s;
-  s.data_dir = (root / "data").string();
-  s.preset = "tiny";
+  SftSettings s = tiny_cpu_settings(root);  // batches of 4 cross epochs: 6 examples
   s.steps = 5;
-  s.batch_size = 4;  // batches cross epochs: 6 examples
   s.warmup = 2;
   s.lr = 3e-3;
   s.log_every = 1;
-  s.checkpoint_every = 100;
-  s.device = "cpu";
   std::vector<std::string> lines;
   auto log = [&](const std::string& line) { lines.push_back(line); };
   s.out_dir = (root / "whole").string();
@@ -409,14 +415,9 @@ TEST(Sft, ResumedRunEqualsUninterruptedRun) {
 // and a resumed run takes the rest exactly as an uninterrupted run would have.
 TEST(Sft, TimeBudgetStopsAtAStepBoundaryAndResumes) {
   const fs::path root = sft_folder("dragon_test_sft_time_budget", /*with_validation=*/false);
-  SftSettings s;
-  s.data_dir = (root / "data").string();
-  s.preset = "tiny";
+  SftSettings s = tiny_cpu_settings(root);
   s.steps = 4;
-  s.batch_size = 4;
   s.warmup = 1;
-  s.checkpoint_every = 100;
-  s.device = "cpu";
   std::vector<std::string> lines;
   auto log = [&](const std::string& line) { lines.push_back(line); };
   s.out_dir = (root / "whole").string();

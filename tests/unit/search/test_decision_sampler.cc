@@ -47,6 +47,17 @@ Counts sample(const std::string& spec, int samples, bool constrained) {
   return counts;
 }
 
+// Every one of 12 candidates of the last tensor-core sketch of `spec` fits.
+void expect_tensor_core_candidates_fit(const std::string& spec) {
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
+  ASSERT_FALSE(tc.empty());
+  for (int seed = 1; seed <= 12; ++seed) {
+    CandidateResult r = sample_candidate(tc.back(), func, kH200, RuleSet::cuda(), seed);
+    EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
+  }
+}
+
 TEST(DecisionSampler, GemmCandidatesFitTheGpuWhereUnconstrainedDrawsOftenDoNot) {
   for (const char* spec : {"matmul:m=1024,n=1024,k=1024", "matmul:m=1024,n=1024,k=1024,dtype=f16"}) {
     SCOPED_TRACE(spec);
@@ -69,14 +80,8 @@ TEST(DecisionSampler, ConvolutionAndBatchedGemmCandidatesFitToo) {
 // ReIndex and TransformBlockLayout leave it (the fused m x n x k nest), so the shared
 // tiles of every candidate fit too.
 TEST(DecisionSampler, ImplicitGemmConvolutionCandidatesFit) {
-  const std::string spec = "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f32";
-  ir::PrimFunc func = workload(spec);
-  std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
-  ASSERT_FALSE(tc.empty());
-  for (int seed = 1; seed <= 12; ++seed) {
-    CandidateResult r = sample_candidate(tc.back(), func, kH200, RuleSet::cuda(), seed);
-    EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
-  }
+  expect_tensor_core_candidates_fit(
+      "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f32");
 }
 
 // GEMMs of partial tiles on tensor cores (the rule pads them): every candidate of
@@ -87,13 +92,7 @@ TEST(DecisionSampler, PaddedGemmCandidatesFit) {
   for (const char* spec : {"matmul:m=8205,n=2949,k=5921",
                            "conv2d:batch=16,in_channels=3,out_channels=64,size=64x64,kernel=3x3,dtype=f16"}) {
     SCOPED_TRACE(spec);
-    ir::PrimFunc func = workload(spec);
-    std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
-    ASSERT_FALSE(tc.empty());
-    for (int seed = 1; seed <= 12; ++seed) {
-      CandidateResult r = sample_candidate(tc.back(), func, kH200, RuleSet::cuda(), seed);
-      EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << (r.ok() ? "" : r.failure().message);
-    }
+    expect_tensor_core_candidates_fit(spec);
   }
 }
 
