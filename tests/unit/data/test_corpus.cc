@@ -162,7 +162,9 @@ TEST(Corpus, ShardsPartitionTheCorpus) {
       const std::vector<CorpusEntry> shard = shard_of(models, index, count);
       total += shard.size();
       for (const CorpusEntry& e : shard) EXPECT_TRUE(seen.insert(e.hash).second);
-      if (count > 1) EXPECT_LT(shard.size(), models.entries.size() / count * 3 / 2);
+      if (count > 1) {
+        EXPECT_LT(shard.size(), models.entries.size() / count * 3 / 2);
+      }
       // In hash order, so that the first workloads a cut-short build tunes mix the families
       // (the corpus lists them family by family).
       EXPECT_TRUE(std::is_sorted(shard.begin(), shard.end(),
