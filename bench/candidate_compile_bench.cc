@@ -7,7 +7,9 @@
 // candidate its sketch, code size and compile time, then the distribution and the slowest
 // candidates' scripts: what makes a candidate expensive to build. Needs NVRTC, not a GPU.
 //
-//   bench_candidate_compile SPEC [N]   (N default 24)
+//   bench_candidate_compile SPEC [N [DIR]]   (N default 24; DIR: each candidate's CUDA source
+//                                             written there as candidate-<i>.cu, to read why it
+//                                             is expensive)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fstream>
 #include <unistd.h>
 
 #include "dragon/ops/op_registry.h"
@@ -52,7 +55,7 @@ struct Measured {
   int64_t unroll = 0;
 };
 
-int run(const std::string& spec, int count) {
+int run(const std::string& spec, int count, const std::string& dump_dir) {
   if (!runtime::nvrtc_available()) {
     std::fprintf(stderr, "bench_candidate_compile: this build has no NVRTC\n");
     return 1;
@@ -80,7 +83,10 @@ int run(const std::string& spec, int count) {
   for (int i = 0; i < count; ++i) {
     const search::Sketch& sketch = sketches[static_cast<size_t>(i) % sketches.size()];
     search::CandidateResult r = search::sample_candidate(sketch, func, target, rules, i + 1);
-    if (!r.ok()) continue;
+    if (!r.ok()) {
+      fmt::print("| {} | {} | - | - | - | refused: {} |\n", i, sketch.applied.front(), fmt::format("{}: {}", r.failure().stage, r.failure().message));
+      continue;
+    }
     Measured m;
     m.index = static_cast<size_t>(i);
     for (const std::string& a : sketch.applied) m.sketch += (m.sketch.empty() ? "" : " ") + a;
@@ -94,6 +100,10 @@ int run(const std::string& spec, int count) {
       continue;
     }
     m.code_bytes = generated.code().size();
+    if (!dump_dir.empty()) {
+      std::filesystem::create_directories(dump_dir);
+      std::ofstream(std::filesystem::path(dump_dir) / fmt::format("candidate-{}.cu", i)) << generated.code();
+    }
     auto start = std::chrono::steady_clock::now();
     std::vector<Expected<runtime::Cubin>> cubins = runtime::nvrtc_compile_all({generated.code()}, nvrtc, cache, 1);
     m.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -136,17 +146,17 @@ int run(const std::string& spec, int count) {
 }  // namespace dragon
 
 int main(int argc, char** argv) {
-  if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: %s SPEC [N >= 1]\n", argv[0]);
+  if (argc < 2 || argc > 4) {
+    std::fprintf(stderr, "usage: %s SPEC [N >= 1 [DUMP_DIR]]\n", argv[0]);
     return 2;
   }
   const int count = argc > 2 ? std::atoi(argv[2]) : 24;
   if (count < 1) {
-    std::fprintf(stderr, "usage: %s SPEC [N >= 1]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SPEC [N >= 1 [DUMP_DIR]]\n", argv[0]);
     return 2;
   }
   try {
-    return dragon::run(argv[1], count);
+    return dragon::run(argv[1], count, argc > 3 ? argv[3] : "");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_candidate_compile: %s\n", e.what());
     return 1;

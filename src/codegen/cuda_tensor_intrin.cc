@@ -230,10 +230,12 @@ std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
   constexpr int64_t kMaxUnrolledTiles = 64;
   auto extent = ir::as_const_int(op->extent);
   if (!warp_mode_ || !extent || *extent > kMaxUnrolledTiles || !needs_all_lanes(op->body)) return {};
-  // Warpgroup mode unrolls only the loops that index fragment slots: a k-step loop around
-  // wgmma calls (64 steps at K = 4096) fully unrolled is a huge kernel that NVRTC takes
-  // minutes over, for no register it saves. (Warp mode keeps its broader rule.)
-  if (lanes_ == 128 && fragment_index_vars_.count(op->loop_var.get()) == 0) return {};
+  // Only the loops that index fragment slots: a k-step loop around the mma calls fully
+  // unrolled copies the whole step, its cooperative fetch included, for no register it
+  // saves. NVRTC took minutes over wgmma's 64 steps at K = 4096, and 4-5 s (against 0.9)
+  // over an f16 conv's mma.sync candidate whose 4 k-steps each fetch 180 guarded im2col
+  // elements (bench_candidate_compile). Loops a schedule unrolls stay unrolled.
+  if (fragment_index_vars_.count(op->loop_var.get()) == 0) return {};
   return "#pragma unroll";
 }
 

@@ -1,7 +1,8 @@
 // unroll_loops: under a loop annotated pragma_auto_unroll_max_step = N (consumed), serial
 // loops of constant extent whose nest runs at most N innermost statements become unrolled
-// loops; explicit unrolls stay. Either way no nest past kMaxUnrolledSteps is unrolled (its
-// inner loops still may be). Not a code duplicator: emitters unroll kUnrolled loops.
+// loops; explicit unrolls stay. Either way no nest past kMaxUnrolledSteps statements or
+// kMaxUnrolledOperations operations is unrolled (its inner loops still may be). Not a code
+// duplicator: emitters unroll kUnrolled loops.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -22,29 +23,76 @@ constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 // candidate. MetaSchedule samples auto-unroll steps up to 1024 on CUDA; under this cap such
 // a nest keeps its outer loop and unrolls the parts of at most 512 statements inside.
 constexpr int64_t kMaxUnrolledSteps = 512;
+// Nor past this many expression operations, unrolled: what NVRTC's time follows once the
+// statements are heavy. An f16 conv's two epilogue kernels, 196 copies each of one store
+// whose indices take 26 and 48 operations (8 and 12 of them divisions), cost NVRTC 0.65 s
+// and 0.9 s unrolled and 0.1 s as loops (bench_candidate_compile; about 0.1 ms an
+// unrolled operation). A register tile's loops (a GEMM's 8 x 8 x 4 accumulations of about
+// 10 operations) stay well inside.
+constexpr int64_t kMaxUnrolledOperations = 4096;
 
 int64_t saturating_mul(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
   return a > kUnbounded / b ? kUnbounded : a * b;
 }
 
-// How many innermost statements a statement runs: loops multiply, sequences add. A
-// loop of unknown extent counts as unbounded (never unrolled, nor anything around it).
-int64_t steps(const ir::Stmt& s) {
+// Operations (every expression node but constants and variables) in one statement.
+class OperationCount : public ir::StmtExprVisitor {
+ public:
+  int64_t count = 0;
+
+ protected:
+  using ir::StmtExprVisitor::visit_;
+#define DRAGON_BINARY_NODE(Name)               \
+  void visit_(const ir::Name##Node* op) override { \
+    ++count;                                   \
+    ir::ExprVisitor::visit_(op);               \
+  }
+#include "dragon/ir/nodes.def"
+  void visit_(const ir::NotNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+  void visit_(const ir::SelectNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+  void visit_(const ir::CastNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+  void visit_(const ir::CallNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+  void visit_(const ir::BufferLoadNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+};
+
+int64_t saturating_add(int64_t a, int64_t b) { return std::min(kUnbounded - 1, a + b); }
+
+// What a nest runs, unrolled: innermost statements and their operations. Loops multiply,
+// sequences add, a branch counts its larger side. A loop of unknown extent counts as
+// unbounded (never unrolled, nor anything around it).
+struct NestSize {
+  int64_t statements = 0;
+  int64_t operations = 0;
+};
+
+NestSize size_of(const ir::Stmt& s) {
   if (const auto* loop = s.as<ir::ForNode>()) {
     std::optional<int64_t> extent = ir::as_const_int(loop->extent);
-    return extent ? saturating_mul(*extent, steps(loop->body)) : kUnbounded;
+    if (!extent) return {kUnbounded, kUnbounded};
+    NestSize body = size_of(loop->body);
+    return {saturating_mul(*extent, body.statements), saturating_mul(*extent, body.operations)};
   }
   if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-    int64_t total = 0;
-    for (const ir::Stmt& part : seq->seq) total = std::min(kUnbounded - 1, total + steps(part));
+    NestSize total;
+    for (const ir::Stmt& part : seq->seq) {
+      NestSize p = size_of(part);
+      total = {saturating_add(total.statements, p.statements), saturating_add(total.operations, p.operations)};
+    }
     return total;
   }
   if (const auto* branch = s.as<ir::IfThenElseNode>()) {
-    return std::max(steps(branch->then_case), branch->else_case.defined() ? steps(branch->else_case) : 0);
+    NestSize then_size = size_of(branch->then_case);
+    NestSize else_size = branch->else_case.defined() ? size_of(branch->else_case) : NestSize{};
+    OperationCount condition;
+    condition.visit(branch->condition);
+    return {std::max(then_size.statements, else_size.statements),
+            saturating_add(condition.count, std::max(then_size.operations, else_size.operations))};
   }
-  if (const auto* alloc = s.as<ir::AllocateNode>()) return steps(alloc->body);
-  return 1;
+  if (const auto* alloc = s.as<ir::AllocateNode>()) return size_of(alloc->body);
+  OperationCount ops;
+  ops.visit(s);
+  return {1, std::max<int64_t>(1, ops.count)};
 }
 
 class AutoUnroller : public ir::StmtMutator {
@@ -59,10 +107,11 @@ class AutoUnroller : public ir::StmtMutator {
       annotations.erase(it);
     }
     ir::ForKind kind = op->for_kind;
-    const int64_t nest_steps = steps(ir::Stmt(op));
-    if (kind == ir::ForKind::kUnrolled && nest_steps > kMaxUnrolledSteps) kind = ir::ForKind::kSerial;
-    if (max_step_ && kind == ir::ForKind::kSerial && ir::as_const_int(op->extent) &&
-        nest_steps <= std::min(*max_step_, kMaxUnrolledSteps)) {
+    const NestSize nest = size_of(ir::Stmt(op));
+    const bool too_big = nest.statements > kMaxUnrolledSteps || nest.operations > kMaxUnrolledOperations;
+    if (kind == ir::ForKind::kUnrolled && too_big) kind = ir::ForKind::kSerial;
+    if (max_step_ && kind == ir::ForKind::kSerial && ir::as_const_int(op->extent) && !too_big &&
+        nest.statements <= *max_step_) {
       kind = ir::ForKind::kUnrolled;
     }
     ir::Stmt body = visit(op->body);

@@ -3,9 +3,10 @@
 // threads, the bytes of a vectorized access and shared memory against the target's
 // limits (shared buffers of a software pipeline counted once per stage), each tiled
 // block's thread-extent bounds (the multi-level tiling rule's
-// "thread_extent_low/high_inclusive" annotations), and a thread loop nested in one of the
+// "thread_extent_low/high_inclusive" annotations), a thread loop nested in one of the
 // same tag that reads the outer one's variable (one hardware index, two values), and the
-// registers of wgmma accumulators and of a thread's local arrays against the register file. Read from the block IR, without
+// registers of a thread's register arrays (local buffers, its lane's share of mma.sync and
+// wgmma fragments) against the register file. Read from the block IR, without
 // lowering (a few microseconds); with "lower": true it runs the lowering pipeline, whose
 // own verify_gpu_code is exact, instead.
 #include <algorithm>
@@ -52,12 +53,14 @@ struct KernelUse {
   // Shared buffers written in the kernel: the loops from the kernel's top down to the
   // writer, outermost first (through enclosing blocks: a tensorized tile's inner block).
   std::map<const ir::BufferNode*, std::vector<const ir::ForNode*>> shared_writers;
-  // A thread's "local" buffers (register arrays): the first block writing each, and its
-  // loops as above. (mma fragments, "warp", are not counted yet: their writers include
-  // decomposed init blocks whose loops this count would take for tiles.)
+  // Register arrays: a thread's "local" buffers and the per-lane fragments of "warp" ones
+  // (mma.sync operands and accumulators, wgmma accumulators): the first block writing
+  // each, its loops as above, and the lanes sharing one instance (1 for local; 32 for a
+  // warp's fragments, 128 for a warpgroup's: the writer's tensor intrinsic says which).
   struct RegisterWriter {
     const ir::BlockRealizeNode* realize = nullptr;
     std::vector<const ir::ForNode*> loops;
+    int64_t lanes = 1;
   };
   std::map<const ir::BufferNode*, RegisterWriter> register_writers;
   // Every block's loops from the kernel's top, to find where readers meet writers.
@@ -95,6 +98,15 @@ int widest_access_bytes(const ir::Stmt& body) {
   } w;
   w.visit(body);
   return w.bytes;
+}
+
+// The lanes that share one instance of a "warp" buffer its writer `block` writes: a
+// warpgroup's 128 for the wgmma family, else a warp's 32 (an untensorized writer of a
+// fragment, such as a decomposed init before tensorization, counted as the mma.sync one).
+int64_t fragment_lanes(const ir::BlockNode* block) {
+  auto intrin = block->annotations.find(std::string(schedule::kTensorIntrinAnnotation));
+  const auto* name = intrin == block->annotations.end() ? nullptr : std::get_if<std::string>(&intrin->second);
+  return name != nullptr && starts_with(*name, "wgmma_") ? 128 : 32;
 }
 
 class KernelScan : public ir::StmtVisitor {
@@ -147,8 +159,8 @@ class KernelScan : public ir::StmtVisitor {
       if (starts_with(scope, "shared") && use_.shared_writers.count(w.buffer.get()) == 0) {
         use_.shared_writers[w.buffer.get()] = path_;
       }
-      if (scope == "local" && use_.register_writers.count(w.buffer.get()) == 0) {
-        use_.register_writers[w.buffer.get()] = {op, path_};
+      if ((scope == "local" || scope == "warp") && use_.register_writers.count(w.buffer.get()) == 0) {
+        use_.register_writers[w.buffer.get()] = {op, path_, scope == "local" ? 1 : fragment_lanes(block)};
       }
     }
     // A reduction whose reduce loop is bound to threads: lowering adds a shared tree of
@@ -256,11 +268,13 @@ int64_t thread_footprint_elements(const KernelUse& use, const ir::BufferNode* bu
   return std::min(elements, buffer->num_elements());
 }
 
-// 32-bit registers one thread holds for the kernel's local buffers.
+// 32-bit registers one thread holds for the kernel's register arrays: its local buffers
+// and its lane's share of the fragments.
 int64_t local_registers_per_thread(const KernelUse& use) {
   int64_t registers = 0;
   for (const auto& [buffer, writer] : use.register_writers) {
-    registers += (thread_footprint_elements(use, buffer, writer) * buffer->dtype.bytes() + 3) / 4;
+    const int64_t bytes = thread_footprint_elements(use, buffer, writer) * buffer->dtype.bytes();
+    registers += (bytes + 4 * writer.lanes - 1) / (4 * writer.lanes);
   }
   return registers;
 }
@@ -347,7 +361,8 @@ class VerifyGpuCode : public Postproc {
     if (use.widest_wgmma_n > 0) {
       // A wgmma accumulator lives in registers, a 64 x N tile over a warpgroup's 128 lanes:
       // N / 2 a thread. Past 255 a thread spills it, and a block whose threads need more
-      // than the register file cannot launch. (mma.sync fragments are not counted yet.)
+      // than the register file cannot launch. (The count of register arrays below holds it
+      // too, with mma.sync fragments and local arrays; this one also bounds the block.)
       const int64_t registers = use.widest_wgmma_n / 2 + kRegisterOverhead;
       if (registers > kMaxRegistersPerThread || registers * threads > kRegistersPerBlock) {
         return fmt::format("kernel {}: about {} registers per thread for {} threads (a wgmma accumulator "
@@ -356,12 +371,14 @@ class VerifyGpuCode : public Postproc {
                            kRegistersPerBlock);
       }
     }
-    // Local arrays past a thread's 255 registers spill to local memory: such a kernel is
-    // slow, and ptxas takes seconds to allocate it (a 256^3 GEMM candidate with 2048
-    // accumulators a thread compiled in 15-20 s, bench_candidate_compile).
+    // Register arrays past a thread's 255 registers spill to local memory: such a kernel is
+    // slow, and it takes seconds to compile (a 256^3 GEMM candidate with 2048 accumulators
+    // a thread compiled in 15-20 s; an f16 conv's mma.sync candidate with 392 accumulators
+    // and 784 A-fragment halves a lane, 0.6 s, bench_candidate_compile).
     if (const int64_t registers = local_registers_per_thread(use) + kRegisterOverhead;
         registers > kMaxRegistersPerThread) {
-      return fmt::format("kernel {}: about {} registers per thread for its local arrays and {} more, above the limit {}",
+      return fmt::format("kernel {}: about {} registers per thread for its register arrays (local, and its lane's "
+                         "fragments) and {} more, above the limit {}",
                          kernel, registers, kRegisterOverhead, kMaxRegistersPerThread);
     }
     for (const ir::BlockNode* block : use.blocks) {

@@ -165,7 +165,7 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
     constraints_.push_back(c);
   }
   if (target.is_gpu() && target.max_shared_memory_per_block > 0) {
-    add_footprint_budgets(sketch, end, func, factor_of_value, target);
+    add_footprint_budgets(sketch, end, func, factor_of_value, tensorized, target);
   }
   // Pieces a thread or virtual-thread count reads stay as drawn when a footprint is shrunk:
   // shrinking them could break the count.
@@ -178,7 +178,7 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
 
 void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
                                          const std::map<int64_t, Factor>& factor_of_value,
-                                         const lower::Target& target) {
+                                         const std::map<int64_t, int64_t>& tensorized, const lower::Target& target) {
   const std::vector<Instruction>& insts = sketch.instructions();
   // A loop of a tiled nest: a piece of an original loop (the block's iteration variable
   // `var`), `extent` and `stride` (the product of the pieces inside it) in draws.
@@ -195,10 +195,11 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
   struct Pending {
     int64_t block = -1;
     size_t read = 0;
-    int64_t scope_shared = 0;
+    int64_t lanes = 1;  // register arrays: the lanes sharing one (32 a warp's fragment)
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
-  std::map<int64_t, Pending> accumulators;         // local write cache RV id -> whose write
+  std::map<int64_t, Pending> accumulators;         // local or warp write cache RV id -> whose write
+  std::map<int64_t, Pending> fragments;            // warp read cache RV id -> what it reads
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
   // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum; split-K: RFactor, whose
   // partial-sums block the function does not have) looks its loops up in the function
@@ -224,7 +225,14 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
     }
   }
   std::map<int64_t, FootprintBudget> budgets;      // tiled block RV id -> its shared copies
-  std::map<int64_t, FootprintBudget> registers;    // tiled block RV id -> its local accumulator
+  std::map<int64_t, FootprintBudget> registers;    // tiled block RV id -> its accumulator and fragments
+  const int64_t warp = target.warp_size > 0 ? target.warp_size : 32;
+  // The lanes holding one instance of a tiled block's "warp" buffer: a warp, or wgmma's
+  // warpgroup of 4.
+  auto warp_lanes = [&](int64_t block) {
+    auto it = tensorized.find(block);
+    return warp * (it != tensorized.end() ? it->second : 1);
+  };
   auto product_of = [&](const Product& p) {
     int64_t v = 1;
     for (const Factor& f : p) {
@@ -373,21 +381,25 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
       case InstructionKind::CacheRead: {
         const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
         const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
-        if (b == nullptr || scope == nullptr || inst.outputs.empty() || scope->rfind("shared", 0) != 0) break;
-        copies[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 1};
+        if (b == nullptr || scope == nullptr || inst.outputs.empty()) break;
+        const size_t read = static_cast<size_t>(int_of(inst.attrs[0], 0));
+        if (scope->rfind("shared", 0) == 0) copies[inst.outputs[0].id] = Pending{b->id, read, 1};
+        if (*scope == "warp") fragments[inst.outputs[0].id] = Pending{b->id, read, warp_lanes(b->id)};
         break;
       }
       case InstructionKind::CacheWrite: {
         const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
         const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
-        if (b == nullptr || scope == nullptr || inst.outputs.empty() || *scope != "local") break;
-        accumulators[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 0};
+        if (b == nullptr || scope == nullptr || inst.outputs.empty() || (*scope != "local" && *scope != "warp")) break;
+        accumulators[inst.outputs[0].id] =
+            Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), *scope == "warp" ? warp_lanes(b->id) : 1};
         break;
       }
       case InstructionKind::ReverseComputeAt: {
-        // A tiled block's local accumulator written back at one of its loops: a thread
-        // holds the part of the block's write below that loop, for each of its virtual
-        // threads (verify_gpu_code's count of local arrays, which past 255 registers spill).
+        // A tiled block's accumulator written back at one of its loops: a thread holds the
+        // part of the block's write below that loop, for each of its virtual threads, or
+        // its lane's share of a warp's ("warp" scope: mma fragments) (verify_gpu_code's
+        // count of register arrays, which past 255 registers spill).
         const RandomVar* cache = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
         if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0) break;
@@ -395,6 +407,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/true, at->id,
                                              [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
         if (!c) break;
+        c->lanes = pending.lanes;
         FootprintBudget& budget = registers[pending.block];
         budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;  // bytes of 32-bit registers
         budget.copies.push_back(std::move(*c));
@@ -405,6 +418,19 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         // after that loop and the thread pieces before it (other threads' reads).
         const RandomVar* copy = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
+        if (copy != nullptr && at != nullptr && fragments.count(copy->id) != 0) {
+          // An operand's mma fragments loaded at one of its loops: a warp holds the pieces
+          // after it, a lane its share, in registers beside the accumulator.
+          const Pending& pending = fragments[copy->id];
+          std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/false, at->id,
+                                               [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
+          if (!c) break;
+          c->lanes = pending.lanes;
+          FootprintBudget& budget = registers[pending.block];
+          budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;
+          budget.copies.push_back(std::move(*c));
+          break;
+        }
         if (copy == nullptr || at == nullptr || copies.count(copy->id) == 0) break;
         const Pending& pending = copies[copy->id];
         std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/false, at->id,
@@ -459,7 +485,8 @@ int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Dr
       for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
       elements *= extent;
     }
-    bytes += elements;
+    // A lane's share of a warp's fragment, in whole 32-bit registers.
+    bytes += copy.lanes == 1 ? elements : 4 * ((elements + 4 * copy.lanes - 1) / (4 * copy.lanes));
   }
   return bytes;
 }

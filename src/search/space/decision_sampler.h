@@ -7,10 +7,12 @@
 // counted, 128 for wgmma's warpgroups), each loop bound to
 // vthread at most its virtual threads, a tiled block's threads within its thread_extent
 // bounds, the shared-memory copies computed at one of a tiled block's loops within
-// the shared memory of a thread block, and a tiled block's local accumulator (its write
-// below the loop it is written back at, times its virtual threads) within a thread's
-// registers less kRegisterOverhead, as verify_gpu_code counts them. What these loops fuse is read from the trace
-// (which split slots and sampled values); a copy's footprint from the block's read
+// the shared memory of a thread block, and a tiled block's register arrays (a local
+// accumulator: its write below the loop it is written back at, times its virtual threads;
+// mma fragments, "warp": a lane's share of a warp's tile of accumulator and operands)
+// within a thread's registers less kRegisterOverhead, as verify_gpu_code counts them.
+// What these loops fuse is read from the trace (which split slots and sampled values); a
+// copy's footprint from the block's read
 // indices, affine in the split pieces below the copy's loop (and in the thread pieces
 // above it, which a shared copy covers too). Compute locations are left to the replay,
 // which knows the IR. MetaSchedule rejects such draws after replaying them; rejecting
@@ -85,6 +87,7 @@ class DecisionSampler {
   struct Copy {
     int64_t bytes = 0;  // per element
     std::vector<std::vector<Term>> dims;
+    int64_t lanes = 1;  // a register fragment shared by a warp's (32) or warpgroup's (128) lanes
   };
   // The shared copies of one tiled block (limit: a block's shared memory), or the local
   // accumulator a thread of it holds (limit: its registers less the overhead): their bytes
@@ -106,7 +109,8 @@ class DecisionSampler {
   int64_t value(const Factor& f, const Draw& draw) const;
   int64_t value(const Product& p, const Draw& draw) const;
   void add_footprint_budgets(const schedule::Trace& sketch, size_t end, const ir::PrimFunc& func,
-                          const std::map<int64_t, Factor>& factor_of_value, const lower::Target& target);
+                          const std::map<int64_t, Factor>& factor_of_value,
+                          const std::map<int64_t, int64_t>& tensorized, const lower::Target& target);
 
   std::vector<Tile> tiles_;
   std::vector<Categorical> categoricals_;

@@ -295,6 +295,27 @@ TEST(UnrollLoops, NoNestPastTheCapIsUnrolledExplicitlyOrAutomatically) {
   EXPECT_TRUE(computes_the_same(before, unroll_loops(before)));
 }
 
+// Statements whose indices take many operations (a fused loop's divisions and remainders
+// in every dimension) cap a nest by its operations too: 256 such stores are within the
+// statement cap and the max step, but NVRTC's time follows the unrolled operations, so
+// the nest stays a loop; 32 of them are unrolled.
+TEST(UnrollLoops, NoNestPastTheOperationCapIsUnrolled) {
+  auto inner_kind = [](int64_t inner) {
+    Schedule sch(workload("relu:shape=8x8x8x8"));
+    std::vector<LoopRV> l = sch.get_loops(sch.get_block("relu"));
+    std::vector<LoopRV> f = sch.split(sch.fuse(l), {None{}, inner});
+    sch.annotate(f[0], "pragma_auto_unroll_max_step", int64_t{512});
+    ir::PrimFunc before = stage(sch.func(), "compact_buffers");
+    ir::PrimFunc after = unroll_loops(before);
+    EXPECT_TRUE(computes_the_same(before, after));
+    const ir::ForNode* loop = facts(after).loops["i0_i1_i2_i3_fused_1"];
+    EXPECT_NE(loop, nullptr) << ir::print_function(after);
+    return loop != nullptr ? loop->for_kind : ir::ForKind::kParallel;
+  };
+  EXPECT_EQ(inner_kind(256), ir::ForKind::kSerial);
+  EXPECT_EQ(inner_kind(32), ir::ForKind::kUnrolled);
+}
+
 // ---- flatten_buffers -------------------------------------------------------------------
 
 TEST(FlattenBuffers, ParametersAndAllocationsBecomeOneDimensional) {

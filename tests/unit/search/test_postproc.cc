@@ -1,6 +1,7 @@
 // The postprocessors and candidate replay (postproc.h): verify_gpu_code rejects what breaks
 // the H200's limits (threads per block, virtual threads, vector bytes, shared memory, a
-// thread's registers for local arrays) or a tiling's thread-extent bounds, and accepts what fits; rewrite_reduction_block and
+// thread's registers for local arrays and mma fragments) or a tiling's thread-extent
+// bounds, and accepts what fits; rewrite_reduction_block and
 // rewrite_unbound_block do their rewrites; every failure is a typed value (replay,
 // postprocessor, rejection), never a ScheduleError.
 #include <gtest/gtest.h>
@@ -121,10 +122,33 @@ TEST(VerifyGpuCode, RejectsLocalArraysBeyondAThreadsRegisters) {
   std::optional<CandidateFailure> f = verify(spilling);
   ASSERT_TRUE(f.has_value());
   EXPECT_EQ(f->message,
-            "kernel 0: about 2080 registers per thread for its local arrays and 32 more, above the limit 255");
+            "kernel 0: about 2080 registers per thread for its register arrays (local, and its lane's fragments) "
+            "and 32 more, above the limit 255");
   Schedule fits(workload("matmul:m=256,n=256,k=256"));
   schedule::testing::apply_gemm_sketch(fits, {.i = {4, 2, 8, 2, 2}, .j = {4, 2, 8, 1, 2}, .k = {16, 2, 8}});
   EXPECT_FALSE(verify(fits).has_value()) << verify(fits)->message;
+}
+
+// mma.sync fragments are register arrays too, a lane holding 1/32 of its warp's tiles: an
+// f16 GEMM candidate whose warp computes 128 x 128 outputs (256 accumulators a lane, and
+// its A and B fragments) is rejected; 32 x 32 a warp is not. Before, such candidates
+// (392 accumulators and 784 A halves a lane, drawn for a ResNet conv) passed, spilled, and
+// took NVRTC seconds.
+TEST(VerifyGpuCode, RejectsMmaFragmentsBeyondALanesRegisters) {
+  const ir::PrimFunc func = workload("matmul:m=1024,n=1024,k=1024,dtype=f16");
+  std::vector<Sketch> tc = testing::tensor_core_sketches_of(func, RuleSet::cuda());
+  ASSERT_FALSE(tc.empty());
+  auto none = [](SamplingRole) { return std::optional<int64_t>(); };
+  // i in 64 tiles of 16 rows, j in 128 of 8 columns, k in 64 steps of 16.
+  CandidateResult spilling =
+      testing::candidate_at_decisions(tc.front(), func, RuleSet::cuda(), {{8, 1, 1, 8, 1}, {8, 1, 1, 16, 1}, {64, 1, 1}}, none);
+  ASSERT_FALSE(spilling.ok());
+  EXPECT_EQ(spilling.failure().stage, "verify_gpu_code");
+  EXPECT_NE(spilling.failure().message.find("registers per thread for its register arrays"), std::string::npos)
+      << spilling.failure().message;
+  CandidateResult fits =
+      testing::candidate_at_decisions(tc.front(), func, RuleSet::cuda(), {{8, 2, 2, 2, 1}, {8, 4, 2, 4, 1}, {16, 4, 1}}, none);
+  EXPECT_TRUE(fits.ok()) << fits.failure().message;
 }
 
 TEST(VerifyGpuCode, ByLoweringCatchesWhatOnlyLoweringKnows) {
