@@ -6,7 +6,8 @@
 # development VM has 2). Writes $OUT/gpu-expert.md (the table), $OUT/gpu-expert.json,
 # $OUT/nvrtc-throughput.txt, $OUT/machine.txt, $OUT/bench-build.log (out/ when OUT is unset).
 # Usage (through the device tool): DRAGON_COMMIT=<sha> scripts/device-bench.sh [--cases a,b]
-# Environment: BUILD_DIR (default build-device), JOBS (default nproc).
+# Environment: BUILD_DIR (default build-device), JOBS (default nproc), NVRTC_THROUGHPUT (0:
+# skip the NVRTC throughput run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
@@ -46,6 +47,7 @@ cmake --build "$build" -j "$jobs" --target bench_gpu_expert dragon_eager_torch b
   echo "bench_gpu_expert exit status: $status (1: a case failed, was wrong or impossibly fast)"
 } | tee "$out/gpu-expert.md"
 
+[ "${NVRTC_THROUGHPUT:-1}" = 0 ] && exit 0
 {
   echo "# NVRTC build throughput on the GPU machine's CPUs ($(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2))"
   echo "command: $build/bench/bench_nvrtc_throughput 3"
