@@ -19,10 +19,10 @@ rm -rf "$base" && mkdir -p "$base"
 tar --exclude='./build*' --exclude='./out' -cf - . | tar -xf - -C "$base"
 (cd "$base" && patch -R -p1 --quiet <"$patch_file") || { echo "the patch does not reverse onto this tree"; exit 1; }
 
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+. scripts/device-env.sh
 build_tree() {  # DIR LOG
   (cd "$1" && cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
-    -DCMAKE_PREFIX_PATH="$torch_prefix" >"$2" 2>&1 &&
+    "${device_cmake_args_torch[@]}" >"$2" 2>&1 &&
     cmake --build build-device -j "$((jobs / 2))" --target bench_gpu_expert dragon_eager_torch bench_nvrtc_throughput \
       >>"$2" 2>&1)
 }

@@ -27,9 +27,9 @@ export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$PWD/$build/kernel-cache}
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+. scripts/device-env.sh
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
-  -DCMAKE_PREFIX_PATH="$torch_prefix" >"$out/bench-build.log" 2>&1 || { echo "configure failed"; exit 1; }
+  "${device_cmake_args_torch[@]}" >"$out/bench-build.log" 2>&1 || { echo "configure failed"; exit 1; }
 grep -E "Little Dragon" "$out/bench-build.log"
 cmake --build "$build" -j "$jobs" --target bench_gpu_expert dragon_eager_torch bench_nvrtc_throughput >>"$out/bench-build.log" 2>&1 ||
   { grep -E "error|FAILED" "$out/bench-build.log" | head -n 40; echo "build failed (bench-build.log)"; exit 1; }

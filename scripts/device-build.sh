@@ -7,7 +7,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
 mkdir -p "$out"
-prefix=/tmp/dragon-prefix
 build=build-device
 label_filter=${1:-}
 
@@ -20,20 +19,12 @@ label_filter=${1:-}
   nvcc --version 2>/dev/null | tail -n 1
 } | tee "$out/machine.txt"
 
-# Packages the image lacks, carried as .deb files (see scripts/fetch-device-debs.sh).
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-  echo "unpacked $(ls .deb/*.deb | wc -l) packages into $prefix"
-fi
-
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
-echo "libtorch cmake prefix: ${torch_prefix:-none}"
+. scripts/device-env.sh
+echo "libtorch cmake prefix: ${device_torch_prefix:-none}"
 
 set -o pipefail
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="${torch_prefix};$prefix/usr" \
-  -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
+  "${device_cmake_args_torch[@]}" \
   2>&1 | tee "$out/configure.log" | grep -E "Little Dragon|Error|error" || true
 [ -f "$build/build.ninja" ] || { echo "configure failed (see configure.log)"; exit 1; }
 cmake --build "$build" -j "$(nproc)" 2>&1 | tee "$out/build.log" | grep -E "error|FAILED" | head -n 40

@@ -42,7 +42,6 @@ out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-device}
 jobs=${JOBS:-$(nproc)}
 test_timeout=${GPU_TEST_TIMEOUT:-120}
-prefix=/tmp/dragon-prefix
 summary="$out/harness-summary.md"
 export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$PWD/$build/kernel-cache}
 commit=${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -116,15 +115,11 @@ finish() {  # finish STATUS MESSAGE: writes the summary and exits
   exit "$1"
 }
 
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-fi
+. scripts/device-env.sh
 
 if [ "${CONFIGURE:-1}" != 0 ]; then
   timeout "$(left)" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDRAGON_WITH_TORCH=OFF \
-    -DDRAGON_BUILD_BENCHMARKS=OFF -DCMAKE_PREFIX_PATH="$prefix/usr" \
-    -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
+    -DDRAGON_BUILD_BENCHMARKS=OFF "${device_cmake_args[@]}" \
     >"$out/configure.log" 2>&1
   [ -f "$build/build.ninja" ] || finish 1 "configure failed (configure.log; carry .deb: scripts/fetch-device-debs.sh)"
   grep -q "CUDA toolkit: ON" "$out/configure.log" || finish 1 "configure did not find the CUDA toolkit (configure.log)"

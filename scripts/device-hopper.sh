@@ -21,7 +21,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-hopper}
 jobs=${JOBS:-$(nproc)}
-prefix=/tmp/dragon-prefix
 cases=gemm_f16_4096,gemm_f16_pipe3,gemm_f16_pipe4,gemm_f16_pipe3_128x256,gemm_f16_pipe3_k64,gemm_bf16_pipe4,gemm_f16_wgmma_128x256,gemm_f16_wgmma_pipe3_128x256,gemm_f16_wgmma_pipe3_1024,gemm_bf16_wgmma_pipe3_128x256
 [ "${1:-}" = "--cases" ] && cases=$2
 report="$out/hopper.md"
@@ -64,15 +63,10 @@ finish() {  # finish STATUS MESSAGE
   exit "$1"
 }
 
-# Packages the image lacks (sqlite3 for src/db), carried as .deb files.
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-fi
+. scripts/device-env.sh
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" -DDRAGON_WITH_TORCH=OFF \
-  -DCMAKE_PREFIX_PATH="$prefix/usr" -DCMAKE_INCLUDE_PATH="$prefix/usr/include" \
-  -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" >"$out/configure.log" 2>&1
+  "${device_cmake_args[@]}" >"$out/configure.log" 2>&1
 [ -f "$build/build.ninja" ] || finish 1 "configure failed (configure.log; was .deb carried?)"
 grep -q "CUDA toolkit: ON" "$out/configure.log" || finish 1 "configure did not find the CUDA toolkit (configure.log)"
 

@@ -22,10 +22,10 @@ modes=${MODES:-plain profiled}
 workloads=("$@")
 [ ${#workloads[@]} -eq 0 ] && workloads=(gpt2_inference gpt2_train llama_inference bert_encoder dlrm resnet50 vit)
 
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+. scripts/device-env.sh
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu --format=csv
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_PREFIX_PATH="$torch_prefix" |
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${device_cmake_args_torch[@]}" |
     grep "Little Dragon"
   cmake --build "$build" -j "$(nproc)" --target dragon dragon_profile_injection | tail -n 2
 } >"$log" 2>&1

@@ -10,19 +10,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-out}
 mkdir -p "$out"
-prefix=/tmp/dragon-prefix
 build=build-device
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$out/machine.txt"
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-fi
-torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
+. scripts/device-env.sh
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tee -a "$out/machine.txt"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_PREFIX_PATH="${torch_prefix};$prefix/usr" \
-  -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
+  "${device_cmake_args_torch[@]}" \
   >"$out/configure.log" 2>&1
 grep -E "Little Dragon" "$out/configure.log"
 cmake --build "$build" -j "$(nproc)" --target dragon test_model test_model_files >"$out/build.log" 2>&1 ||

@@ -26,14 +26,7 @@ start=$(date +%s)
 export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$PWD/$build/kernel-cache}
 export DRAGON_COMMIT=${DRAGON_COMMIT:-unknown}
 summary="$out/suite-summary.md"
-# cuDNN comes with PyTorch's wheels (nvidia-cudnn-cu13), outside the loader's path: the
-# cuDNN baselines load it from here (src/bench/cudnn_api.cc).
-if [ -z "${DRAGON_CUDNN_LIBRARY:-}" ]; then
-  for dir in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
-    found=$(find "$dir/nvidia" -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
-    [ -n "$found" ] && { export DRAGON_CUDNN_LIBRARY=$found; break; }
-  done
-fi
+. scripts/device-env.sh
 echo "# dragon bench on the GPU machine (commit $DRAGON_COMMIT, stages: $*)" >"$summary"
 
 {
@@ -54,9 +47,8 @@ for stage in "$@"; do
   if [ "$(left)" -lt 20 ]; then note "$stage: not started, the call's time is up"; continue; fi
   case "$stage" in
     build)
-      torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON \
-        -DCMAKE_PREFIX_PATH="$torch_prefix" >"$work/build.log" 2>&1
+        "${device_cmake_args_torch[@]}" >"$work/build.log" 2>&1
       timeout "$(left)" cmake --build "$build" -j "$jobs" --target dragon dragon-kernel-runner test_gpu_bench test_gpu_cudnn test_gpu_fill \
         >>"$work/build.log" 2>&1
       status=$?

@@ -18,7 +18,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-device}
 jobs=${JOBS:-$(nproc)}
-prefix=/tmp/dragon-prefix
 test_filter=${1:-}
 summary="$out/device-test-summary.md"
 # Compiled kernels are cached inside the build tree, never in the home directory.
@@ -35,11 +34,7 @@ export DRAGON_VERIFY_IR=1
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-  echo "unpacked $(ls .deb/*.deb | wc -l) packages into $prefix"
-fi
+. scripts/device-env.sh
 
 finish() {  # finish STATUS MESSAGE: writes the summary and exits
   {
@@ -65,8 +60,7 @@ finish() {  # finish STATUS MESSAGE: writes the summary and exits
 }
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDRAGON_WITH_TORCH=OFF \
-  -DDRAGON_BUILD_BENCHMARKS=OFF -DCMAKE_PREFIX_PATH="$prefix/usr" \
-  -DCMAKE_INCLUDE_PATH="$prefix/usr/include" -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" \
+  -DDRAGON_BUILD_BENCHMARKS=OFF "${device_cmake_args[@]}" \
   >"$out/configure.log" 2>&1
 grep -E "Little Dragon" "$out/configure.log"
 [ -f "$build/build.ninja" ] || finish 1 "configure failed (configure.log)"

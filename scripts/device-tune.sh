@@ -82,7 +82,6 @@ kb_share=${KB_SHARE:-65}
 kb_problems=${KB_PROBLEMS:-1,4,6,9,19,23,24,26,33-41,47,48,51,54,88,89,94-96,98-100}
 db=${DB:-$build/tune.db}
 peaks=${PEAKS:-bench/results/2026-12-03-h200-peaks.json}
-prefix=/tmp/dragon-prefix
 export DRAGON_CACHE_DIR=${DRAGON_CACHE_DIR:-$build_abs/kernel-cache}
 export DRAGON_COMMIT=${DRAGON_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 summary="$work/summary.md"
@@ -97,19 +96,7 @@ echo "# dragon tune on the GPU machine" >"$summary"
 echo >>"$summary"
 echo "- commit: $DRAGON_COMMIT (plus the working tree's changes); stages: $*" >>"$summary"
 
-# Packages the image lacks (libsqlite3-dev, libxgboost-dev and what they need).
-if compgen -G ".deb/*.deb" >/dev/null; then
-  mkdir -p "$prefix"
-  for deb in .deb/*.deb; do dpkg -x "$deb" "$prefix"; done
-fi
-export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# cuDNN comes with PyTorch's wheels, outside the loader's path (src/bench/cudnn_api.cc).
-if [ -z "${DRAGON_CUDNN_LIBRARY:-}" ]; then
-  for dir in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
-    found=$(find "$dir/nvidia" -name 'libcudnn.so.9' 2>/dev/null | head -n 1)
-    [ -n "$found" ] && { export DRAGON_CUDNN_LIBRARY=$found; break; }
-  done
-fi
+. scripts/device-env.sh
 gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv,noheader 2>/dev/null | head -n 1)
 {
@@ -255,10 +242,8 @@ for stage in "$@"; do
   if [ "$(left)" -lt 25 ]; then note "$stage: not started, the call's time is up"; status=1; continue; fi
   case "$stage" in
     build)
-      torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON -DDRAGON_BUILD_BENCHMARKS=OFF \
-        -DCMAKE_PREFIX_PATH="${torch_prefix};$prefix/usr" -DCMAKE_INCLUDE_PATH="$prefix/usr/include" \
-        -DCMAKE_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu" >"$work/build.log" 2>&1
+        "${device_cmake_args_torch[@]}" >"$work/build.log" 2>&1
       targets=(dragon test_gpu_design_space)
       # The eager baselines need libtorch; without it the benches use our f64 twin.
       grep -q "libtorch: ON" "$work/build.log" && targets+=(dragon_eager_torch)
