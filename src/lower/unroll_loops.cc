@@ -30,6 +30,7 @@ constexpr int64_t kMaxUnrolledSteps = 512;
 // unrolled operation). A register tile's loops (a GEMM's 8 x 8 x 4 accumulations of about
 // 10 operations) stay well inside.
 constexpr int64_t kMaxUnrolledOperations = 4096;
+constexpr int64_t kTensorizedCallOperations = 16;
 
 int64_t saturating_mul(int64_t a, int64_t b) {
   if (a == 0 || b == 0) return 0;
@@ -58,42 +59,48 @@ class OperationCount : public ir::StmtExprVisitor {
 
 int64_t saturating_add(int64_t a, int64_t b) { return std::min(kUnbounded - 1, a + b); }
 
-// What a nest runs, unrolled: innermost statements and their operations. Loops multiply,
-// sequences add, a branch counts its larger side. A loop of unknown extent counts as
-// unbounded (never unrolled, nor anything around it).
-struct NestSize {
-  int64_t statements = 0;
-  int64_t operations = 0;
-};
+}  // namespace
 
-NestSize size_of(const ir::Stmt& s) {
+// Loops multiply, sequences add, a branch counts its larger side. A loop of unknown extent
+// counts as unbounded (never unrolled, nor anything around it).
+UnrolledSize unrolled_size(const ir::Stmt& s) {
   if (const auto* loop = s.as<ir::ForNode>()) {
+    // A tensorized tile: the emitter prints one call of an inlined helper for the whole
+    // nest, a dozen instructions or more (3xTF32's splits and three mma). An f32 GEMM's
+    // k-step of 8 x 52 such calls unrolled took NVRTC 4.2 s (bench_candidate_compile).
+    if (loop->annotations.count("tensor_intrin") != 0) return {1, kTensorizedCallOperations};
     std::optional<int64_t> extent = ir::as_const_int(loop->extent);
     if (!extent) return {kUnbounded, kUnbounded};
-    NestSize body = size_of(loop->body);
+    UnrolledSize body = unrolled_size(loop->body);
     return {saturating_mul(*extent, body.statements), saturating_mul(*extent, body.operations)};
   }
   if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-    NestSize total;
+    UnrolledSize total;
     for (const ir::Stmt& part : seq->seq) {
-      NestSize p = size_of(part);
+      UnrolledSize p = unrolled_size(part);
       total = {saturating_add(total.statements, p.statements), saturating_add(total.operations, p.operations)};
     }
     return total;
   }
   if (const auto* branch = s.as<ir::IfThenElseNode>()) {
-    NestSize then_size = size_of(branch->then_case);
-    NestSize else_size = branch->else_case.defined() ? size_of(branch->else_case) : NestSize{};
+    UnrolledSize then_size = unrolled_size(branch->then_case);
+    UnrolledSize else_size = branch->else_case.defined() ? unrolled_size(branch->else_case) : UnrolledSize{};
     OperationCount condition;
     condition.visit(branch->condition);
     return {std::max(then_size.statements, else_size.statements),
             saturating_add(condition.count, std::max(then_size.operations, else_size.operations))};
   }
-  if (const auto* alloc = s.as<ir::AllocateNode>()) return size_of(alloc->body);
+  if (const auto* alloc = s.as<ir::AllocateNode>()) return unrolled_size(alloc->body);
   OperationCount ops;
   ops.visit(s);
   return {1, std::max<int64_t>(1, ops.count)};
 }
+
+bool unroll_budget_fits(const UnrolledSize& size) {
+  return size.statements <= kMaxUnrolledSteps && size.operations <= kMaxUnrolledOperations;
+}
+
+namespace {
 
 class AutoUnroller : public ir::StmtMutator {
  protected:
@@ -107,8 +114,8 @@ class AutoUnroller : public ir::StmtMutator {
       annotations.erase(it);
     }
     ir::ForKind kind = op->for_kind;
-    const NestSize nest = size_of(ir::Stmt(op));
-    const bool too_big = nest.statements > kMaxUnrolledSteps || nest.operations > kMaxUnrolledOperations;
+    const UnrolledSize nest = unrolled_size(ir::Stmt(op));
+    const bool too_big = !unroll_budget_fits(nest);
     if (kind == ir::ForKind::kUnrolled && too_big) kind = ir::ForKind::kSerial;
     if (max_step_ && kind == ir::ForKind::kSerial && ir::as_const_int(op->extent) && !too_big &&
         nest.statements <= *max_step_) {

@@ -42,9 +42,20 @@ ir::PrimFunc compact_buffers(const ir::PrimFunc& func);
 // CPU: loops bound to threads (blockIdx, threadIdx, vthread) become serial loops.
 ir::PrimFunc serialize_thread_loops(const ir::PrimFunc& func);
 // Loops under a `pragma_auto_unroll_max_step` annotation whose total extent is within the
-// step become unrolled; explicit unrolls stay. No nest of more than 512 innermost
-// statements is unrolled either way (compilers stall on such bodies).
+// step become unrolled; explicit unrolls stay. No nest past unroll_budget_fits's limits is
+// unrolled either way (compilers stall on such bodies).
 ir::PrimFunc unroll_loops(const ir::PrimFunc& func);
+// What a nest runs once unrolled: its innermost statements and their expression
+// operations (a tensorized loop, one instruction's call, counts as one statement).
+struct UnrolledSize {
+  int64_t statements = 0;
+  int64_t operations = 0;
+};
+UnrolledSize unrolled_size(const ir::Stmt& nest);
+// Whether a nest of that size may be unrolled: at most 512 statements and 4096 operations
+// (unroll_loops.cc says what NVRTC's time does past them). unroll_loops and the CUDA
+// emitter's own unrolling of loops over a warp's lanes both keep to it.
+bool unroll_budget_fits(const UnrolledSize& size);
 // Every buffer becomes one-dimensional, row-major, strides padded as the function's
 // "buffer_dim_align" attribute asks (consumed here); indices are flattened (simplify_func
 // simplifies them).
