@@ -97,20 +97,6 @@ class AllLanesScan final : public ir::StmtExprVisitor {
   const ir::VarNode* lane_var_;
 };
 
-// Whether `s` holds a block-wide barrier (__syncthreads).
-bool holds_barrier(const ir::Stmt& s) {
-  struct Scan : ir::StmtVisitor {
-    bool found = false;
-    using ir::StmtVisitor::visit_;
-    void visit_(const ir::EvaluateNode* op) override {
-      const auto* call = op->value.as<ir::CallNode>();
-      found = found || (call != nullptr && call->op == ir::Intrinsic::SyncThreads);
-    }
-  } scan;
-  scan.visit(s);
-  return scan.found;
-}
-
 // The variable of the kernel's threadIdx.x launch loop, if it binds threadIdx.x.
 const ir::VarNode* thread_x_var(const ir::Stmt& root) {
   struct Find : ir::StmtVisitor {
@@ -246,18 +232,15 @@ std::string CudaEmitter::loop_pragma(const ir::ForNode* op) const {
   auto extent = ir::as_const_int(op->extent);
   if (!warp_mode_ || !extent || *extent > kMaxUnrolledTiles || !needs_all_lanes(op->body)) return {};
   if (fragment_index_vars_.count(op->loop_var.get()) != 0) return "#pragma unroll";
-  // The other loops over the lanes (a cooperative fetch, a k-step's inner steps) unroll
-  // too, so that their loads are in flight together: kept as loops, a ResNet conv's expert
-  // kernel ran 0.139 ms against 0.081 (the H100, scripts/device-bench-ab.sh). But not a loop
-  // holding a barrier, a k-step loop: unrolled, it copies the whole step, its fetch
-  // included, for no register it saves. NVRTC took 4-5 s (against 0.4) over an f16 conv's
-  // mma.sync candidate whose 4 k-steps each fetch 180 guarded im2col elements
-  // (bench_candidate_compile), and minutes over wgmma's 64 steps at K = 4096. Nor a nest
-  // past lowering's unroll budget. Warpgroup mode unrolls the fragment-indexing loops only,
-  // as measured with the wgmma scripts.
-  if (lanes_ == 128 || holds_barrier(op->body) || !lower::unroll_budget_fits(lower::unrolled_size(ir::Stmt(op)))) {
-    return {};
-  }
+  // The other loops over the lanes (a cooperative fetch, a k-step and its inner steps)
+  // unroll too, so that their loads are in flight together and their indices fold: kept as
+  // loops, a ResNet conv's expert kernel ran 0.139 ms against 0.081 (the H100,
+  // scripts/device-bench-ab.sh). But only within lowering's unroll budget: a k-step loop
+  // unrolled copies the whole step, its fetch included. NVRTC took 4-5 s (against 0.4) over
+  // an f16 conv's mma.sync candidate whose 4 k-steps each fetch 180 guarded im2col
+  // elements, and 3-200 s over f32 GEMM candidates (bench_candidate_compile). Warpgroup
+  // mode unrolls the fragment-indexing loops only, as measured with the wgmma scripts.
+  if (lanes_ == 128 || !lower::unroll_budget_fits(lower::unrolled_size(ir::Stmt(op)))) return {};
   return "#pragma unroll";
 }
 
