@@ -39,13 +39,13 @@
 #                         files and JSON results under $OUT/tune/kernelbench-export; a
 #                         check takes 1-2 minutes, so give a call 3-4 problems
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
-# (bench/tuning/h200.jsonl, imported; or bench/tuning/h200.db, copied), so a cold machine
+# (bench/tuning/h200.jsonl.zst and h100.jsonl.zst, imported; or bench/tuning/h200.db, copied), so a cold machine
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
-# exported by device to $OUT/tune/h200.jsonl and $OUT/tune/h100.jsonl: commit them as
-# bench/tuning/h200.jsonl and bench/tuning/h100.jsonl (both are imported into a fresh
+# exported by device to $OUT/tune/h200.jsonl.zst and $OUT/tune/h100.jsonl.zst: commit them as
+# bench/tuning/h200.jsonl.zst and bench/tuning/h100.jsonl.zst (both are imported into a fresh
 # database).
 # Writes under $OUT/tune: summary.md (machine, GPU name and clocks, commit, each stage, the
-# per-problem table of speedups over eager), h200.jsonl, the bench JSON, and logs.tgz with
+# per-problem table of speedups over eager), h200.jsonl.zst, h100.jsonl.zst, the bench JSON, and logs.tgz with
 # the rest (logs, HTML reports, tuning curves; KEEP_FILES=1 leaves them loose), since the
 # device tool returns at most 8 files.
 # Without a usable GPU the GPU stages are skipped, saying so, and the exit status is 1.
@@ -118,9 +118,9 @@ have_dragon() { [ -x "$build/dragon" ]; }
 seed_db() {
   [ -f "$db" ] && return
   mkdir -p "$(dirname "$db")"
-  if [ -f bench/tuning/h200.jsonl ]; then
+  if [ -f bench/tuning/h200.jsonl.zst ]; then
     # The H100's records too (a lent H100 resumes them; their key names the GPU).
-    for committed in bench/tuning/h200.jsonl bench/tuning/h100.jsonl; do
+    for committed in bench/tuning/h200.jsonl.zst bench/tuning/h100.jsonl.zst; do
       [ -f "$committed" ] || continue
       dragon db import "$db" "$committed" >"$work/db-import.log" 2>&1
       note "database: imported $committed (exit $?): $(tail -n 1 "$work/db-import.log")"
@@ -141,9 +141,12 @@ save_db() {
   dragon db import "$work/h200.db" "$work/all.jsonl" >>"$work/db-export.log" 2>&1
   rm -f "$work/all.jsonl"
   dragon db stats "$work/h200.db" >"$work/db-stats.txt" 2>&1
-  # One file per machine kind, as bench/tuning keeps them: commit each one there as it is.
-  dragon db export "$work/h200.db" -o "$work/h200.jsonl" --device "NVIDIA H200" >>"$work/db-export.log" 2>&1
-  dragon db export "$work/h200.db" -o "$work/h100.jsonl" --device "NVIDIA H100 80GB HBM3" >>"$work/db-export.log" 2>&1
+  # One file per machine kind, as bench/tuning keeps them, zstd-compressed (the H100's
+  # 11,719 records were 16.8 MB plain, past what the device tool returns): commit each one
+  # there as it is.
+  dragon db export "$work/h200.db" -o "$work/h200.jsonl.zst" --device "NVIDIA H200" >>"$work/db-export.log" 2>&1
+  dragon db export "$work/h200.db" -o "$work/h100.jsonl.zst" --device "NVIDIA H100 80GB HBM3" \
+    >>"$work/db-export.log" 2>&1
 }
 # The tuning window: what is left before BENCH_RESERVE, when the plan's benches follow.
 tune_window() {
@@ -226,10 +229,10 @@ finish() {
     # tool left the summary behind (its 8-file limit).
     local archive
     archive=$(mktemp /tmp/dragon-logs.XXXXXX.tgz)
-    (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl --exclude=h100.jsonl \
+    (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl.zst --exclude=h100.jsonl.zst \
        --exclude='bench-*.json' --exclude='h200.db*' --exclude='model.safetensors.part-*' .)
     (cd "$work" &&
-       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl ! -name h100.jsonl ! -name 'bench-*.json' \
+       find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl.zst ! -name h100.jsonl.zst ! -name 'bench-*.json' \
          ! -name 'model.safetensors.part-*' -delete &&
        find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
     mv "$archive" "$work/logs.tgz"
@@ -298,7 +301,7 @@ for stage in "$@"; do
       if ! have_dragon; then note "$stage: dragon is not built (run the build stage first)"; status=1; continue; fi
       ids=${stage#kernelbench-export}
       ids=${ids#:}
-      # The problems the committed database (bench/tuning/h200.jsonl) holds verified kernels
+      # The problems the committed database (bench/tuning/h200.jsonl.zst) holds verified kernels
       # of: GEMMs (one split over two kernels), softmax, GELU, sum, argmax, cumsum, KL
       # divergence (four kernels, three workspaces).
       ids=${ids:-${KB_EXPORT_PROBLEMS:-1,6,23,26,47,51,89,98}}
@@ -364,7 +367,7 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         --db "$db" --time-budget "$budget" --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
       s=$?
       [ $s -eq 0 ] || status=1
-      note "$stage: exit $s after $(elapsed) s (budget $budget s); $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
+      note "$stage: exit $s at $(elapsed) s of the call (its budget $budget s); $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
       { sed -n '/^task /,$p' "$work/$name.log" | sed 's/^/    /'; grep -E "error|Error" "$work/$name.log" | head -n 5 | sed 's/^/    /'; } >>"$summary"
       save_db
       ;;
@@ -389,7 +392,7 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         >"$work/data.log" 2>&1
       s=$?
       [ $s -eq 0 ] || status=1
-      note "$stage: exit $s after $(elapsed) s (budget $budget s); $(tail -n 3 "$work/data.log" | tr '\n' ' ' | tail -c 300)"
+      note "$stage: exit $s at $(elapsed) s of the call (its budget $budget s); $(tail -n 3 "$work/data.log" | tr '\n' ' ' | tail -c 300)"
       if [ $s -eq 124 ] || [ $s -eq 137 ]; then
         # Killed before it wrote the shard: every record it measured is in the database, so
         # the shard is mined from there.

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/example.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/script/tokenizer.h"
@@ -133,7 +133,7 @@ ShardSummary write_shard(const std::vector<CorpusEntry>& entries, const db::Data
     for (const Example& refinement : mined.refinements) add(refinement);
   }
   std::filesystem::create_directories(dir);
-  write_compressed_jsonl((std::filesystem::path(dir) / s.file_name()).string(), lines);
+  support::write_compressed_jsonl((std::filesystem::path(dir) / s.file_name()).string(), lines);
   write_shard_summary(dir, s);
   rebuild_manifest(dir);
   return s;

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/example.h"
 #include "dragon/ir/structural_hash.h"
 #include "dragon/ops/op_registry.h"
@@ -94,7 +94,7 @@ CheckReport check_dataset(const std::string& dir) {
     }
     std::vector<std::string> lines;
     try {
-      lines = read_compressed_jsonl(path);
+      lines = support::read_compressed_jsonl(path);
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: {}", file, e.what()));
     }

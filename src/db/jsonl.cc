@@ -8,11 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/support/error.h"
 #include "record_validation.h"
 #include "import_batch.h"
@@ -176,7 +178,22 @@ ExportSummary export_jsonl(const Database& db, std::ostream& out, const RecordFi
   return summary;
 }
 
+namespace {
+
+bool is_compressed(const std::string& path) { return path.size() > 4 && path.ends_with(".zst"); }
+
+}  // namespace
+
 ExportSummary export_jsonl_file(const Database& db, const std::string& path, const RecordFilter& filter) {
+  if (is_compressed(path)) {
+    std::ostringstream text;
+    ExportSummary summary = export_jsonl(db, text, filter);
+    std::vector<std::string> lines;
+    std::istringstream in(text.str());
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+    support::write_compressed_jsonl(path, lines, 19);  // written aside and renamed there too
+    return summary;
+  }
   const std::string aside = path + ".tmp";
   ExportSummary summary;
   {
@@ -258,6 +275,12 @@ ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& so
 }
 
 ImportSummary import_jsonl_file(Database& db, const std::string& path) {
+  if (is_compressed(path)) {
+    std::string text;
+    for (const std::string& line : support::read_compressed_jsonl(path)) text += line + '\n';
+    std::istringstream in(text);
+    return import_jsonl(db, in, path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   return import_jsonl(db, in, path);

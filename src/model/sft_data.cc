@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/example.h"
 #include "dragon/data/manifest.h"
 #include "dragon/data/prompt.h"
@@ -97,7 +97,7 @@ SftSplits read_data_set(const std::filesystem::path& dir, PromptForm prompt) {
   int64_t held_out = 0;
   for (const data::ShardSummary& shard : manifest.shards) {
     const std::string path = (dir / shard.file_name()).string();
-    const std::vector<std::string> lines = data::read_compressed_jsonl(path);
+    const std::vector<std::string> lines = support::read_compressed_jsonl(path);
     for (size_t i = 0; i < lines.size(); ++i) {
       const int line_number = static_cast<int>(i + 1);
       data::Example example = data::parse_example_line(lines[i], path, line_number);

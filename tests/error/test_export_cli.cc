@@ -15,7 +15,7 @@
 namespace dragon::testing {
 namespace {
 
-const std::string kCommittedDb = std::string(DRAGON_SOURCE_DIR) + "/bench/tuning/h200.jsonl";
+const std::string kCommittedDb = std::string(DRAGON_SOURCE_DIR) + "/bench/tuning/h200.jsonl.zst";
 
 // A fresh temporary file of this test alone: ctest runs the tests of this file side by
 // side, and other trees' runs share the temporary folder, so the name carries the test's
@@ -38,7 +38,7 @@ void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "expected: " << part << "\nin:\n" << text.substr(0, 2000);
 }
 
-// The committed database (bench/tuning/h200.jsonl) imported into a fresh file.
+// The committed database (bench/tuning/h200.jsonl.zst) imported into a fresh file.
 std::string committed_database() {
   const std::string db = export_temp_path("h200.db");
   CliResult imported = run_dragon("db import " + db + " " + kCommittedDb);

@@ -3,7 +3,7 @@
 // script from the search history -> the best script), with the latencies it was chosen by,
 // every one read from a tuning record. Its JSON line is a superset of the SFT trainer's
 // line (model/sft_data.h), so the trainer reads shards as they are. Not the mining rules
-// (mining.h) and not the shard files (compressed_jsonl.h).
+// (mining.h) and not the shard files (support/compressed_jsonl.h).
 #pragma once
 
 #include <cstdint>

@@ -33,13 +33,16 @@ struct ImportSummary {
 // Writes the header line, the workloads the selected records belong to (every workload
 // when `filter` is empty) and the records matching `filter`, in commit order.
 ExportSummary export_jsonl(const Database& db, std::ostream& out, const RecordFilter& filter = {});
-// export_jsonl into `path`, written aside and renamed into place.
+// export_jsonl into `path`, written aside and renamed into place; zstd-compressed when
+// `path` ends in ".zst" (support/compressed_jsonl.h: a tenth of the size, for the records a
+// repository keeps and a GPU machine returns).
 ExportSummary export_jsonl_file(const Database& db, const std::string& path, const RecordFilter& filter = {});
 
 // Adds the file's workloads and records. `source` names the input in errors: malformed
 // lines throw UserError "SOURCE:LINE: why" and records are committed in batches, so a
 // failure leaves the batches before it stored (importing again after a fix is safe).
 ImportSummary import_jsonl(Database& db, std::istream& in, const std::string& source);
+// The same from a file; one ending in ".zst" is read as zstd-compressed.
 ImportSummary import_jsonl_file(Database& db, const std::string& path);
 
 // One line each (without the newline), as export_jsonl writes them; for tools that write

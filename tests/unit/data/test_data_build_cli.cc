@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/manifest.h"
 #include "dragon/db/database.h"
 #include "error/cli_runner.h"
@@ -55,7 +55,7 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   EXPECT_GE(s.with_examples, 1) << "a tuned 64^3 matmul beats its default schedule on any CPU";
   const int64_t records = db::Database::open(db, {.read_only = true}).count();
   EXPECT_LE(records, 2 * (1 + 6));
-  const std::vector<std::string> lines = read_compressed_jsonl(shard);
+  const std::vector<std::string> lines = support::read_compressed_jsonl(shard);
   EXPECT_EQ(static_cast<int64_t>(lines.size()), s.example_count());
 
   // 3) Again: the budget is used, nothing is measured, the shard is the same.
@@ -63,7 +63,7 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   ASSERT_EQ(third.status, 0) << third.output;
   EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records) << "nothing measured again";
   EXPECT_NE(third.output.find("run: 0 candidates measured"), std::string::npos) << third.output;
-  EXPECT_EQ(read_compressed_jsonl(shard), lines);
+  EXPECT_EQ(support::read_compressed_jsonl(shard), lines);
 
   // 3b) --mine-only, into another folder: the same shard from the database's records alone
   // (what a run killed before writing its shard leaves), measuring nothing.
@@ -73,7 +73,7 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   ASSERT_EQ(only.status, 0) << only.output;
   EXPECT_NE(only.output.find("run: 0 candidates measured"), std::string::npos) << only.output;
   EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records);
-  EXPECT_EQ(read_compressed_jsonl(mined + "/" + shard_file_name(0, 1)), lines);
+  EXPECT_EQ(support::read_compressed_jsonl(mined + "/" + shard_file_name(0, 1)), lines);
   // Shards gathered from several runs have no manifest of their own: --rebuild-manifest
   // writes it from the shard summaries.
   std::filesystem::remove(mined + "/manifest.json");
@@ -93,7 +93,7 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(damaged.at(0));
   j["hash"] = "0000000000000001";
   damaged[0] = j.dump();
-  write_compressed_jsonl(shard, damaged);
+  support::write_compressed_jsonl(shard, damaged);
   dragon::testing::CliResult bad = run_dragon("data stats " + out);
   EXPECT_EQ(bad.status, 1) << bad.output;
   EXPECT_NE(bad.output.find("shard-0-of-1.jsonl.zst:1: workload"), std::string::npos) << bad.output;

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/dataset_builder.h"
 #include "dragon/data/dataset_check.h"
 #include "dragon/support/error.h"
@@ -86,11 +86,11 @@ class DataSet : public ::testing::Test {
 
   // Rewrites line `number` (1-based) of shard 0 of 1 through `edit`.
   void edit_line(int number, const std::function<void(nlohmann::ordered_json&)>& edit) {
-    std::vector<std::string> lines = read_compressed_jsonl(shard_path(0, 1));
+    std::vector<std::string> lines = support::read_compressed_jsonl(shard_path(0, 1));
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(lines.at(static_cast<size_t>(number - 1)));
     edit(j);
     lines[static_cast<size_t>(number - 1)] = j.dump();
-    write_compressed_jsonl(shard_path(0, 1), lines);
+    support::write_compressed_jsonl(shard_path(0, 1), lines);
   }
 
   db::testing::TempDir dir_;
@@ -113,7 +113,7 @@ TEST_F(DataSet, AShardHoldsWhatTheRulesMineAndPassesTheCheck) {
   EXPECT_GT(s.tokens.max, 0);
   EXPECT_GE(s.tokens.max * 9, s.tokens.total);
 
-  const std::vector<std::string> lines = read_compressed_jsonl(shard_path(0, 1));
+  const std::vector<std::string> lines = support::read_compressed_jsonl(shard_path(0, 1));
   ASSERT_EQ(lines.size(), 9u);
   // In entry order: a construction, then its refinements.
   EXPECT_EQ(parse_example_line(lines[0], "x", 1).kind, ExampleKind::kConstruction);
@@ -132,7 +132,7 @@ TEST_F(DataSet, AShardHoldsWhatTheRulesMineAndPassesTheCheck) {
 
   // Written again from the same records: the same bytes of lines.
   write_shard(corpus_.entries, *database_, header(0, 1), out());
-  EXPECT_EQ(read_compressed_jsonl(shard_path(0, 1)), lines);
+  EXPECT_EQ(support::read_compressed_jsonl(shard_path(0, 1)), lines);
 }
 
 TEST_F(DataSet, ShardsWrittenSeparatelyCombineInTheManifest) {
@@ -157,8 +157,8 @@ TEST_F(DataSet, ShardsWrittenSeparatelyCombineInTheManifest) {
 
 TEST_F(DataSet, DamageIsFoundAndNamedByFileAndLine) {
   write_shard(corpus_.entries, *database_, header(0, 1), out());
-  const std::vector<std::string> good = read_compressed_jsonl(shard_path(0, 1));
-  auto restore = [&] { write_compressed_jsonl(shard_path(0, 1), good); };
+  const std::vector<std::string> good = support::read_compressed_jsonl(shard_path(0, 1));
+  auto restore = [&] { support::write_compressed_jsonl(shard_path(0, 1), good); };
   ASSERT_EQ(check_error(), "(no error)");
 
   edit_line(2, [](auto& j) { j["hash"] = "0123456789abcdef"; });
@@ -192,7 +192,7 @@ TEST_F(DataSet, DamageIsFoundAndNamedByFileAndLine) {
   restore();
 
   std::vector<std::string> fewer(good.begin(), good.end() - 1);
-  write_compressed_jsonl(shard_path(0, 1), fewer);
+  support::write_compressed_jsonl(shard_path(0, 1), fewer);
   EXPECT_NE(check_error().find("the manifest says"), std::string::npos) << check_error();
   restore();
 
@@ -205,13 +205,13 @@ TEST_F(DataSet, DamageIsFoundAndNamedByFileAndLine) {
   EXPECT_NE(check_error().find("listed in"), std::string::npos) << check_error();
   restore();
 
-  write_compressed_jsonl(shard_path(1, 2), {});
+  support::write_compressed_jsonl(shard_path(1, 2), {});
   EXPECT_NE(check_error().find("does not list shard-1-of-2.jsonl.zst"), std::string::npos) << check_error();
 }
 
 TEST_F(DataSet, OneDirectoryHoldsOneDataSet) {
   write_shard(corpus_.entries, *database_, header(0, 1), out());
-  const std::vector<std::string> lines = read_compressed_jsonl(shard_path(0, 1));
+  const std::vector<std::string> lines = support::read_compressed_jsonl(shard_path(0, 1));
 
   // Another machine's shard is refused before anything is written.
   ShardSummary other = header(0, 1);
@@ -222,7 +222,7 @@ TEST_F(DataSet, OneDirectoryHoldsOneDataSet) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("one directory holds one data set"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(read_compressed_jsonl(shard_path(0, 1)), lines) << "the shard there is untouched";
+  EXPECT_EQ(support::read_compressed_jsonl(shard_path(0, 1)), lines) << "the shard there is untouched";
   EXPECT_EQ(check_error(), "(no error)");
 
   // A summary of another sharding found in the directory stops the manifest's rebuild.

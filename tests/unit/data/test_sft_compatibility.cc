@@ -10,7 +10,7 @@
 #include <fstream>
 #include <functional>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/data/example.h"
 #include "dragon/data/manifest.h"
 #include "dragon/model/sft_data.h"
@@ -97,7 +97,7 @@ TEST(SftCompatibility, TheTrainerReadsADataSetFolderBySplitAndNeverTheHeldOut) {
         examples_of(index == 0 ? "matmul:m=32,n=32,k=32" : "softmax:shape=16x256", 7 + index);
     std::vector<std::string> lines;
     for (const Example& e : shard) lines.push_back(to_json_line(e));
-    write_compressed_jsonl(set + "/" + shard_file_name(index, 2), lines);
+    support::write_compressed_jsonl(set + "/" + shard_file_name(index, 2), lines);
     ShardSummary summary;
     summary.index = index;
     summary.count = 2;
@@ -137,9 +137,9 @@ TEST(SftCompatibility, TheTrainerReadsADataSetFolderBySplitAndNeverTheHeldOut) {
   EXPECT_EQ(model::shared_prompt_form(mixed), std::nullopt) << "mixed forms: no form to store";
 
   // A damaged line is named by shard and line.
-  std::vector<std::string> lines = read_compressed_jsonl(set + "/" + shard_file_name(1, 2));
+  std::vector<std::string> lines = support::read_compressed_jsonl(set + "/" + shard_file_name(1, 2));
   lines[2] = R"({"task":"construction"})";
-  write_compressed_jsonl(set + "/" + shard_file_name(1, 2), lines);
+  support::write_compressed_jsonl(set + "/" + shard_file_name(1, 2), lines);
   const std::string damaged = message_of([&] { model::read_sft_splits(set); });
   EXPECT_EQ(damaged.rfind(set + "/" + shard_file_name(1, 2) + ":3: ", 0), 0u) << damaged;
 

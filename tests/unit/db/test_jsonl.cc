@@ -3,6 +3,8 @@
 // precision exactly, and malformed files are refused at their line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -96,6 +98,29 @@ TEST_F(JsonlTest, ImportingTwiceStoresOnce) {
   EXPECT_EQ(import_jsonl_file(source, file).records_inserted, 0);
 }
 
+// A path ending in ".zst" is written and read zstd-compressed: the same lines, what
+// `zstd -dc` reads, a file smaller than the plain one; a damaged one is an error naming it.
+TEST_F(JsonlTest, ZstPathsAreCompressedTheSameRecords) {
+  Database source = filled("a.db");
+  const std::string plain = dir_.file("a.jsonl"), packed = dir_.file("a.jsonl.zst");
+  export_jsonl_file(source, plain);
+  ExportSummary written = export_jsonl_file(source, packed);
+  EXPECT_EQ(written.records, 40);
+  EXPECT_LT(std::filesystem::file_size(packed), std::filesystem::file_size(plain) / 2);
+  Database copy = Database::open(dir_.file("b.db"));
+  ImportSummary read = import_jsonl_file(copy, packed);
+  EXPECT_EQ(read.workloads_added, 2);
+  EXPECT_EQ(read.records_inserted, 40);
+  EXPECT_EQ(exported(copy), exported(source));
+  std::filesystem::resize_file(packed, std::filesystem::file_size(packed) / 2);
+  try {
+    import_jsonl_file(copy, packed);
+    ADD_FAILURE() << "a truncated file was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("a.jsonl.zst"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(JsonlTest, AFilteredExportCarriesOnlyItsRecordsAndTheirWorkloads) {
   Database source = filled("a.db");
   RecordFilter model;
@@ -112,7 +137,7 @@ TEST_F(JsonlTest, AFilteredExportCarriesOnlyItsRecordsAndTheirWorkloads) {
   for (const StoredRecord& r : copy.records()) EXPECT_EQ(r.record.origin, "model");
 }
 
-// One machine kind's records, whatever its driver: what goes into bench/tuning/h100.jsonl
+// One machine kind's records, whatever its driver: what goes into bench/tuning/h100.jsonl.zst.zst
 // and h200.jsonl from an export holding both.
 TEST_F(JsonlTest, AnExportByDeviceCarriesThatDevicesRecordsOfEveryDriver) {
   Database source = filled("a.db");

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace dragon::data {
+namespace dragon::support {
 
 // Writes `lines` (each without its newline) as newline-terminated lines, compressed at
 // zstd level `level`. Throws UserError naming the path when it cannot be written.
@@ -19,4 +19,4 @@ void write_compressed_jsonl(const std::string& path, std::span<const std::string
 // truncated or corrupt (zstd's checksum), or does not end in a newline.
 std::vector<std::string> read_compressed_jsonl(const std::string& path);
 
-}  // namespace dragon::data
+}  // namespace dragon::support

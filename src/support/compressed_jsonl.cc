@@ -1,6 +1,6 @@
 // zstd-compressed JSON lines through libzstd's streaming API (any frame a `zstd` CLI wrote
 // reads back, several frames concatenated included).
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 
 #include <zstd.h>
 
@@ -16,7 +16,7 @@
 
 #include "dragon/support/error.h"
 
-namespace dragon::data {
+namespace dragon::support {
 namespace {
 
 struct CCtxDeleter {
@@ -96,4 +96,4 @@ std::vector<std::string> read_compressed_jsonl(const std::string& path) {
   return lines;
 }
 
-}  // namespace dragon::data
+}  // namespace dragon::support

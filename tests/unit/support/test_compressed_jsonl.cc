@@ -1,4 +1,4 @@
-// zstd-compressed JSON lines (data/compressed_jsonl.h): lines round-trip byte for byte,
+// zstd-compressed JSON lines (support/compressed_jsonl.h): lines round-trip byte for byte,
 // Debian's zstd reads what is written, the write replaces the file whole, and a truncated
 // or damaged file is a user error naming it.
 #include <gtest/gtest.h>
@@ -8,11 +8,11 @@
 #include <fstream>
 #include <iterator>
 
-#include "dragon/data/compressed_jsonl.h"
+#include "dragon/support/compressed_jsonl.h"
 #include "dragon/support/error.h"
 #include "unit/db/db_test_util.h"
 
-namespace dragon::data {
+namespace dragon::support {
 namespace {
 
 std::string bytes_of(const std::string& path) {
@@ -98,4 +98,4 @@ TEST(CompressedJsonl, DamagedFilesAreUserErrorsNamingThem) {
 }
 
 }  // namespace
-}  // namespace dragon::data
+}  // namespace dragon::support
