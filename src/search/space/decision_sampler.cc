@@ -275,6 +275,18 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
     }
     return c;
   };
+  // A register array of a tiled block held at loop `at`: the region below it (and its
+  // virtual threads' copies), a lane's share where `pending` is a warp's, in the block's
+  // register budget (bytes of 32-bit registers).
+  auto add_register_array = [&](const Pending& pending, bool written, int64_t at) {
+    std::optional<Copy> c = footprint_at(pending.block, pending.read, written, at,
+                                         [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
+    if (!c) return;
+    c->lanes = pending.lanes;
+    FootprintBudget& budget = registers[pending.block];
+    budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;
+    budget.copies.push_back(std::move(*c));
+  };
   for (size_t i = 0; i < end; ++i) {
     const Instruction& inst = insts[i];
     switch (inst.kind) {
@@ -403,14 +415,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         const RandomVar* cache = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
         if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0) break;
-        const Pending& pending = accumulators[cache->id];
-        std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/true, at->id,
-                                             [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
-        if (!c) break;
-        c->lanes = pending.lanes;
-        FootprintBudget& budget = registers[pending.block];
-        budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;  // bytes of 32-bit registers
-        budget.copies.push_back(std::move(*c));
+        add_register_array(accumulators[cache->id], /*written=*/true, at->id);
         break;
       }
       case InstructionKind::ComputeAt: {
@@ -421,14 +426,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         if (copy != nullptr && at != nullptr && fragments.count(copy->id) != 0) {
           // An operand's mma fragments loaded at one of its loops: a warp holds the pieces
           // after it, a lane its share, in registers beside the accumulator.
-          const Pending& pending = fragments[copy->id];
-          std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/false, at->id,
-                                               [](const std::string& tag) { return tag.rfind("vthread", 0) == 0; });
-          if (!c) break;
-          c->lanes = pending.lanes;
-          FootprintBudget& budget = registers[pending.block];
-          budget.limit = (kMaxRegistersPerThread - kRegisterOverhead) * 4;
-          budget.copies.push_back(std::move(*c));
+          add_register_array(fragments[copy->id], /*written=*/false, at->id);
           break;
         }
         if (copy == nullptr || at == nullptr || copies.count(copy->id) == 0) break;
