@@ -396,8 +396,10 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       if [ $s -eq 124 ] || [ $s -eq 137 ]; then
         # Killed before it wrote the shard: every record it measured is in the database, so
         # the shard is mined from there.
+        IFS=, read -r gpu_name gpu_driver _ <<<"$gpu"
         "$build/dragon" data build --corpus "${CORPUS:-full}" --shard "$shard" --target cuda --trials "$trials" \
-          --db "$db" --out "$work/data" --mine-only --quiet >>"$work/data.log" 2>&1
+          --db "$db" --out "$work/data" --mine-only --device "$gpu_name" --driver "${gpu_driver# }" --quiet \
+          >>"$work/data.log" 2>&1
         note "$stage: --mine-only exit $? after $(elapsed) s; $(tail -n 1 "$work/data.log" | cut -c1-200)"
       fi
       "$build/dragon" data stats "$work/data" >>"$work/data.log" 2>&1 && note "$stage: dragon data stats passes"

@@ -139,18 +139,81 @@ ShardSummary write_shard(const std::vector<CorpusEntry>& entries, const db::Data
   return s;
 }
 
-BuildResult build_shard(const Corpus& corpus, db::Database& database, const search::TaskEnvironmentFactory& factory,
-                        search::CostModel& model, const std::string& dir, const BuildOptions& options) {
+namespace {
+
+// The shard's workloads, after checking the options a build or a mining run takes.
+std::vector<CorpusEntry> checked_shard(const Corpus& corpus, const BuildOptions& options) {
   validate(options.mining);
   if (options.shard_count < 1 || options.shard_index < 0 || options.shard_index >= options.shard_count) {
     throw UserError(fmt::format("shard {} of {}: need 0 <= K < N", options.shard_index, options.shard_count));
   }
   if (options.trials_per_workload < 0) throw UserError("the trials per workload must not be negative");
-  const std::vector<CorpusEntry> entries = shard_of(corpus, options.shard_index, options.shard_count);
+  std::vector<CorpusEntry> entries = shard_of(corpus, options.shard_index, options.shard_count);
   if (entries.empty()) {
     throw UserError(fmt::format("shard {} of {} of corpus '{}' has no workloads (the corpus has {}); use fewer shards",
                                 options.shard_index, options.shard_count, corpus.name, corpus.entries.size()));
   }
+  return entries;
+}
+
+// A shard's identity and provenance, its counts left to write_shard.
+ShardSummary shard_header(const Corpus& corpus, const db::Target& target, const db::Hardware& hardware,
+                          const BuildOptions& options) {
+  ShardSummary header;
+  header.index = options.shard_index;
+  header.count = options.shard_count;
+  header.corpus = corpus.name;
+  header.target = target;
+  header.hardware = hardware;
+  header.commit = options.commit;
+  header.built_at = db::format_time(std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()));
+  header.trials_per_workload = options.trials_per_workload;
+  header.mining = options.mining;
+  return header;
+}
+
+}  // namespace
+
+std::pair<db::Target, db::Hardware> records_key(const db::Database& database, const std::string& target_name,
+                                                const std::string& device, const std::string& driver) {
+  std::vector<std::pair<db::Target, db::Hardware>> matching;
+  std::string there;
+  for (const db::DatabaseStats::KeyCount& key : database.stats().by_target_hardware) {
+    there += fmt::format("\n  {} on {} ({} workloads)", key.target.describe(), key.hardware.describe(), key.workloads);
+    if (key.target.name != target_name || (!device.empty() && key.hardware.device != device) ||
+        (!driver.empty() && key.hardware.driver != driver)) {
+      continue;
+    }
+    matching.emplace_back(key.target, key.hardware);
+  }
+  if (matching.size() == 1) return matching.front();
+  const std::string wanted = fmt::format("{} records{}{}", target_name, device.empty() ? "" : " on " + device,
+                                         driver.empty() ? "" : " (driver " + driver + ")");
+  if (matching.empty()) {
+    throw UserError(fmt::format("the database has no {}; it holds:{}", wanted, there.empty() ? " nothing" : there));
+  }
+  throw UserError(fmt::format("the database has {} keys of {}: name the device (and driver) to mine; it holds:{}",
+                              matching.size(), wanted, there));
+}
+
+BuildResult mine_shard(const Corpus& corpus, const db::Database& database, const db::Target& target,
+                       const db::Hardware& hardware, const std::string& dir, const BuildOptions& options) {
+  const std::vector<CorpusEntry> entries = checked_shard(corpus, options);
+  const Clock::time_point start = Clock::now();
+  ShardSummary header = shard_header(corpus, target, hardware, options);
+  for (const CorpusEntry& entry : entries) {
+    if (trials_of(database, key_of(entry, target, hardware)) < options.trials_per_workload) header.partial = true;
+  }
+  BuildResult result;
+  result.shard = write_shard(entries, database, header, dir);
+  result.manifest = read_manifest(dir);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+BuildResult build_shard(const Corpus& corpus, db::Database& database, const search::TaskEnvironmentFactory& factory,
+                        search::CostModel& model, const std::string& dir, const BuildOptions& options) {
+  const std::vector<CorpusEntry> entries = checked_shard(corpus, options);
   refuse_another_data_set(dir, corpus.name, options.shard_count, nullptr, nullptr);
   std::filesystem::create_directories(dir);
 
@@ -207,9 +270,7 @@ BuildResult build_shard(const Corpus& corpus, db::Database& database, const sear
                     {env.measurer->device(), env.measurer->driver()});
   }
 
-  ShardSummary header;
-  header.index = options.shard_index;
-  header.count = options.shard_count;
+  ShardSummary header = shard_header(corpus, tracker.target(), tracker.hardware(), options);
   for (size_t i = 0; i < result.outcomes.size(); ++i) {
     const search::TaskOutcome& o = result.outcomes[i];
     // Cut short: stopped by the time budget with trials left. A task that ended for
@@ -217,13 +278,6 @@ BuildResult build_shard(const Corpus& corpus, db::Database& database, const sear
     if (o.note == "time budget" && o.trials < options.trials_per_workload) header.partial = true;
     result.measured += o.new_trials - o.cached;
   }
-  header.corpus = corpus.name;
-  header.target = tracker.target();
-  header.hardware = tracker.hardware();
-  header.commit = options.commit;
-  header.built_at = db::format_time(std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()));
-  header.trials_per_workload = options.trials_per_workload;
-  header.mining = options.mining;
   result.shard = write_shard(entries, database, header, dir);
   result.manifest = read_manifest(dir);
   result.seconds = elapsed();

@@ -28,6 +28,8 @@ struct DataBuildOptions {
   double max_ratio = 4.0;
   int refinements = 2;
   bool mine_only = false;
+  std::string device;  // --mine-only: the records' device and driver (empty: the only one)
+  std::string driver;
 };
 
 // "K/N" -> (K, N).
@@ -51,23 +53,51 @@ std::string progress_text(const data::BuildProgress& p) {
                      p.candidates_per_second, p.elapsed_s);
 }
 
+void print_shard(const DataBuildOptions& o, const data::BuildResult& result) {
+  const data::ShardSummary& s = result.shard;
+  std::printf("%s/%s: %lld examples (%lld construction, %lld refinement) from %lld of %lld workloads; "
+              "%lld default best, %lld with nothing verified%s\n",
+              o.out.c_str(), s.file_name().c_str(), static_cast<long long>(s.example_count()),
+              static_cast<long long>(s.by_kind().construction), static_cast<long long>(s.by_kind().refinement),
+              static_cast<long long>(s.with_examples), static_cast<long long>(s.workloads),
+              static_cast<long long>(s.default_best), static_cast<long long>(s.no_ok_record),
+              !s.partial                ? ""
+              : o.mine_only             ? "; PARTIAL (workloads with fewer trials than --trials)"
+                                        : "; PARTIAL (time budget): rerun the same command to complete it");
+}
+
+// --mine-only: the shard from the database's records alone, on any machine.
+int mine(const DataBuildOptions& o, const data::Corpus& corpus, data::BuildOptions options) {
+  db::Database database = db::Database::open(o.db);
+  const auto [target, hardware] = data::records_key(database, o.search.target, o.device, o.driver);
+  std::printf("mining the records of %s on %s\n", target.describe().c_str(), hardware.describe().c_str());
+  data::BuildResult result = data::mine_shard(corpus, database, target, hardware, o.out, options);
+  print_shard(o, result);
+  std::printf("\n%s", data::describe(result.manifest).c_str());
+  return 0;
+}
+
 int build(const DataBuildOptions& o) {
   const auto [index, count] = parse_shard(o.shard);
+  if (!o.mine_only && (!o.device.empty() || !o.driver.empty())) {
+    throw UserError("--device and --driver choose the records --mine-only mines; a tuning run files its records "
+                    "under the device it measures on");
+  }
   data::Corpus corpus = data::build_corpus(o.corpus);
-  SearchRun run = start_search_run(o.search, o.db, "dragon data build");
-
-  ProgressLine progress(o.search.quiet);
   data::BuildOptions options;
   options.shard_index = index;
   options.shard_count = count;
   options.trials_per_workload = o.search.trials;
+  options.mining = {o.min_ratio, o.max_ratio, o.refinements};
+  options.commit = current_provenance().commit;
+  if (o.mine_only) return mine(o, corpus, options);
+
+  SearchRun run = start_search_run(o.search, o.db, "dragon data build");
+  ProgressLine progress(o.search.quiet);
   options.batch_size = run.batch_size;
   options.tasks_per_round = o.search.tasks_per_round;
   if (o.search.time_budget > 0) options.time_budget_s = o.search.time_budget;
-  if (o.mine_only) options.time_budget_s = 0.0;  // no round: the database's records only
-  options.mining = {o.min_ratio, o.max_ratio, o.refinements};
   options.search = run.search;
-  options.commit = current_provenance().commit;
   // Where a long build's time goes, a line a minute: tuning's proposing and measuring, and
   // the measurers' costs per candidate.
   double logged_at = 0;
@@ -84,14 +114,7 @@ int build(const DataBuildOptions& o) {
   data::BuildResult result = data::build_shard(corpus, run.database, run.environment(), *run.cost_model, o.out, options);
   progress.finish();
 
-  const data::ShardSummary& s = result.shard;
-  std::printf("%s/%s: %lld examples (%lld construction, %lld refinement) from %lld of %lld workloads; "
-              "%lld default best, %lld with nothing verified%s\n",
-              o.out.c_str(), s.file_name().c_str(), static_cast<long long>(s.example_count()),
-              static_cast<long long>(s.by_kind().construction), static_cast<long long>(s.by_kind().refinement),
-              static_cast<long long>(s.with_examples), static_cast<long long>(s.workloads),
-              static_cast<long long>(s.default_best), static_cast<long long>(s.no_ok_record),
-              s.partial ? "; PARTIAL (time budget): rerun the same command to complete it" : "");
+  print_shard(o, result);
   std::printf("run: %lld candidates measured in %.1f s (%.2f candidates/s); %s\n",
               static_cast<long long>(result.measured), result.seconds,
               result.seconds > 0 ? static_cast<double>(result.measured) / result.seconds : 0.0,
@@ -122,10 +145,13 @@ Command add_data_build_subcommand(CLI::App& data) {
   sub->add_option("--refinements", o->refinements, "Refinement examples kept per workload, spread over the range")
       ->capture_default_str();
   // What a run cut off before it wrote its shard (killed, out of time) had already
-  // committed to the database: this writes the shard from those records.
+  // committed to the database: this writes the shard from those records, on any machine
+  // (committed records rebuild a shard without a GPU).
   sub->add_flag("--mine-only", o->mine_only,
-                "Tune nothing: write the shard from the records already in --db (still needs the target's device, "
-                "whose name keys the records)");
+                "Tune nothing: write the shard from the records already in --db, of the --target's only device there "
+                "or the one --device (and --driver) names; needs no GPU");
+  sub->add_option("--device", o->device, "With --mine-only: the device whose records to mine (\"NVIDIA H100 80GB HBM3\")");
+  sub->add_option("--driver", o->driver, "With --mine-only: the driver too, where the device has records under several");
   return [o] { return build(*o); };
 }
 

@@ -58,6 +58,21 @@ struct BuildResult {
 BuildResult build_shard(const Corpus& corpus, db::Database& database, const search::TaskEnvironmentFactory& factory,
                         search::CostModel& model, const std::string& dir, const BuildOptions& options);
 
+// The records' key a mining-only run files its shard under: of the (target, hardware)
+// keys `database` holds records for, the one whose target is named `target_name` ("cuda",
+// "cpu") and whose device and driver are `device` and `driver` (either, when empty,
+// any). Throws UserError naming the keys there are when none or several match.
+std::pair<db::Target, db::Hardware> records_key(const db::Database& database, const std::string& target_name,
+                                                const std::string& device, const std::string& driver);
+
+// Shard options.shard_index of options.shard_count of `corpus` mined from the records
+// `database` holds under (target, hardware): nothing is measured, so no device is needed
+// (a shard rebuilt on any machine from committed records). Partial when a workload has
+// fewer than options.trials_per_workload trials there. Throws UserError for bad options or
+// an empty shard.
+BuildResult mine_shard(const Corpus& corpus, const db::Database& database, const db::Target& target,
+                       const db::Hardware& hardware, const std::string& dir, const BuildOptions& options);
+
 // The mining half: mines every entry's records under (entry, header.target,
 // header.hardware), writes DIR/header.file_name() (its lines in entry order: the
 // construction, then the refinements) and its summary, and rebuilds the manifest. `header`

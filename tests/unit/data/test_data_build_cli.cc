@@ -2,12 +2,14 @@
 // them, on a spec list of two small workloads: a run cut short by its time budget writes a
 // partial shard; the next run completes it; a third run measures nothing (the database's
 // record count stays, the shard's lines stay), nor does --mine-only, which writes the same
-// shard elsewhere; `dragon data stats` passes, and fails naming
+// shard elsewhere from the records alone (any machine's: --device picks among several);
+// `dragon data stats` passes, and fails naming
 // the file and line once a line is damaged.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -71,9 +73,38 @@ TEST(DataBuildCli, BuildsResumesAndChecksOnTheCpu) {
   dragon::testing::CliResult only = run_dragon("data build --corpus " + specs + " --db " + db + " --out " + mined +
                                                " --target cpu --trials 6 --batch 3 --seed 5 --mine-only --quiet");
   ASSERT_EQ(only.status, 0) << only.output;
-  EXPECT_NE(only.output.find("run: 0 candidates measured"), std::string::npos) << only.output;
+  EXPECT_NE(only.output.find("mining the records of cpu host on"), std::string::npos) << only.output;
   EXPECT_EQ(db::Database::open(db, {.read_only = true}).count(), records);
   EXPECT_EQ(support::read_compressed_jsonl(mined + "/" + shard_file_name(0, 1)), lines);
+
+  // 3c) It needs no measurer, so it mines any machine's records: the same records filed
+  // under a second device make the choice ambiguous until --device names one.
+  const std::string device = db::Database::open(db, {.read_only = true}).stats().by_target_hardware.at(0).hardware.device;
+  const std::string exported = dir.file("records.jsonl");
+  ASSERT_EQ(run_dragon("db export " + db + " -o " + exported).status, 0);
+  std::string text;
+  {
+    std::ifstream in(exported);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string quoted = "\"device\":" + nlohmann::json(device).dump();
+  for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + 1)) {
+    text.replace(at, quoted.size(), "\"device\":\"Another CPU\"");
+  }
+  std::ofstream(exported, std::ios::trunc) << text;
+  ASSERT_EQ(run_dragon("db import " + db + " " + exported).status, 0);
+  const std::string mine = "data build --corpus " + specs + " --db " + db + " --out " + dir.file("mined2") +
+                           " --target cpu --trials 6 --mine-only";
+  dragon::testing::CliResult ambiguous = run_dragon(mine);
+  EXPECT_EQ(ambiguous.status, 1) << ambiguous.output;
+  EXPECT_NE(ambiguous.output.find("2 keys of cpu records: name the device"), std::string::npos) << ambiguous.output;
+  EXPECT_NE(ambiguous.output.find("Another CPU"), std::string::npos) << ambiguous.output;
+  ASSERT_EQ(run_dragon(mine + " --device \"" + device + "\"").status, 0);
+  EXPECT_EQ(support::read_compressed_jsonl(dir.file("mined2") + "/" + shard_file_name(0, 1)), lines);
+  dragon::testing::CliResult tuning_device = run_dragon(build + " --device \"" + device + "\"");
+  EXPECT_EQ(tuning_device.status, 1) << tuning_device.output;
+  EXPECT_NE(tuning_device.output.find("--device and --driver choose the records --mine-only mines"), std::string::npos)
+      << tuning_device.output;
   // Shards gathered from several runs have no manifest of their own: --rebuild-manifest
   // writes it from the shard summaries.
   std::filesystem::remove(mined + "/manifest.json");
