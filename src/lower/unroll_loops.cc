@@ -25,10 +25,10 @@ constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxUnrolledSteps = 512;
 // Nor past this many expression operations, unrolled: what NVRTC's time follows once the
 // statements are heavy. An f16 conv's two epilogue kernels, 196 copies each of one store
-// whose indices take 26 and 48 operations (8 and 12 of them divisions), cost NVRTC 0.65 s
-// and 0.9 s unrolled and 0.1 s as loops (bench_candidate_compile; about 0.1 ms an
-// unrolled operation). A register tile's loops (a GEMM's 8 x 8 x 4 accumulations of about
-// 10 operations) stay well inside.
+// whose indices take 26 and 48 operations (8 and 12 of them divisions), added 0.64 s and
+// 0.88 s unrolled to a candidate that compiled in 0.19 s with both as loops
+// (bench_candidate_compile; about 0.1 ms an unrolled operation). A register tile's loops
+// (a GEMM's 8 x 8 x 4 accumulations of about 10 operations) stay inside.
 constexpr int64_t kMaxUnrolledOperations = 4096;
 constexpr int64_t kTensorizedCallOperations = 16;
 

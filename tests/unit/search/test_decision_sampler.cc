@@ -151,8 +151,9 @@ TEST(DecisionSampler, LargeTilesKeepTheirAccumulatorInRegisters) {
 
 // mma.sync sketches keep a warp's accumulator and operand fragments in its lanes'
 // registers: the sampler holds a lane's share (a 32nd of the warp's tiles) within 255 - 32
-// registers, as verify_gpu_code counts it. Before, verify_gpu_code refused 5 of 8
-// candidates of this ResNet conv's mma.sync sketch (256-934 registers a lane).
+// registers, as verify_gpu_code counts it. Before, verify_gpu_code refused 5 of the 8
+// mma.sync candidates bench_candidate_compile drew for this conv (256-934 registers a
+// lane), and this test failed for 8 of its 24 draws.
 TEST(DecisionSampler, TensorCoreFragmentsFitALanesRegisters) {
   for (const char* spec : {"conv2d:batch=8,in_channels=64,out_channels=128,size=56x56,kernel=3x3,padding=1x1,dtype=f16",
                            "matmul:m=1024,n=1024,k=1024,dtype=f16"}) {
