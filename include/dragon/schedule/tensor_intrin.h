@@ -4,6 +4,7 @@
 // here emits code; the CUDA emitter owns that.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@ namespace dragon::schedule {
 // The annotation tensorize puts on the outer block of a matched tile; its value is the
 // intrinsic's name.
 inline constexpr std::string_view kTensorIntrinAnnotation = "tensor_intrin";
+
+// The lanes that execute the intrinsic `name` together, and share its "warp" fragments:
+// a warpgroup's 128 for the wgmma family, a warp's 32 for every other.
+inline int64_t tensor_intrin_lanes(std::string_view name) { return name.starts_with("wgmma_") ? 128 : 32; }
 
 // ---- The contract of a tensorized block ---------------------------------------------
 // Tensorize never rewrites the computation. An outer block annotated

@@ -106,7 +106,7 @@ int widest_access_bytes(const ir::Stmt& body) {
 int64_t fragment_lanes(const ir::BlockNode* block) {
   auto intrin = block->annotations.find(std::string(schedule::kTensorIntrinAnnotation));
   const auto* name = intrin == block->annotations.end() ? nullptr : std::get_if<std::string>(&intrin->second);
-  return name != nullptr && starts_with(*name, "wgmma_") ? 128 : 32;
+  return name != nullptr ? schedule::tensor_intrin_lanes(*name) : 32;
 }
 
 class KernelScan : public ir::StmtVisitor {

@@ -5,6 +5,7 @@
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/schedule.h"
+#include "dragon/schedule/tensor_intrin.h"
 #include "postproc/postproc.h"
 #include "space/block_analysis.h"
 
@@ -45,7 +46,8 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
   std::vector<Group> groups;
   int64_t tiling_block = -1;
   std::map<int64_t, int64_t> low, high;
-  std::map<int64_t, int64_t> tensorized;  // block RV id -> warps running one tile (4 for wgmma's warpgroup)
+  std::map<int64_t, int64_t> tensorized;  // block RV id -> lanes running one tile (128 for wgmma's warpgroup)
+  const int64_t warp = target.warp_size > 0 ? target.warp_size : 32;
 
   for (size_t i = 0; i < end; ++i) {
     const Instruction& inst = insts[i];
@@ -136,7 +138,7 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
         }
         if (*key == "meta_schedule.auto_tensorize") {
           const auto* intrin = inst.inputs[1].as<std::string>();
-          tensorized[target_rv->id] = intrin != nullptr && intrin->rfind("wgmma_", 0) == 0 ? 4 : 1;
+          tensorized[target_rv->id] = intrin != nullptr ? schedule::tensor_intrin_lanes(*intrin) : warp;
         }
         break;
       }
@@ -147,11 +149,10 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
 
   const int64_t max_threads = target.max_threads_per_block > 0 ? target.max_threads_per_block : 1024;
   const int64_t max_vthreads = target.max_vthreads > 0 ? target.max_vthreads : 8;
-  const int64_t warp = target.warp_size > 0 ? target.warp_size : 32;
   std::map<int64_t, Constraint> per_block;  // a tiled block's threadIdx bindings together
   for (const Group& g : groups) {
     bool thread = g.tag.rfind("threadIdx.", 0) == 0;
-    int64_t lanes = thread && g.block >= 0 && tensorized.count(g.block) != 0 ? warp * tensorized.at(g.block) : 1;
+    int64_t lanes = thread && g.block >= 0 && tensorized.count(g.block) != 0 ? tensorized.at(g.block) : 1;
     constraints_.push_back({g.factors, lanes, 1, thread ? max_threads : max_vthreads});
     if (thread && g.block >= 0) {
       Constraint& c = per_block[g.block];
@@ -226,12 +227,11 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
   }
   std::map<int64_t, FootprintBudget> budgets;      // tiled block RV id -> its shared copies
   std::map<int64_t, FootprintBudget> registers;    // tiled block RV id -> its accumulator and fragments
-  const int64_t warp = target.warp_size > 0 ? target.warp_size : 32;
-  // The lanes holding one instance of a tiled block's "warp" buffer: a warp, or wgmma's
-  // warpgroup of 4.
+  // The lanes holding one instance of a tiled block's "warp" buffer: a warp's, or wgmma's
+  // warpgroup's.
   auto warp_lanes = [&](int64_t block) {
     auto it = tensorized.find(block);
-    return warp * (it != tensorized.end() ? it->second : 1);
+    return it != tensorized.end() ? it->second : (target.warp_size > 0 ? target.warp_size : 32);
   };
   auto product_of = [&](const Product& p) {
     int64_t v = 1;
