@@ -97,11 +97,15 @@ Generation generate(Transformer& model, std::span<const script::TokenId> prompt,
   model->eval();
   const torch::Device device = model->embedding->weight.device();
   std::mt19937_64 rng(settings.seed);
-  std::vector<int64_t> sequence(prompt.begin(), prompt.end());
+  // The prompt is read once; each step then feeds the one token drawn last, the earlier
+  // positions' keys and values coming from the cache.
+  KeyValueCache cache;
+  std::vector<int64_t> pending(prompt.begin(), prompt.end());
+  int64_t length = static_cast<int64_t>(pending.size());
   Generation out;
   out.stop = Generation::Stop::kMaxTokens;
   while (static_cast<int64_t>(out.tokens.size()) < settings.max_new_tokens) {
-    if (static_cast<int64_t>(sequence.size()) >= model->config.context) {
+    if (length >= model->config.context) {
       out.stop = Generation::Stop::kContextFull;
       break;
     }
@@ -113,8 +117,8 @@ Generation generate(Transformer& model, std::span<const script::TokenId> prompt,
         break;
       }
     }
-    torch::Tensor ids = torch::tensor(sequence, torch::kInt64).view({1, -1}).to(device);  // (1, T)
-    torch::Tensor logits = model->forward(ids).select(0, 0).select(0, -1);               // (V)
+    torch::Tensor ids = torch::tensor(pending, torch::kInt64).view({1, -1}).to(device);  // (1, T new)
+    torch::Tensor logits = model->forward(ids, cache).select(0, 0).select(0, -1);       // (V)
     double log_prob = 0;
     const script::TokenId next = sample_token(logits, settings, rng, allowed, &log_prob);
     if (record != nullptr) {
@@ -127,7 +131,8 @@ Generation generate(Transformer& model, std::span<const script::TokenId> prompt,
       break;
     }
     out.tokens.push_back(next);
-    sequence.push_back(next);
+    pending.assign(1, next);
+    ++length;
   }
   model->train(was_training);
   return out;

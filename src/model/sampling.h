@@ -50,8 +50,8 @@ struct Generation {
 std::string_view stop_name(Generation::Stop stop);
 
 // Continues `prompt` (ending with <|script|>) until EOS or a limit. With a constraint,
-// each token is drawn among the ones it allows. Every forward pass reads the whole
-// sequence (no key/value cache yet).
+// each token is drawn among the ones it allows. The prompt is read once, then each step
+// reads only the token drawn last (a key/value cache, transformer.h).
 // With `record`, the actions, their log-probabilities and allowed ids are appended to it.
 Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
                     const SamplingSettings& settings, TokenConstraint* constraint, PolicyRecord* record = nullptr);

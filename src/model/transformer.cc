@@ -42,18 +42,32 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                               const torch::Tensor& sin) {
+                                               const torch::Tensor& sin, torch::Tensor* past_keys,
+                                               torch::Tensor* past_values) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   std::vector<torch::Tensor> parts = qkv->forward(x).split(C, -1);  // 3 x (B, T, C)
   auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, heads, head_dim}).transpose(1, 2); };
   torch::Tensor q = apply_rotary(heads_first(parts[0]), cos, sin);  // (B, H, T, D)
   torch::Tensor k = apply_rotary(heads_first(parts[1]), cos, sin);  // (B, H, T, D)
   torch::Tensor v = heads_first(parts[2]);                          // (B, H, T, D)
+  int64_t past = 0;
+  if (past_keys != nullptr && past_keys->defined()) {
+    past = past_keys->size(2);
+    k = torch::cat({*past_keys, k}, 2);    // (B, H, P+T, D)
+    v = torch::cat({*past_values, v}, 2);  // (B, H, P+T, D)
+  }
+  if (past_keys != nullptr) {
+    *past_keys = k;
+    *past_values = v;
+  }
   // Written out rather than scaled_dot_product_attention, which Debian's libtorch 1.13
-  // lacks: (B, H, T, T) scores, the future masked out.
+  // lacks: (B, H, T, P+T) scores; query t (position P+t) sees keys 0..P+t.
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim));
-  torch::Tensor future = torch::ones({T, T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  if (T > 1) {
+    torch::Tensor future =
+        torch::ones({T, past + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(past + 1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  }
   torch::Tensor y = torch::matmul(torch::softmax(scores, -1), v);  // (B, H, T, D)
   y = y.transpose(1, 2).contiguous().view({B, T, C});               // (B, T, C)
   return out->forward(y);
@@ -76,8 +90,9 @@ BlockImpl::BlockImpl(const ModelConfig& config) {
   ffn = register_module("ffn", SwiGLU(config));
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  torch::Tensor h = x + attn->forward(attn_norm->forward(x), cos, sin);  // (B, T, C)
+torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                                 torch::Tensor* past_keys, torch::Tensor* past_values) {
+  torch::Tensor h = x + attn->forward(attn_norm->forward(x), cos, sin, past_keys, past_values);  // (B, T, C)
   return h + ffn->forward(ffn_norm->forward(h));                         // (B, T, C)
 }
 
@@ -106,13 +121,25 @@ TransformerImpl::TransformerImpl(const ModelConfig& config_, uint64_t seed) : co
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& ids) {
-  const int64_t T = ids.size(1);
-  DRAGON_CHECK(T <= config.context, "sequence of {} tokens exceeds the context {}", T, config.context);
-  torch::Tensor cos = rotary_cos.narrow(0, 0, T), sin = rotary_sin.narrow(0, 0, T);  // (T, D/2)
-  torch::Tensor x = embedding->forward(ids);                                          // (B, T, C)
-  for (const auto& block : *blocks) x = block->as<BlockImpl>()->forward(x, cos, sin);
-  x = final_norm->forward(x);                    // (B, T, C)
-  return torch::matmul(x, embedding->weight.t());  // (B, T, V): the tied output head
+  KeyValueCache fresh;  // the keys and values it keeps are the ones autograd keeps anyway
+  return forward(ids, fresh);
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& ids, KeyValueCache& cache) {
+  const int64_t T = ids.size(1), past = cache.length();
+  DRAGON_CHECK(past + T <= config.context, "{} cached and {} new tokens exceed the context {}", past, T,
+               config.context);
+  if (cache.keys.empty()) {
+    cache.keys.resize(static_cast<size_t>(config.layers));
+    cache.values.resize(static_cast<size_t>(config.layers));
+  }
+  torch::Tensor cos = rotary_cos.narrow(0, past, T), sin = rotary_sin.narrow(0, past, T);  // (T, D/2)
+  torch::Tensor x = embedding->forward(ids);                                                // (B, T, C)
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    x = (*blocks)[i]->as<BlockImpl>()->forward(x, cos, sin, &cache.keys[i], &cache.values[i]);
+  }
+  x = final_norm->forward(x);                      // (B, T, C)
+  return torch::matmul(x, embedding->weight.t());  // (B, T, V)
 }
 
 }  // namespace dragon::model

@@ -28,10 +28,22 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, con
 // The tables for positions 0..context-1: {cos, sin}, each (context, D/2), float32.
 std::pair<torch::Tensor, torch::Tensor> rotary_tables(int64_t context, int64_t head_dim, double base);
 
+// What incremental decoding keeps of the positions already read: each layer's keys (rotated)
+// and values, (B, H, P, D) for the P positions so far. Reading token P+1 then costs one
+// position's work instead of the whole sequence's. Empty until the first forward with it.
+struct KeyValueCache {
+  std::vector<torch::Tensor> keys, values;  // per layer, (B, H, P, D)
+  int64_t length() const { return keys.empty() ? 0 : keys.front().size(2); }
+};
+
 struct CausalSelfAttentionImpl : torch::nn::Module {
   explicit CausalSelfAttentionImpl(const ModelConfig& config);
-  // x: (B, T, C); cos, sin: (T, D/2) -> (B, T, C). Position t attends to 0..t only.
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  // x: (B, T, C); cos, sin: (T, D/2) for x's positions -> (B, T, C). Position t attends to
+  // 0..t only. With `past_keys`/`past_values` ((B, H, P, D), possibly undefined: P = 0),
+  // x holds positions P..P+T-1, attends to the past as well, and the tensors become
+  // (B, H, P+T, D).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        torch::Tensor* past_keys = nullptr, torch::Tensor* past_values = nullptr);
   torch::nn::Linear qkv{nullptr};  // C -> 3C: queries, keys, values of every head
   torch::nn::Linear out{nullptr};  // C -> C
   int64_t heads, head_dim;
@@ -49,8 +61,9 @@ TORCH_MODULE(SwiGLU);
 
 struct BlockImpl : torch::nn::Module {
   explicit BlockImpl(const ModelConfig& config);
-  // x + attn(norm(x)), then + ffn(norm(.)): (B, T, C) -> (B, T, C).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+  // x + attn(norm(x)), then + ffn(norm(.)): (B, T, C) -> (B, T, C); past as in attention.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        torch::Tensor* past_keys = nullptr, torch::Tensor* past_values = nullptr);
   RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};
   CausalSelfAttention attn{nullptr};
   SwiGLU ffn{nullptr};
@@ -63,6 +76,10 @@ struct TransformerImpl : torch::nn::Module {
   TransformerImpl(const ModelConfig& config, uint64_t seed);
   // ids: (B, T) int64 with T <= context -> logits (B, T, V), float32.
   torch::Tensor forward(const torch::Tensor& ids);
+  // The same for ids at positions cache.length().. of a sequence whose earlier positions the
+  // cache holds (empty: from 0), which then holds them all: feeding a sequence in pieces
+  // gives the logits of feeding it whole. Needs cache.length() + T <= context.
+  torch::Tensor forward(const torch::Tensor& ids, KeyValueCache& cache);
 
   ModelConfig config;
   torch::nn::Embedding embedding{nullptr};  // (V, C), also the output head

@@ -40,7 +40,7 @@ struct OptimizeOptions {
   std::string model;  // empty: $DRAGON_MODEL, else the shipped model
   int attempts = 8;
   std::string refine_file;
-  std::string target = "cpu";
+  std::string target = "auto";
   std::string db = "dragon.db";
   bool no_db = false;
   double temperature = 0.8;
@@ -127,7 +127,8 @@ int run_optimize(const OptimizeOptions& o) {
                o.refine_file.empty() ? "scripts" : "refinements", workload.spec.c_str());
   const std::vector<model::Proposal> proposals = run_model(o, model_path);
 
-  const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = o.target});
+  const std::string target = resolve_target(o.target);
+  const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target});
   search::TaskEnvironment env = environments->environment({workload.spec, workload.spec, workload.func, 1});
   search::Measurer& measurer = *env.measurer;
   std::optional<db::Database> database;
@@ -151,8 +152,8 @@ int run_optimize(const OptimizeOptions& o) {
   for (const Attempt& a : attempts) {
     if (a.scheduled) batch.push_back(*a.scheduled);
   }
-  std::fprintf(stderr, "measuring the default schedule and %zu attempts on %s...\n", batch.size() - 1,
-               measurer.device().c_str());
+  std::fprintf(stderr, "measuring the default schedule and %zu attempts on %s (target %s)...\n", batch.size() - 1,
+               measurer.device().c_str(), target.c_str());
   const std::vector<search::MeasureResult> results = measurer.measure(batch);
   size_t next = 1;
   for (Attempt& a : attempts) {
@@ -209,7 +210,9 @@ Command add_optimize_command(CLI::App& app) {
   sub->add_option("--model", o->model, "The model's weights (default: $DRAGON_MODEL, else the shipped model)");
   sub->add_option("--attempts", o->attempts, "Scripts to ask for")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--refine", o->refine_file, "A script file to improve instead of writing one from scratch");
-  sub->add_option("--target", o->target, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  sub->add_option("--target", o->target, "cpu, cuda or auto (cuda where a CUDA device can be used, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
+      ->capture_default_str();
   sub->add_option("--db", o->db, "The tuning database every attempt is stored in")->capture_default_str();
   sub->add_flag("--no-db", o->no_db, "Store nothing");
   sub->add_option("--temperature", o->temperature, "Sampling temperature (0: greedy)")->capture_default_str();

@@ -1,9 +1,13 @@
 #include "tune_environments.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "dragon/bench/gpu_tuning.h"
 #include "dragon/lower/target.h"
+#include "dragon/runtime/cuda_driver.h"
 #include "dragon/search/cpu_tuning.h"
 #include "dragon/search/rule_set.h"
 #include "dragon/support/error.h"
@@ -50,6 +54,16 @@ std::unique_ptr<search::CostModel> TuneEnvironments::cost_model(const std::strin
     return std::make_unique<search::XgbCostModel>(options);
   }
   throw UserError("unknown cost model '" + name + "' (xgb or random)");
+}
+
+std::string resolve_target(const std::string& name) {
+  if (name != "auto") return name;
+  const pid_t child = ::fork();
+  if (child < 0) throw UserError("cannot start a process to look for a CUDA device (fork failed)");
+  if (child == 0) ::_exit(runtime::cuda_device_available() ? 0 : 1);
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child) throw UserError("cannot wait for the process looking for a CUDA device");
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "cuda" : "cpu";
 }
 
 std::unique_ptr<TuneEnvironments> make_tune_environments(const TuneEnvironmentOptions& options) {

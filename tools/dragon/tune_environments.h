@@ -33,6 +33,11 @@ class TuneEnvironments {
   std::unique_ptr<search::CostModel> cost_model(const std::string& name, uint64_t seed) const;
 };
 
+// "auto" becomes "cuda" where a CUDA device can be used, else "cpu"; other names are
+// returned as they are. The device is probed in a child process, so that this one has not
+// touched the GPU when the measurer's workers are forked from it.
+std::string resolve_target(const std::string& name);
+
 // Starts what the target needs (for cuda: the GPU worker process, before anything else of
 // this process touches the GPU).
 std::unique_ptr<TuneEnvironments> make_tune_environments(const TuneEnvironmentOptions& options);

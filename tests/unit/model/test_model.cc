@@ -21,6 +21,7 @@
 #include "dragon/model/script_constraint.h"
 #include "dragon/model/sft.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/runtime/cuda_driver.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/script/script.h"
 #include "dragon/search/auto_bind.h"
@@ -114,6 +115,29 @@ TEST(Transformer, FutureTokensDoNotChangePastLogits) {
       << "positions 0..6 must not see token 7";
   EXPECT_FALSE(torch::allclose(a.index({Slice(), Slice(7)}), b.index({Slice(), Slice(7)}), 0, 1e-3))
       << "positions 7.. must see it";
+}
+
+// Incremental decoding: a sequence fed in pieces through a key/value cache (a prompt of
+// several tokens, then one at a time, then several again) gives the logits of feeding it
+// whole, and the cache ends up holding every position.
+TEST(Transformer, CachedPiecesEqualTheWholeSequence) {
+  const ModelConfig c = micro_config();
+  Transformer model(c, 5);
+  torch::NoGradGuard no_grad;
+  torch::Tensor ids = torch::randint(0, c.vocab, {2, 13}, torch::kInt64);
+  const torch::Tensor whole = model->forward(ids);  // (2, 13, V)
+  KeyValueCache cache;
+  std::vector<torch::Tensor> pieces;
+  using torch::indexing::Slice;
+  for (auto [from, to] : std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {5, 6}, {6, 7}, {7, 10}, {10, 13}}) {
+    pieces.push_back(model->forward(ids.index({Slice(), Slice(from, to)}), cache));
+    EXPECT_EQ(cache.length(), to);
+  }
+  EXPECT_TRUE(torch::allclose(torch::cat(pieces, 1), whole, 1e-5, 1e-5));
+  ASSERT_EQ(cache.keys.size(), static_cast<size_t>(c.layers));
+  EXPECT_EQ(cache.keys[0].sizes().vec(), (std::vector<int64_t>{2, c.heads, 13, c.head_dim()}));
+  torch::Tensor more = torch::randint(0, c.vocab, {2, c.context - 12}, torch::kInt64);
+  EXPECT_THROW(model->forward(more, cache), std::exception) << "13 cached + the rest overflow the context";
 }
 
 TEST(Transformer, RotaryScoresDependOnRelativePositionOnly) {
@@ -298,6 +322,13 @@ TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
     EXPECT_EQ(r.record.script, gemm.script);
     EXPECT_EQ(r.record.status, db::RecordStatus::kOk) << r.record.error.value_or("");
   }
+  // Without --target, the GPU where one can be used, else the CPU.
+  const std::string auto_command = std::string(DRAGON_BINARY_DIR) + "/dragon optimize '" + gemm.workload +
+                                   "' --model " + weights + " --attempts 1 --temperature 0 --no-db > " + log_path +
+                                   " 2>&1";
+  ASSERT_EQ(std::system(auto_command.c_str()), 0) << read_text_file(log_path);
+  const std::string expected = runtime::cuda_device_available() ? "(target cuda)" : "(target cpu)";
+  EXPECT_NE(read_text_file(log_path).find(expected), std::string::npos) << read_text_file(log_path);
   fs::remove_all(root);
 }
 
@@ -494,8 +525,14 @@ TEST(Sampling, TemperatureZeroIsDeterministicAndSeedsRepeat) {
   EXPECT_EQ(a.tokens, b.tokens) << "greedy ignores the seed";
   // The first greedy token is the argmax of the logits.
   torch::NoGradGuard no_grad;
-  torch::Tensor ids = torch::tensor(std::vector<int64_t>(head.begin(), head.end())).view({1, -1});
-  if (!a.tokens.empty()) EXPECT_EQ(a.tokens[0], model->forward(ids)[0][-1].argmax().item<int64_t>());
+  // Every greedy token is the argmax of the whole sequence's last logits (generation reads
+  // one new token a step through its cache).
+  std::vector<int64_t> sequence(head.begin(), head.end());
+  for (TokenId t : a.tokens) {
+    torch::Tensor whole = torch::tensor(sequence).view({1, -1});
+    EXPECT_EQ(t, model->forward(whole)[0][-1].argmax().item<int64_t>()) << "after " << sequence.size() << " tokens";
+    sequence.push_back(t);
+  }
   const SamplingSettings hot{.temperature = 1.0, .top_p = 0.95, .max_new_tokens = 12, .seed = 5};
   EXPECT_EQ(generate(model, head, eos, hot, nullptr).tokens, generate(model, head, eos, hot, nullptr).tokens);
 }
