@@ -35,22 +35,35 @@ bool uses(const ir::Expr& e, const ir::VarNode* var) {
   return f.found;
 }
 
-// Whether every block realized under `loop` (in its scope) binds the loop only into
-// spatial iteration variables.
-bool data_parallel(const ir::ForNode* loop) {
+// How the blocks realized under `loop` (in its scope) bind the loop's variable.
+struct LoopUses {
+  bool reduce = false;   // into some non-spatial iteration variable
+  bool spatial = false;  // into some spatial one
+};
+
+LoopUses loop_uses(const ir::ForNode* loop) {
   struct Checker : ir::StmtVisitor {
     const ir::VarNode* var;
-    bool ok = true;
+    LoopUses found;
     using ir::StmtVisitor::visit_;
     void visit_(const ir::BlockRealizeNode* op) override {
       for (size_t i = 0; i < op->iter_values.size(); ++i) {
-        if (op->block->iter_vars[i].kind != ir::IterKind::kSpatial && uses(op->iter_values[i], var)) ok = false;
+        if (!uses(op->iter_values[i], var)) continue;
+        (op->block->iter_vars[i].kind == ir::IterKind::kSpatial ? found.spatial : found.reduce) = true;
       }
     }
   } c;
   c.var = loop->loop_var.get();
   c.visit(loop->body);
-  return c.ok;
+  return c.found;
+}
+
+// A loop of one iteration whose variable no block uses: simplification removed it from
+// every binding, so it may be the outer piece of a split reduction (a cross-thread
+// reduction's whose thread count covered the whole axis) as well as a spatial axis.
+bool unit_and_unused(const ir::ForNode* loop) {
+  const LoopUses u = loop_uses(loop);
+  return !u.spatial && !u.reduce && ir::is_const_int(loop->extent, 1);
 }
 
 bool fusable(const ir::ForNode* loop) {
@@ -83,10 +96,15 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
   for (size_t i = 0; i < loops.size(); ++i) {
     const ir::ForNode* f = sch.get(loops[i]);
     if (previous != nullptr && previous->body.get() != static_cast<const ir::StmtNode*>(f)) break;
-    if (!fusable(f) || !data_parallel(f)) break;
+    if (!fusable(f) || loop_uses(f).reduce) break;
     prefix = i + 1;
     previous = f;
   }
+  // The fused loops never end on a unit loop nothing uses: under other decisions (a smaller
+  // thread count) the same trace may give that loop more iterations and a reduction's
+  // binding, and the recorded fuse would then fail on replay. Units followed by a used
+  // loop stay in: a spatial axis of extent 1 (batch 1) is the usual reason for them.
+  while (prefix > 0 && unit_and_unused(sch.get(loops[prefix - 1]))) --prefix;
   if (thread_bound) prefix = std::min(prefix, first_thread);
   LoopRV fused;
   if (prefix == 0) {

@@ -10,7 +10,10 @@
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/search/auto_bind.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
 #include "unit/schedule/schedule_test_util.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::search {
 namespace {
@@ -151,6 +154,33 @@ TEST(AutoBind, SamplesTheThreadCountAmongTheCandidates) {
     EXPECT_EQ(b.loops[0].second * b.loops[1].second, 512);
     EXPECT_NE(sch.trace().to_string().find("SampleCategorical"), std::string::npos);
     EXPECT_TRUE(replays_exactly(sch));
+  }
+}
+
+// A sketch records the loops AutoBind fused under its own draws. When a cross-thread
+// reduction's thread count covered the whole axis, the outer piece of that split is a unit
+// loop nothing uses (simplified away) and looks data-parallel; fused, it became a
+// reduction's loop under every smaller thread count and those candidates failed to replay
+// (group norm at batch 1: 9 of 80). Every candidate of these sketches now replays; what
+// fails, fails for the GPU's limits.
+TEST(AutoBind, FusedLoopsStayDataParallelUnderEveryDecision) {
+  for (const std::string spec : {"group_norm:shape=1x512x64x64,num_groups=32,dtype=f16",
+                                 "batch_norm:shape=1x96x56x56,eps=1e-05,training=true,dtype=f16",
+                                 "softmax:shape=1x4096"}) {
+    SCOPED_TRACE(spec);
+    const ir::PrimFunc func = workload(spec);
+    const std::vector<Sketch> sketches = generate_design_space(func, testing::kH200, RuleSet::cuda());
+    int ok = 0;
+    for (int64_t seed = 1; seed <= 60; ++seed) {
+      const CandidateResult r =
+          sample_candidate(sketches[static_cast<size_t>(seed) % sketches.size()], func, testing::kH200, RuleSet::cuda(), seed);
+      if (r.ok()) {
+        ++ok;
+        continue;
+      }
+      EXPECT_NE(r.failure().kind, FailureKind::kReplay) << "seed " << seed << ": " << r.failure().message;
+    }
+    EXPECT_GT(ok, 0);
   }
 }
 
