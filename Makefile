@@ -8,7 +8,8 @@ CMAKE_FLAGS ?=
 UNITY ?= ON
 JOBS ?= $(shell nproc)
 DEMO_SPEC ?= matmul:m=128,n=128,k=128
-# What scripts/demo.sh runs (the dragon target brings dragon-kernel-runner with it).
+# What scripts/demo.sh runs (the dragon target brings dragon-kernel-runner with it, and
+# dragon-model, which `dragon optimize` asks for scripts, where libtorch is found).
 DEMO_TARGETS ?= dragon
 # Seconds per libFuzzer target in `make test`: a smoke run (every seed, then mutations of
 # them); `make fuzz` runs them longer.

@@ -3,11 +3,12 @@
 # run on the reference interpreter, the generated C++ checked against it, and for a
 # matmul expert schedule scripts applied: one compiled to C++ and checked, one for the
 # GPU compiled to CUDA and a CUBIN (NVRTC, no GPU needed), run, checked and timed on the
-# GPU when there is one.
+# GPU when there is one; then the main job, `dragon optimize` with the shipped model.
 # Usage: scripts/demo.sh BUILD_DIR SPEC
 set -euo pipefail
 build_dir=${1:-build}
 spec=${2:-matmul:m=128,n=128,k=128}
+DEMO_ATTEMPTS=${DEMO_ATTEMPTS:-4}
 dragon="$build_dir/dragon"
 
 echo "== Little Dragon demo: $spec"
@@ -49,11 +50,15 @@ if [[ $spec == matmul:m=128,n=128,k=128 ]]; then
   rm -f /tmp/dragon-demo-gpu.txt
 fi
 echo
-# Until the model ships (issue 20), the main job is search: a short CPU tuning run whose
-# every candidate is checked against the interpreter before its time is recorded.
+# The main job: the shipped model (data/model/) writes scripts for the workload; each is
+# replayed, built, checked against the unscheduled function and timed beside the default
+# schedule, on the GPU where there is one, else on the CPU backend.
+model=data/model/model.safetensors
 db=$(mktemp -d)/demo.db
-echo "-- search: dragon tune on the CPU, 16 trials (records in $db)"
-"$dragon" tune "$spec" --target cpu --trials 16 --db "$db" 2>&1 | tail -n 6
+echo "-- the main job: dragon optimize with the shipped model ($model), $DEMO_ATTEMPTS attempts"
+start=$(date +%s)
+"$dragon" optimize "$spec" --model "$model" --attempts "$DEMO_ATTEMPTS" --db "$db" 2>&1
+echo "   ($(($(date +%s) - start)) s; every attempt stored in the tuning database)"
 rm -rf "$(dirname "$db")"
 echo
 echo "-- $("$dragon" ops | tail -n 1)"

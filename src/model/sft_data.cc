@@ -7,9 +7,7 @@
 
 #include <filesystem>
 
-#include "dragon/support/compressed_jsonl.h"
-#include "dragon/data/example.h"
-#include "dragon/data/manifest.h"
+#include "dragon/data/data_set_reader.h"
 #include "dragon/data/prompt.h"
 #include "dragon/script/script.h"
 #include "dragon/support/error.h"
@@ -91,25 +89,19 @@ SftRecord sft_record_of(data::Example example, PromptForm prompt, std::string_vi
 }
 
 SftSplits read_data_set(const std::filesystem::path& dir, PromptForm prompt) {
-  const data::Manifest manifest = data::read_manifest(dir.string());
-  if (manifest.shards.empty()) throw UserError(fmt::format("{}: the data set's manifest lists no shard", dir.string()));
+  data::DataSetContents contents = data::read_data_set(dir.string());
   SftSplits out;
   int64_t held_out = 0;
-  for (const data::ShardSummary& shard : manifest.shards) {
-    const std::string path = (dir / shard.file_name()).string();
-    const std::vector<std::string> lines = support::read_compressed_jsonl(path);
-    for (size_t i = 0; i < lines.size(); ++i) {
-      const int line_number = static_cast<int>(i + 1);
-      data::Example example = data::parse_example_line(lines[i], path, line_number);
-      switch (example.split) {
-        case data::Split::kTrain: out.train.push_back(sft_record_of(std::move(example), prompt, path, line_number)); break;
-        case data::Split::kValidation:
-          out.validation.push_back(sft_record_of(std::move(example), prompt, path, line_number));
-          break;
-        case data::Split::kHeldOut: ++held_out; break;
-      }
+  for (data::LocatedExample& e : contents.examples) {
+    switch (e.example.split) {
+      case data::Split::kTrain: out.train.push_back(sft_record_of(std::move(e.example), prompt, e.file, e.line)); break;
+      case data::Split::kValidation:
+        out.validation.push_back(sft_record_of(std::move(e.example), prompt, e.file, e.line));
+        break;
+      case data::Split::kHeldOut: ++held_out; break;
     }
   }
+  const data::Manifest& manifest = contents.manifest;
   out.source = fmt::format("data set {} ({} of {} shards, corpus {}; {} held-out examples not read)", dir.string(),
                            manifest.shards.size(), manifest.shard_count, manifest.corpus, held_out);
   return out;

@@ -4,8 +4,6 @@
 // database, and the fastest verified one is printed with its speedup. Argument parsing,
 // orchestration and printing only: the model runs in dragon-model (model_binary.h), the
 // measuring is search's measurer for the target (tune_environments.h).
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,16 +15,11 @@
 #include "commands.h"
 #include "dragon/db/database.h"
 #include "dragon/ops/op_registry.h"
-#include "dragon/schedule/schedule.h"
-#include "dragon/schedule/schedule_error.h"
-#include "dragon/schedule/trace.h"
 #include "dragon/script/script.h"
 #include "dragon/search/result_record.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
-#include "dragon/support/subprocess.h"
-#include "model_binary.h"
-#include "proposal_lines.h"
+#include "model_attempts.h"
 #include "run_provenance.h"
 #include "tune_environments.h"
 
@@ -38,80 +31,12 @@ namespace fs = std::filesystem;
 struct OptimizeOptions {
   std::string spec;
   std::string model;  // empty: $DRAGON_MODEL, else the shipped model
-  int attempts = 8;
+  ModelQuestion question;
   std::string refine_file;
   std::string target = "auto";
   std::string db = "dragon.db";
   bool no_db = false;
-  double temperature = 0.8;
-  double top_p = 0.95;
-  uint64_t seed = 0;
-  bool unconstrained = false;
-  std::string prompt;  // empty: the model's own form
-  int threads = 0;
 };
-
-// The model a user gets without --model: $DRAGON_MODEL, else the one the repository ships.
-std::string default_model_path() {
-  if (const char* env = std::getenv("DRAGON_MODEL"); env != nullptr && *env != '\0') return env;
-  return (fs::path(DRAGON_SOURCE_DIR) / "data" / "model" / "model.safetensors").string();
-}
-
-// One attempt on its way to the measurer: the canonical script and the scheduled function,
-// or why it never got that far.
-struct Attempt {
-  model::Proposal proposal;
-  std::string script;                  // canonical (re-encoded); empty when it does not decode
-  std::optional<ir::PrimFunc> scheduled;
-  std::optional<search::MeasureResult> result;
-};
-
-Attempt prepare(const model::Proposal& proposal, const ir::PrimFunc& func) {
-  Attempt a{proposal, "", std::nullopt, std::nullopt};
-  schedule::Trace trace;
-  try {
-    trace = script::decode(proposal.script);
-  } catch (const UserError& e) {
-    a.result = search::MeasureResult::failure(search::MeasureStatus::kApplyFailed,
-                                              fmt::format("does not decode (stopped at {}): {}", proposal.stop, e.what()));
-    return a;
-  }
-  a.script = script::encode(trace);
-  try {
-    a.scheduled = schedule::replay(trace, func).func();
-  } catch (const schedule::ScheduleError& e) {
-    a.result = search::MeasureResult::failure(search::MeasureStatus::kApplyFailed, e.what());
-  } catch (const UserError& e) {
-    a.result = search::MeasureResult::failure(search::MeasureStatus::kApplyFailed, e.what());
-  }
-  return a;
-}
-
-std::vector<model::Proposal> run_model(const OptimizeOptions& o, const std::string& model_path) {
-  char pattern[] = "/tmp/dragon-optimize-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) throw UserError("optimize: cannot make a temporary folder in /tmp");
-  const fs::path folder(pattern);
-  const std::string out = (folder / "proposals.jsonl").string();
-  std::vector<std::string> argv = {model_binary_path(), "propose", o.spec, "--model", model_path,
-                                   "--attempts", std::to_string(o.attempts), "--temperature", fmt::format("{}", o.temperature),
-                                   "--top-p", fmt::format("{}", o.top_p), "--seed", std::to_string(o.seed),
-                                   "--out", out};
-  if (!o.prompt.empty()) argv.insert(argv.end(), {"--prompt", o.prompt});
-  if (!o.refine_file.empty()) argv.insert(argv.end(), {"--refine", o.refine_file});
-  if (o.unconstrained) argv.push_back("--unconstrained");
-  if (o.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(o.threads)});
-  const ProcessResult run = run_process(argv, {});
-  std::vector<model::Proposal> proposals;
-  if (run.started && run.exit_code == 0) proposals = read_proposal_lines(out);
-  std::error_code ignored;
-  fs::remove_all(folder, ignored);
-  if (!run.started) throw UserError("optimize: cannot start dragon-model: " + run.start_error);
-  if (run.exit_code != 0) {
-    throw UserError(run.signal != 0 ? fmt::format("optimize: dragon-model died of signal {}", run.signal)
-                                    : fmt::format("optimize: dragon-model failed (exit {})", run.exit_code));
-  }
-  return proposals;
-}
 
 int run_optimize(const OptimizeOptions& o) {
   const ops::Workload workload = ops::OpRegistry::global().make_workload(o.spec);
@@ -119,16 +44,22 @@ int run_optimize(const OptimizeOptions& o) {
   if (!fs::is_regular_file(model_path)) {
     throw UserError(fmt::format(
         "optimize: no model at {}{}; give --model PATH (a model.safetensors written by `dragon train sft`)", model_path,
-        o.model.empty() ? " (the repository ships no trained model yet)" : ""));
+        o.model.empty() ? " (the model the repository ships is missing)" : ""));
   }
-  if (!o.refine_file.empty()) script::decode(read_text_file(o.refine_file));  // a bad script fails before sampling
+  ModelQuestion question = o.question;
+  question.spec = o.spec;
+  question.model_path = model_path;
+  if (!o.refine_file.empty()) {
+    question.refine_script = read_text_file(o.refine_file);
+    script::decode(*question.refine_script);  // a bad script fails before sampling
+  }
 
-  std::fprintf(stderr, "asking the model (%s) for %d %s of %s...\n", model_path.c_str(), o.attempts,
+  std::fprintf(stderr, "asking the model (%s) for %d %s of %s...\n", model_path.c_str(), question.attempts,
                o.refine_file.empty() ? "scripts" : "refinements", workload.spec.c_str());
-  const std::vector<model::Proposal> proposals = run_model(o, model_path);
+  const std::vector<model::Proposal> proposals = ask_model(question);
 
   const std::string target = resolve_target(o.target);
-  const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target});
+  const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target, .rules_file = ""});
   search::TaskEnvironment env = environments->environment({workload.spec, workload.spec, workload.func, 1});
   search::Measurer& measurer = *env.measurer;
   std::optional<db::Database> database;
@@ -147,7 +78,7 @@ int run_optimize(const OptimizeOptions& o) {
 
   // The default schedule first, then every attempt that replays, in one measured batch.
   std::vector<Attempt> attempts;
-  for (const model::Proposal& p : proposals) attempts.push_back(prepare(p, workload.func));
+  for (const model::Proposal& p : proposals) attempts.push_back(prepare_attempt(p, workload.func));
   std::vector<ir::PrimFunc> batch = {env.default_schedule};
   for (const Attempt& a : attempts) {
     if (a.scheduled) batch.push_back(*a.scheduled);
@@ -208,21 +139,13 @@ Command add_optimize_command(CLI::App& app) {
       "optimize", "Ask the little dragon for scripts, verify and time them, keep the fastest (every attempt to --db)");
   sub->add_option("spec", o->spec, "Op spec, e.g. matmul:m=128,n=128,k=128")->required();
   sub->add_option("--model", o->model, "The model's weights (default: $DRAGON_MODEL, else the shipped model)");
-  sub->add_option("--attempts", o->attempts, "Scripts to ask for")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--refine", o->refine_file, "A script file to improve instead of writing one from scratch");
   sub->add_option("--target", o->target, "cpu, cuda or auto (cuda where a CUDA device can be used, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
   sub->add_option("--db", o->db, "The tuning database every attempt is stored in")->capture_default_str();
   sub->add_flag("--no-db", o->no_db, "Store nothing");
-  sub->add_option("--temperature", o->temperature, "Sampling temperature (0: greedy)")->capture_default_str();
-  sub->add_option("--top-p", o->top_p, "Nucleus sampling mass")->capture_default_str();
-  sub->add_option("--seed", o->seed, "Attempt i samples with seed + i")->capture_default_str();
-  sub->add_flag("--unconstrained", o->unconstrained, "Sample without the constrained decoder");
-  sub->add_option("--prompt", o->prompt,
-                  "How the model reads the workload: ir or spec (default: as the model was trained, from its file)")
-      ->check(CLI::IsMember({"ir", "spec"}));
-  sub->add_option("--threads", o->threads, "CPU threads for the model (0: libtorch's default)");
+  add_sampling_flags(sub, o->question);
   return [o]() { return run_optimize(*o); };
 }
 

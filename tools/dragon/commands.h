@@ -32,5 +32,6 @@ Command add_train_command(CLI::App& app);
 Command add_data_command(CLI::App& app);  // cmd_data.cc
 Command add_propose_command(CLI::App& app);
 Command add_optimize_command(CLI::App& app);
+Command add_evaluate_command(CLI::App& app);  // cmd_evaluate.cc
 
 }  // namespace dragon::cli

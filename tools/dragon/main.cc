@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add(dragon::cli::add_data_command);
   add(dragon::cli::add_propose_command);
   add(dragon::cli::add_optimize_command);
+  add(dragon::cli::add_evaluate_command);
 #endif
 
   try {

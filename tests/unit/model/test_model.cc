@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -13,7 +14,10 @@
 #include <fstream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint.h"
+#include "dragon/data/data_set_reader.h"
 #include "dragon/db/database.h"
 #include "dragon/model/lr_schedule.h"
 #include "dragon/model/propose.h"
@@ -559,8 +563,64 @@ TEST(Sampling, ConstraintKeepsEveryPrefixViable) {
       const std::string text = tok().decode(std::span(g.tokens).first(n));
       EXPECT_TRUE(judge.is_viable(text)) << "seed " << seed << ": " << text;
     }
-    if (g.stop == Generation::Stop::kEos) EXPECT_TRUE(judge.is_complete(tok().decode(g.tokens)));
+    if (g.stop == Generation::Stop::kEos) {
+      EXPECT_TRUE(judge.is_complete(tok().decode(g.tokens)));
+    }
   }
+}
+
+// `dragon evaluate` end to end on the CPU: a data set searched in seconds (`dragon data
+// build` on one small workload), an untrained model whose constrained attempts replay
+// (whether they verify does not matter here); one JSON line per example, a summary, a
+// second run that measures nothing new, and a third with other settings refused.
+TEST(Evaluate, WritesALinePerExampleResumesAndRefusesOtherSettings) {
+  const fs::path root = fs::temp_directory_path() / "dragon_test_evaluate";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  auto dragon = [&](const std::string& args) {
+    const std::string log = (root / "log.txt").string();
+    const int status = std::system((std::string(DRAGON_BINARY_DIR) + "/dragon " + args + " > " + log + " 2>&1").c_str());
+    return std::pair<int, std::string>(status, read_text_file(log));
+  };
+  std::ofstream(root / "specs.txt") << "matmul:m=64,n=64,k=64\n";
+  const std::string set = (root / "set").string();
+  auto [built, build_log] = dragon("data build --corpus " + (root / "specs.txt").string() + " --db " +
+                                   (root / "tune.db").string() + " --out " + set +
+                                   " --target cpu --trials 6 --batch 3 --seed 5 --quiet");
+  ASSERT_EQ(built, 0) << build_log;
+  const data::DataSetContents contents = data::read_data_set(set);
+  ASSERT_FALSE(contents.examples.empty()) << "a tuned 64^3 matmul beats its default schedule";
+  const std::string split(data::split_id(contents.examples.front().example.split));
+
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 29);
+  const std::string weights = (root / "model.safetensors").string();
+  write_tensor_file(weights, checkpoint_tensors(model, StorageType::kF32, nullptr, std::nullopt, {{"prompt", "spec"}}));
+  const std::string out = (root / "evaluation.jsonl").string();
+  const std::string evaluate = "evaluate --data " + set + " --split " + split + " --model " + weights +
+                               " --target cpu --limit 1 --out " + out;
+
+  auto [first, first_log] = dragon(evaluate + " --attempts 2");
+  ASSERT_EQ(first, 0) << first_log;
+  const std::string lines = read_text_file(out);
+  const int64_t count = std::count(lines.begin(), lines.end(), '\n');
+  EXPECT_GE(count, 1);
+  EXPECT_LE(count, 2) << "--limit 1: one example per task";
+  const nlohmann::json line = nlohmann::json::parse(lines.substr(0, lines.find('\n')));
+  EXPECT_EQ(line.at("attempts"), 2);
+  EXPECT_EQ(line.at("workload"), "matmul:m=64,n=64,k=64,trans_a=false,trans_b=false,dtype=f32") << "canonical";
+  EXPECT_FALSE(line.at("target_ms").is_null()) << "the search's best verifies again: " << line.dump();
+  EXPECT_NE(first_log.find("per-attempt: applied"), std::string::npos) << first_log;
+
+  auto [second, second_log] = dragon(evaluate + " --attempts 2");
+  ASSERT_EQ(second, 0) << second_log;
+  EXPECT_EQ(read_text_file(out), lines) << "every example was measured already";
+  EXPECT_EQ(second_log.find("verified, best"), std::string::npos) << second_log;
+
+  auto [third, third_log] = dragon(evaluate + " --attempts 3");
+  EXPECT_NE(third, 0);
+  EXPECT_NE(third_log.find("other settings"), std::string::npos) << third_log;
+  fs::remove_all(root);
 }
 
 }  // namespace
