@@ -29,6 +29,13 @@
 #                         resuming BUILD_DIR/sft's checkpoint on a warm machine (SFT_FRESH=1: not);
 #                         model.safetensors comes back in parts of 15 MiB (model.safetensors.part-*;
 #                         cat them to rebuild it: the tool returns files of at most 16 MiB)
+#   evaluate              dragon evaluate --target cuda on the held-out split of the data set the
+#                         data stages wrote (or EVAL_DATA) with the model the sft stage just
+#                         trained (or EVAL_MODEL; default the shipped data/model/model.safetensors),
+#                         EVAL_LIMIT (20) examples per task, EVAL_ATTEMPTS (8) attempts, constrained
+#                         and, with EVAL_UNCONSTRAINED=1, also unconstrained; resumable through
+#                         BUILD_DIR/eval-*.jsonl on a warm machine; the lines come back as
+#                         $OUT/tune/eval-*.jsonl and the summaries in summary.md
 #   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
 #                         own; per problem the best after 64 trials over the best at the end
 #   kernelbench-export[:IDS]  per problem (comma-separated ids; default KB_EXPORT_PROBLEMS) the
@@ -106,6 +113,8 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.
 } >"$work/machine.txt" 2>&1
 echo "- machine: $(head -n 1 "$work/machine.txt" | cut -d' ' -f1-3), $(nproc) cores" >>"$summary"
 echo "- GPU at the start: ${gpu:-none visible (nvidia-smi found no device)}" >>"$summary"
+# h200, h100 or other: which committed data set (data/set/full-KIND) this machine grows.
+gpu_kind() { case "$gpu" in *H200*) echo h200 ;; *H100*) echo h100 ;; *) echo other ;; esac; }
 
 left() { echo $((deadline - ($(date +%s) - start))); }
 elapsed() { echo $(($(date +%s) - start)); }
@@ -380,7 +389,7 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       # grows: its shards and summaries are copied in first, so the manifest written after
       # this shard lists them all and `sft` trains on them all. Commit $OUT/tune/data back
       # there (logs.tgz holds it).
-      kind=$(case "$gpu" in *H200*) echo h200 ;; *H100*) echo h100 ;; *) echo other ;; esac)
+      kind=$(gpu_kind)
       if [ "${CORPUS:-full}" = full ] && [ -d "data/set/full-$kind" ] && [ ! -e "$work/data/manifest.json" ]; then
         mkdir -p "$work/data" && cp "data/set/full-$kind"/shard-* "$work/data/" 2>/dev/null
         note "$stage: continuing data/set/full-$kind ($(ls "$work/data" | grep -c '\.jsonl\.zst$') shards)"
@@ -451,6 +460,34 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         split -b 15M -d "$sft_out/model.safetensors" "$work/model.safetensors.part-"
         note "$stage: model.safetensors $(stat -c %s "$sft_out/model.safetensors") bytes, sha256 $(sha256sum "$sft_out/model.safetensors" | cut -c1-16), in $(ls "$work"/model.safetensors.part-* | wc -l) parts"
       fi
+      ;;
+    evaluate)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      if ! have_dragon; then note "$stage: dragon is not built (run the build stage first)"; status=1; continue; fi
+      # The model on examples no training run reads (issue 20's targets), measured here.
+      eval_model=${EVAL_MODEL:-}
+      [ -z "$eval_model" ] && [ -f "$build/sft/model.safetensors" ] && eval_model="$build/sft/model.safetensors"
+      [ -z "$eval_model" ] && eval_model=data/model/model.safetensors
+      eval_data=${EVAL_DATA:-$work/data}
+      [ -f "$eval_data/manifest.json" ] || eval_data=data/set/full-$(gpu_kind)
+      modes=(constrained)
+      [ "${EVAL_UNCONSTRAINED:-0}" = 1 ] && modes+=(unconstrained)
+      for mode in "${modes[@]}"; do
+        flags=()
+        [ "$mode" = unconstrained ] && flags+=(--unconstrained)
+        # Each mode gets an equal share of what is left; a stopped run resumes on a warm machine.
+        share=$(( ($(left) - 20) / ${#modes[@]} ))
+        [ "$mode" = unconstrained ] && share=$(( $(left) - 20 ))
+        timeout --kill-after=10 "$share" "$build/dragon" evaluate --data "$eval_data" --model "$eval_model" \
+          --target cuda --limit "${EVAL_LIMIT:-20}" --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" \
+          --out "$build/eval-$mode.jsonl" >"$work/eval-$mode.log" 2>&1
+        note "$stage ($mode): exit $? after $(elapsed) s; model $eval_model, data $eval_data"
+        # The summary of every line so far (a run cut by the timeout printed none).
+        "$build/dragon" evaluate --data "$eval_data" --model "$eval_model" --target cuda --limit 0 \
+          --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" --out "$build/eval-$mode.jsonl" --summary-only 2>&1 |
+          sed 's/^/    /' | tee -a "$summary"
+        cp "$build/eval-$mode.jsonl" "$work/" 2>/dev/null
+      done
       ;;
     efficiency:*)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi

@@ -53,6 +53,7 @@ struct EvaluateOptions {
   int64_t limit = 0;  // examples per task; 0: all
   std::string target = "auto";
   std::string out = "evaluation.jsonl";
+  bool summary_only = false;  // print what --out holds, measure nothing
 };
 
 // What must match for lines of --out to be summed with this run's.
@@ -255,6 +256,10 @@ int run_evaluate(const EvaluateOptions& o) {
     }
   }
 
+  if (o.summary_only) {
+    print_summary(summaries, settings);
+    return 0;
+  }
   const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target, .rules_file = ""});
   ModelQuestion base = o.question;
   base.model_path = model_path;
@@ -298,6 +303,7 @@ Command add_evaluate_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--out", o->out, "JSON lines, one per example, appended; an existing file is resumed")
       ->capture_default_str();
+  sub->add_flag("--summary-only", o->summary_only, "Print the summary of what --out holds; measure nothing");
   add_sampling_flags(sub, o->question);
   return [o]() { return run_evaluate(*o); };
 }

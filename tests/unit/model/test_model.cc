@@ -617,6 +617,10 @@ TEST(Evaluate, WritesALinePerExampleResumesAndRefusesOtherSettings) {
   EXPECT_EQ(read_text_file(out), lines) << "every example was measured already";
   EXPECT_EQ(second_log.find("verified, best"), std::string::npos) << second_log;
 
+  auto [summary, summary_log] = dragon(evaluate + " --attempts 2 --summary-only");
+  ASSERT_EQ(summary, 0) << summary_log;
+  EXPECT_NE(summary_log.find("per-attempt: applied"), std::string::npos) << summary_log;
+
   auto [third, third_log] = dragon(evaluate + " --attempts 3");
   EXPECT_NE(third, 0);
   EXPECT_NE(third_log.find("other settings"), std::string::npos) << third_log;
