@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dragon/data/corpus.h"
 #include "dragon/data/data_set_reader.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/schedule/schedule.h"
@@ -51,6 +52,7 @@ struct EvaluateOptions {
   std::string split = "held_out";
   std::string task = "both";
   int64_t limit = 0;  // examples per task; 0: all
+  double max_workload_mib = 0;  // leave out workloads whose buffers take more; 0: none left out
   std::string target = "auto";
   std::string out = "evaluation.jsonl";
   bool summary_only = false;  // print what --out holds, measure nothing
@@ -225,6 +227,11 @@ int run_evaluate(const EvaluateOptions& o) {
     if (e.example.split != *split) continue;
     if (o.task != "both" && o.task != data::example_kind_id(e.example.kind)) continue;
     if (o.limit > 0 && per_task[e.example.kind] >= o.limit) continue;
+    if (o.max_workload_mib > 0 &&
+        static_cast<double>(data::workload_bytes(ops::OpRegistry::global().make_workload(e.example.spec).func)) >
+            o.max_workload_mib * 1024 * 1024) {
+      continue;
+    }
     ++per_task[e.example.kind];
     chosen.push_back(&e);
   }
@@ -297,6 +304,10 @@ Command add_evaluate_command(CLI::App& app) {
       ->check(CLI::IsMember({"construction", "refinement", "both"}))
       ->capture_default_str();
   sub->add_option("--limit", o->limit, "At most this many examples per task, in data-set order (0: all)")
+      ->capture_default_str();
+  sub->add_option("--max-workload-mib", o->max_workload_mib,
+                  "Leave out workloads whose inputs and outputs take more MiB (the CPU backend verifies on the "
+                  "interpreter, minutes for GPU-sized workloads; 0: none left out)")
       ->capture_default_str();
   sub->add_option("--target", o->target, "cpu, cuda or auto (cuda where a CUDA device can be used, else cpu)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
