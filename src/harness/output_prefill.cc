@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "dragon/harness/output_comparison.h"
 #include "dragon/harness/seed_sequence.h"
+#include "dragon/support/error.h"
 
 namespace dragon::harness {
 namespace {
@@ -54,6 +56,19 @@ void fill_garbage(tensor::HostTensor& tensor, uint64_t seed) {
     } else {
       std::memcpy(static_cast<uint8_t*>(tensor.data()) + i * dtype.bytes(), &bits, static_cast<size_t>(dtype.bytes()));
     }
+  }
+}
+
+void keep_garbage_off(tensor::HostTensor& garbage, const tensor::HostTensor& written) {
+  DRAGON_CHECK(garbage.dtype() == written.dtype() && garbage.num_elements() == written.num_elements(),
+               "keep_garbage_off: the garbage and the written output differ in type or size");
+  tensor::HostTensor sentinel = garbage;
+  fill_sentinel(sentinel);
+  const int64_t width = garbage.dtype().bytes();
+  for (int64_t i = 0; i < garbage.num_elements(); ++i) {
+    if (!same_bits(garbage, written, i)) continue;
+    std::memcpy(static_cast<uint8_t*>(garbage.data()) + i * width,
+                static_cast<const uint8_t*>(sentinel.data()) + i * width, static_cast<size_t>(width));
   }
 }
 

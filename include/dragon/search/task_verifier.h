@@ -63,8 +63,11 @@ class TaskVerifier {
     std::vector<tensor::HostTensor> args;  // inputs drawn, outputs the sentinel
     std::vector<harness::ReferenceOutput> reference;
   };
+  // With `earlier` (a run's arguments on the same set), garbage equal to what that run
+  // wrote is not taken for an unwritten element (harness::keep_garbage_off).
   CheckResult run_and_check(harness::Candidate& candidate, size_t index, bool garbage,
-                            std::vector<tensor::HostTensor>& args) const;
+                            std::vector<tensor::HostTensor>& args,
+                            const std::vector<tensor::HostTensor>* earlier = nullptr) const;
   CheckResult judge(const InputSet& set, const std::vector<tensor::HostTensor>& args,
                     const std::vector<tensor::HostTensor>& prefill, std::string_view which) const;
 
