@@ -76,12 +76,10 @@ std::string source_of(const data::LocatedExample& e) {
   return fmt::format("{}:{}", fs::path(e.file).filename().string(), e.line);
 }
 
-std::optional<double> median_of(const search::MeasureResult& r) { return r.median_ms(); }
-
 json ms_or_null(const std::optional<double>& ms) { return ms ? json(*ms) : json(nullptr); }
 
 // Measures one example and returns its line.
-json evaluate_example(const data::LocatedExample& located, const EvaluateOptions& o, const ModelQuestion& base,
+json evaluate_example(const data::LocatedExample& located, const ModelQuestion& base,
                       TuneEnvironments& environments, const json& settings) {
   const data::Example& example = located.example;
   const bool refinement = example.kind == data::ExampleKind::kRefinement;
@@ -121,13 +119,13 @@ json evaluate_example(const data::LocatedExample& located, const EvaluateOptions
     statuses[status] = statuses.value(status, 0) + 1;
     tokens += a.proposal.tokens;
     model_seconds += a.proposal.seconds;
-    if (const std::optional<double> ms = median_of(*a.result)) {
+    if (const std::optional<double> ms = a.result->median_ms()) {
       ++verified;
       best_ms = best_ms ? std::min(*best_ms, *ms) : *ms;
     }
   }
-  const std::optional<double> prompt_ms = median_of(results.at(0));
-  const std::optional<double> target_ms = median_of(results.at(1));
+  const std::optional<double> prompt_ms = results.at(0).median_ms();
+  const std::optional<double> target_ms = results.at(1).median_ms();
   json line{{"source", source_of(located)},
             {"task", refinement ? "refinement" : "construction"},
             {"workload", example.spec},
@@ -277,7 +275,7 @@ int run_evaluate(const EvaluateOptions& o) {
     ++index;
     const std::string source = source_of(*e);
     if (done.contains(source)) continue;
-    const json line = evaluate_example(*e, o, base, *environments, settings);
+    const json line = evaluate_example(*e, base, *environments, settings);
     out << line.dump() << '\n';
     out.flush();
     add_to_summary(line, summaries);
