@@ -470,6 +470,10 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       [ -z "$eval_model" ] && eval_model=data/model/model.safetensors
       eval_data=${EVAL_DATA:-$work/data}
       [ -f "$eval_data/manifest.json" ] || eval_data=data/set/full-$(gpu_kind)
+      # A GPU kind with no committed set yet evaluates on another kind's held-out workloads:
+      # every figure is measured again here, the search's best script included.
+      [ -f "$eval_data/manifest.json" ] || eval_data=$(ls -d data/set/full-*/ 2>/dev/null | head -n 1)
+      eval_data=${eval_data%/}
       modes=(constrained)
       [ "${EVAL_UNCONSTRAINED:-0}" = 1 ] && modes+=(unconstrained)
       for mode in "${modes[@]}"; do
