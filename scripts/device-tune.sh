@@ -35,7 +35,8 @@
 #                         EVAL_LIMIT (20) examples per task, EVAL_ATTEMPTS (8) attempts, constrained
 #                         and, with EVAL_UNCONSTRAINED=1, also unconstrained; resumable through
 #                         BUILD_DIR/eval-*.jsonl on a warm machine; the lines come back as
-#                         $OUT/tune/eval-*.jsonl and the summaries in summary.md
+#                         $OUT/tune/eval-{trained,shipped}-MODE.jsonl and the summaries in summary.md
+#   evaluate:shipped      the same with the shipped model whatever the sft stage trained
 #   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
 #                         own; per problem the best after 64 trials over the best at the end
 #   kernelbench-export[:IDS]  per problem (comma-separated ids; default KB_EXPORT_PROBLEMS) the
@@ -64,7 +65,7 @@
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
 # DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
 # SFT_PROMPT (spec), SFT_CONTEXT (2048), SFT_STEPS (600), SFT_BATCH (16), SFT_LR (5e-4),
-# EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# EVAL_SECONDS (the most an evaluate mode may take), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -461,13 +462,18 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         note "$stage: model.safetensors $(stat -c %s "$sft_out/model.safetensors") bytes, sha256 $(sha256sum "$sft_out/model.safetensors" | cut -c1-16), in $(ls "$work"/model.safetensors.part-* | wc -l) parts"
       fi
       ;;
-    evaluate)
+    evaluate|evaluate:shipped)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
       if ! have_dragon; then note "$stage: dragon is not built (run the build stage first)"; status=1; continue; fi
       # The model on examples no training run reads (issue 20's targets), measured here.
+      # evaluate:shipped always takes the shipped model, so one call can measure it beside the
+      # model its sft stage trains; each model's lines go to a file of their own.
       eval_model=${EVAL_MODEL:-}
+      [ "$stage" = evaluate:shipped ] && eval_model=data/model/model.safetensors
       [ -z "$eval_model" ] && [ -f "$build/sft/model.safetensors" ] && eval_model="$build/sft/model.safetensors"
       [ -z "$eval_model" ] && eval_model=data/model/model.safetensors
+      label=trained
+      [ "$eval_model" = data/model/model.safetensors ] && label=shipped
       eval_data=${EVAL_DATA:-$work/data}
       [ -f "$eval_data/manifest.json" ] || eval_data=data/set/full-$(gpu_kind)
       # A GPU kind with no committed set yet evaluates on another kind's held-out workloads:
@@ -482,15 +488,17 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         # Each mode gets an equal share of what is left; a stopped run resumes on a warm machine.
         share=$(( ($(left) - 20) / ${#modes[@]} ))
         [ "$mode" = unconstrained ] && share=$(( $(left) - 20 ))
+        # EVAL_SECONDS caps a mode, so the stages after it still run.
+        [ -n "${EVAL_SECONDS:-}" ] && [ "$EVAL_SECONDS" -lt "$share" ] && share=$EVAL_SECONDS
         timeout --kill-after=10 "$share" "$build/dragon" evaluate --data "$eval_data" --model "$eval_model" \
           --target cuda --limit "${EVAL_LIMIT:-20}" --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" \
-          --out "$build/eval-$mode.jsonl" >"$work/eval-$mode.log" 2>&1
-        note "$stage ($mode): exit $? after $(elapsed) s; model $eval_model, data $eval_data"
+          --out "$build/eval-$label-$mode.jsonl" >"$work/eval-$label-$mode.log" 2>&1
+        note "$stage ($label model, $mode): exit $? after $(elapsed) s; model $eval_model, data $eval_data"
         # The summary of every line so far (a run cut by the timeout printed none).
         "$build/dragon" evaluate --data "$eval_data" --model "$eval_model" --target cuda --limit 0 \
-          --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" --out "$build/eval-$mode.jsonl" --summary-only 2>&1 |
+          --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" --out "$build/eval-$label-$mode.jsonl" --summary-only 2>&1 |
           sed 's/^/    /' | tee -a "$summary"
-        cp "$build/eval-$mode.jsonl" "$work/" 2>/dev/null
+        cp "$build/eval-$label-$mode.jsonl" "$work/" 2>/dev/null
       done
       ;;
     efficiency:*)
