@@ -2,9 +2,12 @@
 // greedily (no constraint, so only the model is timed) after a P-token prompt, once with
 // generate() (the prompt read once, then one position a step) and once the way sampling
 // worked before the cache (every step a forward pass over the whole sequence so far). Both
-// must write the same tokens; it prints ms per token of each and the ratio.
+// must write the same tokens; it prints ms per token of each and the ratio. Then K
+// continuations sampled at temperature 1 (seeds 1..K), one at a time and side by side
+// (generate_side_by_side: one batch a step), which must also write the same tokens.
 //
-//   bench_generation [N [P [PRESET [THREADS]]]]   (N 512, P 32, PRESET small, THREADS: libtorch's)
+//   bench_generation [N [P [PRESET [THREADS [K]]]]]   (N 512, P 32, PRESET small, THREADS:
+//                                                      libtorch's, K 8)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +26,7 @@ int main(int argc, char** argv) {
   const int64_t p = argc > 2 ? std::atoll(argv[2]) : 32;
   const std::string preset = argc > 3 ? argv[3] : "small";
   if (argc > 4) torch::set_num_threads(std::atoi(argv[4]));
+  const int64_t k = argc > 5 ? std::atoll(argv[5]) : 8;
   const script::Tokenizer& tokenizer = script::Tokenizer::standard();
   model::ModelConfig config = model::ModelConfig::preset(preset, static_cast<int64_t>(tokenizer.size()));
   model::Transformer transformer(config, 1);
@@ -57,5 +61,27 @@ int main(int argc, char** argv) {
   std::printf("key/value cache:       %8.2f ms/token (%.2f s)\n", 1e3 * cached_s / cached.tokens.size(), cached_s);
   std::printf("whole sequence a step: %8.2f ms/token (%.2f s)\n", 1e3 * whole_s / whole.size(), whole_s);
   std::printf("ratio %.1fx; same tokens: %s\n", whole_s / cached_s, cached.tokens == whole ? "yes" : "NO");
-  return cached.tokens == whole ? 0 : 1;
+
+  std::vector<model::SamplingSettings> settings;
+  for (int64_t i = 0; i < k; ++i)
+    settings.push_back({.temperature = 1, .top_p = 1, .max_new_tokens = n, .seed = static_cast<uint64_t>(i + 1)});
+  start = clock::now();
+  std::vector<model::Generation> alone;
+  for (const model::SamplingSettings& s : settings) alone.push_back(model::generate(transformer, prompt, never, s, nullptr));
+  const double alone_s = std::chrono::duration<double>(clock::now() - start).count();
+  start = clock::now();
+  const std::vector<model::Generation> together =
+      model::generate_side_by_side(transformer, prompt, never, settings, std::vector<model::TokenConstraint*>(k, nullptr));
+  const double together_s = std::chrono::duration<double>(clock::now() - start).count();
+  size_t tokens = 0;
+  bool same = true;
+  for (int64_t i = 0; i < k; ++i) {
+    tokens += together[i].tokens.size();
+    same = same && together[i].tokens == alone[i].tokens;
+  }
+  std::printf("%lld sampled continuations, %zu tokens in all\n", static_cast<long long>(k), tokens);
+  std::printf("one at a time:         %8.2f ms/token (%.2f s)\n", 1e3 * alone_s / tokens, alone_s);
+  std::printf("side by side:          %8.2f ms/token (%.2f s)\n", 1e3 * together_s / tokens, together_s);
+  std::printf("ratio %.1fx; same tokens: %s\n", alone_s / together_s, same ? "yes" : "NO");
+  return cached.tokens == whole && same ? 0 : 1;
 }

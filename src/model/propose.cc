@@ -1,7 +1,7 @@
 // propose(): prompt, sample, decode (propose.h).
 #include "dragon/model/propose.h"
 
-#include <chrono>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -37,25 +37,31 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
                                 prompt.size(), model->config.context));
   }
 
-  std::optional<ScriptConstraint> constraint;
-  if (request.constrained) {
-    constraint.emplace(tokenizer, ops::OpRegistry::global().make_workload(request.workload).func);
+  // The attempts are sampled side by side; each has a constraint of its own (a decoder
+  // follows one prefix).
+  std::vector<std::unique_ptr<ScriptConstraint>> constraints;
+  std::vector<TokenConstraint*> constraint_of;
+  std::vector<SamplingSettings> sampling;
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload(request.workload).func;
+  for (int i = 0; i < request.attempts; ++i) {
+    if (request.constrained) constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func));
+    constraint_of.push_back(request.constrained ? constraints.back().get() : nullptr);
+    sampling.push_back(SamplingSettings{.temperature = request.temperature,
+                                        .top_p = request.top_p,
+                                        .max_new_tokens = request.max_new_tokens,
+                                        .seed = request.seed + static_cast<uint64_t>(i)});
   }
+  const std::vector<Generation> generations = generate_side_by_side(
+      model, prompt, tokenizer.special(script::SpecialToken::kEos), sampling, constraint_of);
   std::vector<Proposal> out;
   for (int i = 0; i < request.attempts; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    SamplingSettings sampling{.temperature = request.temperature,
-                              .top_p = request.top_p,
-                              .max_new_tokens = request.max_new_tokens,
-                              .seed = request.seed + static_cast<uint64_t>(i)};
-    const Generation generation = generate(model, prompt, tokenizer.special(script::SpecialToken::kEos), sampling,
-                                           constraint ? &*constraint : nullptr);
+    const Generation& generation = generations[static_cast<size_t>(i)];
     Proposal p;
     p.attempt = i;
     p.script = tokenizer.decode(generation.tokens);
     p.stop = std::string(stop_name(generation.stop));
     p.tokens = static_cast<int64_t>(generation.tokens.size());
-    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    p.seconds = generation.seconds;
     if (on_each) on_each(p);
     out.push_back(std::move(p));
   }

@@ -4,6 +4,7 @@
 #include "sampling.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -92,46 +93,108 @@ std::string_view stop_name(Generation::Stop stop) {
 
 Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
                     const SamplingSettings& settings, TokenConstraint* constraint, PolicyRecord* record) {
+  TokenConstraint* constraints[] = {constraint};
+  PolicyRecord* records[] = {record};
+  return generate_side_by_side(model, prompt, eos, std::span(&settings, 1), constraints,
+                               record != nullptr ? std::span<PolicyRecord* const>(records) : std::span<PolicyRecord* const>())
+      .front();
+}
+
+std::vector<Generation> generate_side_by_side(Transformer& model, std::span<const script::TokenId> prompt,
+                                              script::TokenId eos, std::span<const SamplingSettings> settings,
+                                              std::span<TokenConstraint* const> constraints,
+                                              std::span<PolicyRecord* const> records) {
+  const size_t n = settings.size();
+  DRAGON_CHECK(constraints.empty() || constraints.size() == n, "{} constraints for {} continuations", constraints.size(), n);
+  DRAGON_CHECK(records.empty() || records.size() == n, "{} policy records for {} continuations", records.size(), n);
+  DRAGON_CHECK(!prompt.empty(), "generation needs a prompt of at least one token");
+  std::vector<Generation> out(n);
+  if (n == 0) return out;
   torch::NoGradGuard no_grad;
   const bool was_training = model->is_training();
   model->eval();
   const torch::Device device = model->embedding->weight.device();
-  std::mt19937_64 rng(settings.seed);
-  // The prompt is read once; each step then feeds the one token drawn last, the earlier
-  // positions' keys and values coming from the cache.
-  KeyValueCache cache;
-  std::vector<int64_t> pending(prompt.begin(), prompt.end());
-  int64_t length = static_cast<int64_t>(pending.size());
-  Generation out;
-  out.stop = Generation::Stop::kMaxTokens;
-  while (static_cast<int64_t>(out.tokens.size()) < settings.max_new_tokens) {
-    if (length >= model->config.context) {
-      out.stop = Generation::Stop::kContextFull;
-      break;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::mt19937_64> rngs;
+  for (const SamplingSettings& s : settings) rngs.emplace_back(s.seed);
+  for (Generation& g : out) g.stop = Generation::Stop::kMaxTokens;
+  int64_t length = static_cast<int64_t>(prompt.size());
+  if (length >= model->config.context) {  // no room for one token
+    for (size_t i = 0; i < n; ++i) {
+      if (settings[i].max_new_tokens > 0) out[i].stop = Generation::Stop::kContextFull;
     }
-    std::vector<script::TokenId> allowed;
-    if (constraint != nullptr) {
-      allowed = constraint->allowed(out.tokens);
-      if (allowed.empty()) {
-        out.stop = Generation::Stop::kNothingAllowed;
-        break;
+    model->train(was_training);
+    return out;
+  }
+
+  // The prompt is read once, as a batch of one; its keys and values are then copied for
+  // every continuation. `going[r]` is the continuation in row r of the cache.
+  KeyValueCache cache;
+  torch::Tensor ids = torch::tensor(std::vector<int64_t>(prompt.begin(), prompt.end()), torch::kInt64).view({1, -1});
+  torch::Tensor logits = model->forward(ids.to(device), cache).select(1, -1);  // (1, V)
+  for (size_t layer = 0; layer < cache.keys.size(); ++layer) {
+    cache.keys[layer] = cache.keys[layer].expand({static_cast<int64_t>(n), -1, -1, -1}).contiguous();
+    cache.values[layer] = cache.values[layer].expand({static_cast<int64_t>(n), -1, -1, -1}).contiguous();
+  }
+  logits = logits.expand({static_cast<int64_t>(n), -1});
+  std::vector<size_t> going(n);
+  std::iota(going.begin(), going.end(), 0);
+  while (!going.empty()) {
+    // One token for each continuation still going, from its row of the logits.
+    torch::Tensor host = logits.detach().to(torch::kCPU, torch::kFloat32).contiguous();  // (rows, V)
+    std::vector<int64_t> kept_rows, next_tokens;
+    std::vector<size_t> still_going;
+    auto stop = [&](size_t i, Generation::Stop why) {
+      out[i].stop = why;
+      out[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (size_t row = 0; row < going.size(); ++row) {
+      const size_t i = going[row];
+      Generation& g = out[i];
+      if (static_cast<int64_t>(g.tokens.size()) >= settings[i].max_new_tokens) {
+        stop(i, Generation::Stop::kMaxTokens);
+        continue;
+      }
+      if (length >= model->config.context) {
+        stop(i, Generation::Stop::kContextFull);
+        continue;
+      }
+      std::vector<script::TokenId> allowed;
+      if (!constraints.empty() && constraints[i] != nullptr) {
+        allowed = constraints[i]->allowed(g.tokens);
+        if (allowed.empty()) {
+          stop(i, Generation::Stop::kNothingAllowed);
+          continue;
+        }
+      }
+      double log_prob = 0;
+      const script::TokenId next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
+      if (!records.empty() && records[i] != nullptr) {
+        records[i]->actions.push_back(next);
+        records[i]->log_probs.push_back(log_prob);
+        records[i]->allowed.push_back(std::move(allowed));
+      }
+      if (next == eos) {
+        stop(i, Generation::Stop::kEos);
+        continue;
+      }
+      g.tokens.push_back(next);
+      kept_rows.push_back(static_cast<int64_t>(row));
+      next_tokens.push_back(next);
+      still_going.push_back(i);
+    }
+    if (still_going.empty()) break;
+    // The rows of continuations that stopped leave the cache.
+    if (still_going.size() < going.size()) {
+      const torch::Tensor rows = torch::tensor(kept_rows, torch::kInt64).to(device);
+      for (size_t layer = 0; layer < cache.keys.size(); ++layer) {
+        cache.keys[layer] = cache.keys[layer].index_select(0, rows);
+        cache.values[layer] = cache.values[layer].index_select(0, rows);
       }
     }
-    torch::Tensor ids = torch::tensor(pending, torch::kInt64).view({1, -1}).to(device);  // (1, T new)
-    torch::Tensor logits = model->forward(ids, cache).select(0, 0).select(0, -1);       // (V)
-    double log_prob = 0;
-    const script::TokenId next = sample_token(logits, settings, rng, allowed, &log_prob);
-    if (record != nullptr) {
-      record->actions.push_back(next);
-      record->log_probs.push_back(log_prob);
-      record->allowed.push_back(allowed);
-    }
-    if (next == eos) {
-      out.stop = Generation::Stop::kEos;
-      break;
-    }
-    out.tokens.push_back(next);
-    pending.assign(1, next);
+    going = std::move(still_going);
+    ids = torch::tensor(next_tokens, torch::kInt64).view({-1, 1}).to(device);  // (rows, 1)
+    logits = model->forward(ids, cache).select(1, -1);                          // (rows, V)
     ++length;
   }
   model->train(was_training);

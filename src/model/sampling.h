@@ -46,6 +46,7 @@ struct PolicyRecord {
 struct Generation {
   std::vector<script::TokenId> tokens;  // generated, without the EOS
   enum class Stop : uint8_t { kEos, kMaxTokens, kContextFull, kNothingAllowed } stop = Stop::kEos;
+  double seconds = 0;  // wall time from the start of generation until this one stopped
 };
 std::string_view stop_name(Generation::Stop stop);
 
@@ -55,5 +56,17 @@ std::string_view stop_name(Generation::Stop stop);
 // With `record`, the actions, their log-probabilities and allowed ids are appended to it.
 Generation generate(Transformer& model, std::span<const script::TokenId> prompt, script::TokenId eos,
                     const SamplingSettings& settings, TokenConstraint* constraint, PolicyRecord* record = nullptr);
+
+// Several continuations of one prompt side by side: continuation i is what `generate` makes
+// with settings[i], constraints[i] and records[i] (each span empty, or one entry per
+// continuation; a constraint's decoder follows one prefix, so each continuation needs its
+// own). The prompt is read once for all; each step then reads the last token of every
+// continuation still going as one batch, and a continuation that stops leaves the batch.
+// The same seeds give the same tokens as one at a time, up to the rounding of batched
+// arithmetic.
+std::vector<Generation> generate_side_by_side(Transformer& model, std::span<const script::TokenId> prompt,
+                                              script::TokenId eos, std::span<const SamplingSettings> settings,
+                                              std::span<TokenConstraint* const> constraints,
+                                              std::span<PolicyRecord* const> records = {});
 
 }  // namespace dragon::model

@@ -37,10 +37,11 @@ struct Proposal {
   std::string script;   // the decoded text (complete or not: see stop)
   std::string stop;     // "eos", "max tokens", "context full", "no token allowed"
   int64_t tokens = 0;   // generated
-  double seconds = 0;   // wall time of this attempt
+  double seconds = 0;   // wall time from the start of sampling until this attempt stopped
 };
 
-// One Proposal per attempt, in order; `on_each` sees each as it is made (progress).
+// One Proposal per attempt, in order, sampled side by side (one batch through the model);
+// `on_each` sees each in order once all are made.
 // Throws UserError for an unreadable model file, an op spec that does not build or a
 // prompt longer than the model's context.
 std::vector<Proposal> propose(const ProposeRequest& request, const std::function<void(const Proposal&)>& on_each = {});

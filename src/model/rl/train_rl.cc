@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "../checkpoint.h"
@@ -202,18 +203,28 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
       const int64_t index = order[progress.cursor++];
       const RlPrompt& prompt = prompts[index];
       const ir::PrimFunc func = ops::OpRegistry::global().make_workload(prompt.workload).func;
-      std::vector<SampledScript> scripts;
+      // The group is sampled side by side, each sample with a constraint of its own.
+      std::vector<std::unique_ptr<ScriptConstraint>> constraints;
+      std::vector<TokenConstraint*> constraint_of;
+      std::vector<SamplingSettings> sampling;
+      std::vector<Rollout> group(static_cast<size_t>(s.group));
+      std::vector<PolicyRecord*> records;
       for (int64_t g = 0; g < s.group; ++g) {
-        ScriptConstraint constraint(tokenizer, func);
-        Rollout r;
-        r.prompt = prompt_tokens[index];
-        const SamplingSettings sampling{.temperature = s.temperature,
-                                        .top_p = 1.0,
-                                        .max_new_tokens = s.max_new_tokens,
-                                        .seed = sample_seed(s.seed, progress.step, slot, g)};
-        const Generation generation = generate(model, r.prompt, eos, sampling, &constraint, &r.policy);
-        scripts.push_back({tokenizer.decode(generation.tokens), generation.stop == Generation::Stop::kEos});
-        rollouts.push_back(std::move(r));
+        constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func));
+        constraint_of.push_back(constraints.back().get());
+        sampling.push_back(SamplingSettings{.temperature = s.temperature,
+                                            .top_p = 1.0,
+                                            .max_new_tokens = s.max_new_tokens,
+                                            .seed = sample_seed(s.seed, progress.step, slot, g)});
+        group[static_cast<size_t>(g)].prompt = prompt_tokens[index];
+        records.push_back(&group[static_cast<size_t>(g)].policy);
+      }
+      const std::vector<Generation> generations =
+          generate_side_by_side(model, prompt_tokens[index], eos, sampling, constraint_of, records);
+      std::vector<SampledScript> scripts;
+      for (size_t g = 0; g < generations.size(); ++g) {
+        scripts.push_back({tokenizer.decode(generations[g].tokens), generations[g].stop == Generation::Stop::kEos});
+        rollouts.push_back(std::move(group[g]));
       }
       std::vector<ScoredScript> scores = rewarder.score(prompt, scripts);
       DRAGON_CHECK(scores.size() == scripts.size(), "the rewarder scored {} of {} scripts", scores.size(), scripts.size());

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -539,6 +540,55 @@ TEST(Sampling, TemperatureZeroIsDeterministicAndSeedsRepeat) {
   }
   const SamplingSettings hot{.temperature = 1.0, .top_p = 0.95, .max_new_tokens = 12, .seed = 5};
   EXPECT_EQ(generate(model, head, eos, hot, nullptr).tokens, generate(model, head, eos, hot, nullptr).tokens);
+}
+
+// Continuations sampled side by side are the ones sampled one at a time: each keeps its
+// own seed, constraint and record while others stop early and leave the batch.
+TEST(Sampling, SideBySideEqualsOneAtATime) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 23);
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload("softmax:shape=16x1024").func;
+  SftRecord r;
+  r.prompt = PromptForm::kSpec;
+  r.workload = "softmax:shape=16x1024";
+  script::Example e = to_example(r);
+  e.script.reset();
+  const std::vector<TokenId> prompt = tok().encode_example(e);
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  const std::vector<SamplingSettings> settings = {
+      {.temperature = 1.0, .top_p = 0.95, .max_new_tokens = 30, .seed = 3},
+      {.temperature = 0, .max_new_tokens = 6, .seed = 4},
+      {.temperature = 0.7, .top_p = 1.0, .max_new_tokens = 0, .seed = 5},
+      {.temperature = 1.3, .top_p = 0.9, .max_new_tokens = 18, .seed = 6}};
+  for (const bool constrained : {false, true}) {
+    std::vector<std::unique_ptr<ScriptConstraint>> owned;
+    std::vector<TokenConstraint*> constraints;
+    std::vector<PolicyRecord> records(settings.size());
+    std::vector<PolicyRecord*> record_of;
+    for (PolicyRecord& record : records) {
+      owned.push_back(std::make_unique<ScriptConstraint>(tok(), func));
+      constraints.push_back(constrained ? owned.back().get() : nullptr);
+      record_of.push_back(&record);
+    }
+    const std::vector<Generation> together = generate_side_by_side(model, prompt, eos, settings, constraints, record_of);
+    ASSERT_EQ(together.size(), settings.size());
+    for (size_t i = 0; i < settings.size(); ++i) {
+      ScriptConstraint constraint(tok(), func);
+      PolicyRecord alone_record;
+      const Generation alone =
+          generate(model, prompt, eos, settings[i], constrained ? &constraint : nullptr, &alone_record);
+      EXPECT_EQ(together[i].tokens, alone.tokens) << "continuation " << i << (constrained ? ", constrained" : "");
+      EXPECT_EQ(together[i].stop, alone.stop) << "continuation " << i;
+      EXPECT_LE(static_cast<int64_t>(together[i].tokens.size()), settings[i].max_new_tokens);
+      ASSERT_EQ(records[i].actions, alone_record.actions) << "continuation " << i;
+      EXPECT_EQ(records[i].allowed, alone_record.allowed) << "continuation " << i;
+      for (size_t t = 0; t < alone_record.log_probs.size(); ++t)
+        EXPECT_NEAR(records[i].log_probs[t], alone_record.log_probs[t], 1e-4) << "continuation " << i << " token " << t;
+    }
+    EXPECT_TRUE(together[2].tokens.empty()) << "no room for a token";
+    EXPECT_EQ(together[2].stop, Generation::Stop::kMaxTokens);
+  }
+  EXPECT_THROW(generate_side_by_side(model, prompt, eos, settings, std::vector<TokenConstraint*>(1, nullptr)), Error);
 }
 
 // An untrained model sampling under the script constraint writes only viable prefixes.
