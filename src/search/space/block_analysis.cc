@@ -2,6 +2,7 @@
 // function's IR, nothing that changes it.
 #include "space/block_analysis.h"
 
+#include <algorithm>
 #include <set>
 
 #include "dragon/ir/functor.h"
@@ -203,19 +204,22 @@ std::vector<ir::BufferRegion> inputs_of(const ir::BlockNode* block) {
   return inputs;
 }
 
+bool read_has_reuse(const ir::BlockNode* block, const ir::BufferRegion& read) {
+  for (const ir::IterVar& iv : block->iter_vars) {
+    if (iv.kind != ir::IterKind::kSpatial || ir::as_const_int(iv.dom.extent).value_or(1) <= 1) continue;
+    bool used = false;
+    for (const ir::Range& r : read.region) used = used || uses_var(r.min, iv.var.get()) || uses_var(r.extent, iv.var.get());
+    if (!used) return true;
+  }
+  return false;
+}
+
 bool is_matmul_like(const ir::BlockNode* block) {
   if (!is_reduction(block) || block->writes.size() != 1) return false;
   std::vector<ir::BufferRegion> inputs = inputs_of(block);
   if (inputs.size() < 2) return false;
-  for (const ir::BufferRegion& read : inputs) {
-    for (const ir::IterVar& iv : block->iter_vars) {
-      if (iv.kind != ir::IterKind::kSpatial || ir::as_const_int(iv.dom.extent).value_or(1) <= 1) continue;
-      bool used = false;
-      for (const ir::Range& r : read.region) used = used || uses_var(r.min, iv.var.get()) || uses_var(r.extent, iv.var.get());
-      if (!used) return true;
-    }
-  }
-  return false;
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [&](const ir::BufferRegion& read) { return read_has_reuse(block, read); });
 }
 
 std::optional<int64_t> access_stride(const ir::BufferRegion& region, const ir::Var& var) {

@@ -56,9 +56,15 @@ int64_t spatial_extent(const ir::BlockNode* block);           // product of the 
 // loop: the unscheduled form the tiling rules start from.
 bool has_trivial_bindings(const BlockSite& site);
 
-// A reduction with data reuse: one write, and some read (not of the output) whose
-// indices miss a spatial iteration variable of extent > 1 (GEMM, convolution, attention
-// scores): what multi-level tiling is for (MetaSchedule's NeedsMultiLevelTiling).
+// Whether `read` (a read region of `block`) has reuse across the block's spatial
+// iterations: its indices miss a spatial iteration variable of extent > 1, so several
+// spatial points read each of its elements (GEMM's A misses j). A read indexed by every
+// spatial variable is read once per reduce step and gains nothing from staging.
+bool read_has_reuse(const ir::BlockNode* block, const ir::BufferRegion& read);
+
+// A reduction with data reuse: one write, and some read (not of the output) with reuse
+// (read_has_reuse; GEMM, convolution, attention scores): what multi-level tiling is for
+// (MetaSchedule's NeedsMultiLevelTiling).
 bool is_matmul_like(const ir::BlockNode* block);
 
 // The stride (in elements) by which the row-major flattened address of `region`'s

@@ -165,7 +165,10 @@ std::vector<Schedule> add_reuse(const Schedule& tiled, BlockRV block, const Tile
           const ir::Buffer& buffer = current->reads[i].buffer;
           bool written = false;
           for (const ir::BufferRegion& w : current->writes) written = written || w.buffer.same_as(buffer);
-          if (written || buffer->scope != "global") continue;
+          // Only reads with reuse are staged: one indexed by every spatial variable (group
+          // norm's X in its rfactor block) is read once, and its tile would only cost
+          // shared memory and a copy.
+          if (written || buffer->scope != "global" || !read_has_reuse(current, current->reads[i])) continue;
           int ndim = buffer.ndim();
           int bytes = buffer->dtype.bytes();
           BlockRV copy = s.cache_read(block, static_cast<int64_t>(i), options.reuse_read.scope, {block});

@@ -84,6 +84,31 @@ TEST(MultiLevelTiling, LeavesBlocksWithoutReuseAlone) {
   }
 }
 
+// Group norm's rfactor block reads X (indexed by every spatial variable: each element
+// once) and the group's mean (shared by the block's spatial points). Only the mean is
+// staged; a tile of X cost up to 3.6 MB of shared memory and 54 of 80 candidates.
+TEST(MultiLevelTiling, StagesOnlyReadsWithReuse) {
+  const std::string spec = "group_norm:shape=1x512x64x64,num_groups=32,dtype=f16";
+  std::vector<Sketch> tiled = space(spec, only({"add_rfactor", "multi_level_tiling"}));
+  int checked = 0;
+  for (const Sketch& sketch : tiled) {
+    if (!applied(sketch, "multi_level_tiling(sq_dev_sum_rf)")) continue;
+    ++checked;
+    const std::string text = script_of(sketch);
+    EXPECT_EQ(count_lines(text, "cr "), 1) << text;
+    EXPECT_NE(text.find(" 1 shared "), std::string::npos) << "the mean (read 1) is staged\n" << text;
+  }
+  EXPECT_GT(checked, 0);
+  // With the whole rule set, every sampled candidate fits the H200's shared memory.
+  const ir::PrimFunc func = workload(spec);
+  const std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+  for (int64_t seed = 1; seed <= 40; ++seed) {
+    const CandidateResult r =
+        sample_candidate(sketches[static_cast<size_t>(seed) % sketches.size()], func, kH200, RuleSet::cuda(), seed);
+    EXPECT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+  }
+}
+
 TEST(MultiLevelTiling, OnTheCpuForksOverTheWriteCache) {
   std::vector<Sketch> s = space("matmul:m=64,n=64,k=64", only({"multi_level_tiling"}, lower::Target::Kind::kCpu),
                                 lower::Target::cpu());
