@@ -130,6 +130,12 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   Transformer model = resumed ? load_model(*resumed, checkpoint_path) : Transformer(config, s.seed);
   config = model->config;
   model->to(device);
+  if (s.precision != "auto" && s.precision != "bf16" && s.precision != "f32")
+    throw UserError(fmt::format("train sft: precision '{}' is not bf16, f32 or auto", s.precision));
+  const bool bf16 = s.precision == "bf16" || (s.precision == "auto" && cuda);
+  model->set_compute_type(bf16 ? torch::kBFloat16 : torch::kFloat32);
+  // Model FLOPs utilisation needs the device's peak: given, or the H100/H200's bf16 one.
+  const double peak_tflops = s.peak_tflops > 0 ? s.peak_tflops : (cuda && bf16 ? 989.5 : 0.0);
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (auto& p : model->named_parameters()) named.emplace_back(p.key(), p.value());
   AdamW optimizer(named, AdamW::Settings{.weight_decay = s.weight_decay});
@@ -148,10 +154,11 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   const int64_t n = static_cast<int64_t>(train.examples.size());
   log(fmt::format("train sft: data from {}", data.source));
   log(fmt::format("train sft: {} parameters (d_model {}, {} layers, {} heads, ffn {}, context {}) on {}; {} training "
-                  "examples ({} longer than the context skipped), {} validation; {} steps of {} from step {}",
+                  "examples ({} longer than the context skipped), {} validation; {} steps of {} from step {}; "
+                  "products in {}",
                   thousands(static_cast<double>(config.parameter_count())), config.d_model, config.layers,
                   config.heads, config.ffn, config.context, cuda ? "cuda" : "cpu", n, train.skipped_too_long,
-                  valid.examples.size(), s.steps, s.batch_size, progress.step));
+                  valid.examples.size(), s.steps, s.batch_size, progress.step, bf16 ? "bf16" : "f32"));
 
   const LrSchedule schedule{.peak = s.lr, .floor_ratio = s.floor_ratio, .warmup = s.warmup, .total = s.steps};
   std::vector<int64_t> order = epoch_order(n, s.seed, progress.epoch);
@@ -184,7 +191,7 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
   summary.examples = n;
   summary.skipped_too_long = train.skipped_too_long;
   summary.parameters = config.parameter_count();
-  double train_seconds = 0, window_seconds = 0, window_loss = 0;
+  double train_seconds = 0, window_seconds = 0, window_loss = 0, window_flops = 0;
   int64_t run_tokens = 0, window_tokens = 0, window_steps = 0;
   const int64_t first_step = progress.step;
   int64_t last_step = s.run_steps > 0 ? std::min(s.steps, first_step + s.run_steps) : s.steps;
@@ -214,6 +221,7 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     window_seconds += seconds;
     run_tokens += batch.tokens;
     window_tokens += batch.tokens;
+    window_flops += training_flops(config, batch);
     window_loss += r.loss;
     ++window_steps;
     summary.last_loss = r.loss;
@@ -226,14 +234,14 @@ SftSummary train_sft(const SftSettings& requested, const std::function<void(cons
     }
     if (progress.step % s.log_every == 0 || progress.step == last_step) {
       const double tokens_per_second = window_tokens / window_seconds;
-      // 6 flops per parameter per token (forward and backward), attention not counted.
-      const double gflops = 6.0 * static_cast<double>(config.parameter_count()) * tokens_per_second / 1e9;
-      log(fmt::format("step {}/{}  loss {:.4f}  lr {:.2e}  grad {:.3f}  {} tok/s  {:.1f} GFLOP/s  {:.3f} s/step  "
+      const double gflops = window_flops / window_seconds / 1e9;
+      const std::string mfu = peak_tflops > 0 ? fmt::format("  MFU {:.1f}%", 100 * gflops / (peak_tflops * 1e3)) : "";
+      log(fmt::format("step {}/{}  loss {:.4f}  lr {:.2e}  grad {:.3f}  {} tok/s  {:.1f} GFLOP/s{}  {:.3f} s/step  "
                       "epoch {} ({}/{})",
                       progress.step, s.steps, window_loss / window_steps, lr, r.grad_norm,
-                      thousands(tokens_per_second), gflops, window_seconds / window_steps, progress.epoch,
+                      thousands(tokens_per_second), gflops, mfu, window_seconds / window_steps, progress.epoch,
                       progress.cursor, n));
-      window_seconds = window_loss = 0;
+      window_seconds = window_loss = window_flops = 0;
       window_tokens = window_steps = 0;
     }
     if (progress.step % s.checkpoint_every == 0 || progress.step == last_step) {

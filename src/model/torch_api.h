@@ -15,3 +15,4 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/types.h>
 #include <torch/utils.h>
+#include <torch/version.h>

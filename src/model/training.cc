@@ -31,10 +31,19 @@ Batch make_batch(std::span<const TokenizedExample* const> examples, script::Toke
       }
     }
     batch.tokens += n - 1;
+    batch.squared_lengths += (n - 1) * (n - 1);
   }
   batch.inputs = inputs.to(device);
   batch.targets = targets.to(device);
   return batch;
+}
+
+double training_flops(const ModelConfig& config, const Batch& batch) {
+  // Forward: 2 per parameter per token, and q.k plus p.v (2 x 2 x d_model) per visible pair;
+  // the backward pass twice the forward.
+  const double pairs = 0.5 * static_cast<double>(batch.squared_lengths + batch.tokens);
+  return 6.0 * static_cast<double>(config.parameter_count()) * static_cast<double>(batch.tokens) +
+         12.0 * static_cast<double>(config.layers * config.d_model) * pairs;
 }
 
 torch::Tensor sft_loss(Transformer& model, const Batch& batch) {

@@ -22,7 +22,14 @@ struct Batch {
   torch::Tensor targets;  // (B, T) int64: tokens[1..n), kIgnoredTarget before the script and on padding
   int64_t tokens = 0;         // positions read that are not padding
   int64_t target_tokens = 0;  // positions that carry loss
+  int64_t squared_lengths = 0;  // the sum over examples of their length squared (attention's work)
 };
+
+// The floating-point operations of one training step (forward and backward) on `batch`,
+// padding not counted: 6 per parameter per token (the tied embedding counted once, as the
+// output head's product), and causal attention's 6 x layers x d_model per visible
+// (query, key) pair, half the square (PaLM's appendix B counts the whole square).
+double training_flops(const ModelConfig& config, const Batch& batch);
 
 // Pads to the longest example with `pad`; the loss covers the script tokens and EOS:
 // target position i (predicting tokens[i + 1]) counts when i + 1 >= script_start.

@@ -35,6 +35,45 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, con
   return torch::cat({x1 * cos - x2 * sin, x1 * sin + x2 * cos}, -1);
 }
 
+namespace {
+
+// x @ weight^T, in bf16 when `compute` says so (tensor cores on the GPU; the float32
+// weight stays the parameter, gradients reaching it through the cast), otherwise in the
+// parameters' own type (float32, or double in the gradient checks).
+torch::Tensor project(const torch::Tensor& x, const torch::Tensor& weight, torch::ScalarType compute) {
+  if (compute != torch::kBFloat16) return torch::matmul(x, weight.t());
+  return torch::matmul(x.to(compute), weight.to(compute).t());
+}
+
+// softmax(q k^T / sqrt(D)) v for queries at positions past..past+T-1 over keys 0..past+T-1,
+// each query seeing keys up to its own position. q: (B, H, T, D); k, v: (B, H, past+T, D),
+// all in one type; the scores are normalised in float32 whatever it is.
+torch::Tensor attend(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, int64_t past) {
+  const int64_t T = q.size(2);
+#if TORCH_VERSION_MAJOR >= 2
+  // Fused attention (flash or memory-efficient kernels on the GPU): the (T, past+T) scores
+  // are never stored. Debian's libtorch 1.13 lacks it and takes the path below.
+  if (T == 1) return at::scaled_dot_product_attention(q, k, v);
+  if (past == 0) return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  const torch::Tensor visible =  // true where a query may look
+      torch::ones({T, past + T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).tril(past);
+  return at::scaled_dot_product_attention(q, k, v, visible);
+#else
+  const int64_t head_dim = q.size(-1);
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, past+T)
+  if (scores.scalar_type() == torch::kBFloat16) scores = scores.to(torch::kFloat32);
+  scores = scores / std::sqrt(static_cast<double>(head_dim));
+  if (T > 1) {
+    torch::Tensor future =
+        torch::ones({T, past + T}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(past + 1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  }
+  return torch::matmul(torch::softmax(scores, -1).to(q.scalar_type()), v);  // (B, H, T, D)
+#endif
+}
+
+}  // namespace
+
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
     : heads(config.heads), head_dim(config.head_dim()) {
   qkv = register_module("qkv", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, 3 * config.d_model).bias(false)));
@@ -45,11 +84,13 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
                                                const torch::Tensor& sin, torch::Tensor* past_keys,
                                                torch::Tensor* past_values) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
-  std::vector<torch::Tensor> parts = qkv->forward(x).split(C, -1);  // 3 x (B, T, C)
+  std::vector<torch::Tensor> parts = project(x, qkv->weight, compute).split(C, -1);  // 3 x (B, T, C)
   auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, heads, head_dim}).transpose(1, 2); };
-  torch::Tensor q = apply_rotary(heads_first(parts[0]), cos, sin);  // (B, H, T, D)
-  torch::Tensor k = apply_rotary(heads_first(parts[1]), cos, sin);  // (B, H, T, D)
-  torch::Tensor v = heads_first(parts[2]);                          // (B, H, T, D)
+  // The rotation runs in the tables' float32, then back to the products' type.
+  const torch::ScalarType type = parts[0].scalar_type();
+  torch::Tensor q = apply_rotary(heads_first(parts[0]), cos, sin).to(type);  // (B, H, T, D)
+  torch::Tensor k = apply_rotary(heads_first(parts[1]), cos, sin).to(type);  // (B, H, T, D)
+  torch::Tensor v = heads_first(parts[2]);                                      // (B, H, T, D)
   int64_t past = 0;
   if (past_keys != nullptr && past_keys->defined()) {
     past = past_keys->size(2);
@@ -60,17 +101,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
     *past_keys = k;
     *past_values = v;
   }
-  // Written out rather than scaled_dot_product_attention, which Debian's libtorch 1.13
-  // lacks: (B, H, T, P+T) scores; query t (position P+t) sees keys 0..P+t.
-  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_dim));
-  if (T > 1) {
-    torch::Tensor future =
-        torch::ones({T, past + T}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(past + 1);
-    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-  }
-  torch::Tensor y = torch::matmul(torch::softmax(scores, -1), v);  // (B, H, T, D)
+  torch::Tensor y = attend(q, k, v, past);                          // (B, H, T, D)
   y = y.transpose(1, 2).contiguous().view({B, T, C});               // (B, T, C)
-  return out->forward(y);
+  return project(y, out->weight, compute).to(x.scalar_type());
 }
 
 SwiGLUImpl::SwiGLUImpl(const ModelConfig& config) {
@@ -80,7 +113,8 @@ SwiGLUImpl::SwiGLUImpl(const ModelConfig& config) {
 }
 
 torch::Tensor SwiGLUImpl::forward(const torch::Tensor& x) {
-  return down->forward(torch::silu(gate->forward(x)) * up->forward(x));  // (B, T, F) inside
+  torch::Tensor hidden = torch::silu(project(x, gate->weight, compute)) * project(x, up->weight, compute);  // (B, T, F)
+  return project(hidden, down->weight, compute).to(x.scalar_type());
 }
 
 BlockImpl::BlockImpl(const ModelConfig& config) {
@@ -138,8 +172,19 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& ids, KeyValueCache& 
   for (size_t i = 0; i < blocks->size(); ++i) {
     x = (*blocks)[i]->as<BlockImpl>()->forward(x, cos, sin, &cache.keys[i], &cache.values[i]);
   }
-  x = final_norm->forward(x);                      // (B, T, C)
-  return torch::matmul(x, embedding->weight.t());  // (B, T, V)
+  x = final_norm->forward(x);                                              // (B, T, C)
+  return project(x, embedding->weight, compute).to(x.scalar_type());      // (B, T, V)
+}
+
+void TransformerImpl::set_compute_type(torch::ScalarType type) {
+  DRAGON_CHECK(type == torch::kFloat32 || type == torch::kBFloat16, "compute type {} is not float32 or bfloat16",
+               c10::toString(type));
+  compute = type;
+  for (size_t i = 0; i < blocks->size(); ++i) {
+    BlockImpl& block = *(*blocks)[i]->as<BlockImpl>();
+    block.attn->compute = type;
+    block.ffn->compute = type;
+  }
 }
 
 }  // namespace dragon::model

@@ -47,6 +47,7 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
   torch::nn::Linear qkv{nullptr};  // C -> 3C: queries, keys, values of every head
   torch::nn::Linear out{nullptr};  // C -> C
   int64_t heads, head_dim;
+  torch::ScalarType compute = torch::kFloat32;  // of the products (TransformerImpl::set_compute_type)
 };
 TORCH_MODULE(CausalSelfAttention);
 
@@ -56,6 +57,7 @@ struct SwiGLUImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);  // (B, T, C) -> (B, T, C)
   torch::nn::Linear gate{nullptr}, up{nullptr};   // C -> F
   torch::nn::Linear down{nullptr};                // F -> C
+  torch::ScalarType compute = torch::kFloat32;
 };
 TORCH_MODULE(SwiGLU);
 
@@ -80,12 +82,21 @@ struct TransformerImpl : torch::nn::Module {
   // cache holds (empty: from 0), which then holds them all: feeding a sequence in pieces
   // gives the logits of feeding it whole. Needs cache.length() + T <= context.
   torch::Tensor forward(const torch::Tensor& ids, KeyValueCache& cache);
+  // The type the matrix products and attention run in: float32, which means the
+  // parameters' own type (the default), or bfloat16 (tensor cores on the GPU: mixed
+  // precision). Parameters, the residual stream, norms, the softmax and the logits keep
+  // the parameters' type either way; the cache holds keys and values in the products' type.
+  void set_compute_type(torch::ScalarType type);
+  torch::ScalarType compute_type() const { return compute; }
 
   ModelConfig config;
   torch::nn::Embedding embedding{nullptr};  // (V, C), also the output head
   torch::nn::ModuleList blocks{nullptr};    // L x Block
   RMSNorm final_norm{nullptr};
   torch::Tensor rotary_cos, rotary_sin;     // (context, D/2) buffers, not parameters
+
+ private:
+  torch::ScalarType compute = torch::kFloat32;
 };
 TORCH_MODULE(Transformer);
 

@@ -60,6 +60,14 @@ Command add_train_command(CLI::App& app) {
   sft->add_option("--device", s->device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
+  sft->add_option("--precision", s->precision,
+                  "Type of the matrix products: bf16 (mixed precision), f32, or auto (bf16 on the GPU, f32 on the CPU)")
+      ->check(CLI::IsMember({"bf16", "f32", "auto"}))
+      ->capture_default_str();
+  sft->add_option("--peak-tflops", s->peak_tflops,
+                  "The device's dense peak for the MFU in progress lines (0: 989.5, the H100/H200 bf16 peak, for bf16 "
+                  "on the GPU; none otherwise)")
+      ->capture_default_str();
 
   auto r = std::make_shared<model::RlSettings>();
   auto target = std::make_shared<std::string>("cpu");

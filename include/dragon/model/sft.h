@@ -34,6 +34,13 @@ struct SftSettings {
   uint64_t seed = 1;              // initial weights and data order
   int threads = 0;                // CPU threads for libtorch; 0: its default
   std::string device = "auto";    // "cpu", "cuda" or "auto" (cuda when there is one)
+  // The matrix products' type: "bf16" (mixed precision: float32 parameters, optimizer,
+  // norms and softmax), "f32", or "auto": bf16 on the GPU, f32 on the CPU (whose bf16
+  // products are slower than float32's). A run's choice; not stored with the checkpoint.
+  std::string precision = "auto";
+  // The device's dense peak for the MFU in progress lines, TFLOP/s; 0: 989.5 (H100 and
+  // H200 SXM bf16, REFERENCE-performance.md) for bf16 on the GPU, none otherwise.
+  double peak_tflops = 0;
 };
 
 struct SftSummary {

@@ -145,6 +145,71 @@ TEST(Transformer, CachedPiecesEqualTheWholeSequence) {
   EXPECT_THROW(model->forward(more, cache), std::exception) << "13 cached + the rest overflow the context";
 }
 
+// Mixed precision: with bf16 products the logits stay float32 and near float32's (bf16
+// keeps 8 bits of mantissa), the cache holds bf16 and pieces still equal the whole, the
+// parameters stay float32 and receive float32 gradients, and one step lowers the loss.
+TEST(Transformer, Bf16ProductsStayNearFloat32AndTrain) {
+  const ModelConfig c = micro_config();
+  Transformer model(c, 7);
+  torch::Tensor ids = torch::randint(0, c.vocab, {2, 13}, torch::kInt64);
+  torch::Tensor exact, mixed;
+  {
+    torch::NoGradGuard no_grad;
+    exact = model->forward(ids);
+    model->set_compute_type(torch::kBFloat16);
+    mixed = model->forward(ids);
+  }
+  EXPECT_EQ(model->compute_type(), torch::kBFloat16);
+  EXPECT_EQ(mixed.scalar_type(), torch::kFloat32);
+  const double scale = exact.abs().max().item<double>();
+  EXPECT_LT((mixed - exact).abs().max().item<double>(), 0.05 * scale);
+  EXPECT_GT((mixed - exact).abs().max().item<double>(), 0.0) << "the products did run in bf16";
+  {
+    torch::NoGradGuard no_grad;
+    KeyValueCache cache;
+    using torch::indexing::Slice;
+    torch::Tensor first = model->forward(ids.index({Slice(), Slice(0, 6)}), cache);
+    torch::Tensor rest = model->forward(ids.index({Slice(), Slice(6, 13)}), cache);
+    EXPECT_EQ(cache.keys[0].scalar_type(), torch::kBFloat16);
+    EXPECT_TRUE(torch::allclose(torch::cat({first, rest}, 1), mixed, 0, 0.02 * scale));
+  }
+  EXPECT_THROW(model->set_compute_type(torch::kFloat16), Error);
+
+  std::vector<TokenizedExample> examples(2);
+  for (TokenizedExample& e : examples) {
+    for (int64_t i = 0; i < 12; ++i) e.tokens.push_back(static_cast<TokenId>(torch::randint(0, c.vocab, {1}).item<int64_t>()));
+    e.script_start = 4;
+  }
+  const Batch batch = batch_of(examples);
+  AdamW optimizer(named_parameters(model), AdamW::Settings{});
+  const double before = sft_loss(model, batch).item<double>();
+  for (int i = 0; i < 3; ++i) train_step(model, optimizer, batch, 1e-2, 1.0);
+  for (const auto& p : model->parameters()) {
+    EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.grad().scalar_type(), torch::kFloat32);
+  }
+  EXPECT_LT(sft_loss(model, batch).item<double>(), before);
+}
+
+// A step's work: 6 per parameter per token and 6 x layers x d_model per visible pair of
+// causal attention, padding left out.
+TEST(Training, FlopsCountTokensAndCausalPairsWithoutPadding) {
+  const ModelConfig c = micro_config();
+  TokenizedExample a, b;
+  a.tokens = {1, 2, 3, 4, 5};  // 4 positions read
+  a.script_start = 2;
+  b.tokens = {1, 2, 3};  // 2
+  b.script_start = 1;
+  const std::vector<const TokenizedExample*> both = {&a, &b};
+  const Batch batch = make_batch(both, tok().special(script::SpecialToken::kPad), torch::kCPU);
+  EXPECT_EQ(batch.tokens, 6);
+  EXPECT_EQ(batch.squared_lengths, 16 + 4);
+  const double pairs = (4 * 5 / 2) + (2 * 3 / 2);  // query i sees i + 1 keys
+  EXPECT_DOUBLE_EQ(training_flops(c, batch),
+                   6.0 * static_cast<double>(c.parameter_count()) * 6 + 12.0 * static_cast<double>(c.layers * c.d_model) * pairs);
+}
+
 TEST(Transformer, RotaryScoresDependOnRelativePositionOnly) {
   const int64_t D = 8;
   auto [cos, sin] = rotary_tables(16, D, 10000.0);
