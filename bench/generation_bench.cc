@@ -6,8 +6,8 @@
 // continuations sampled at temperature 1 (seeds 1..K), one at a time and side by side
 // (generate_side_by_side: one batch a step), which must also write the same tokens.
 //
-//   bench_generation [N [P [PRESET [THREADS [K]]]]]   (N 512, P 32, PRESET small, THREADS:
-//                                                      libtorch's, K 8)
+//   bench_generation [N [P [PRESET [THREADS [K [DEVICE]]]]]]   (N 512, P 32, PRESET small,
+//                                     THREADS: libtorch's, K 8, DEVICE cpu; cuda: bf16 products)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
   model::ModelConfig config = model::ModelConfig::preset(preset, static_cast<int64_t>(tokenizer.size()));
   model::Transformer transformer(config, 1);
   transformer->eval();
+  const bool cuda = argc > 6 && std::string(argv[6]) == "cuda";
+  if (cuda) {
+    transformer->to(torch::kCUDA);
+    transformer->set_compute_type(torch::kBFloat16);
+  }
   std::vector<script::TokenId> prompt;
   for (int64_t i = 0; i < p; ++i) prompt.push_back(static_cast<script::TokenId>(7 + i));
   // An id the untrained model is unlikely to draw, so that both runs write all N tokens.
@@ -47,7 +52,7 @@ int main(int argc, char** argv) {
   std::vector<script::TokenId> whole;
   start = clock::now();
   while (static_cast<int64_t>(whole.size()) < n) {
-    torch::Tensor ids = torch::tensor(sequence, torch::kInt64).view({1, -1});
+    torch::Tensor ids = torch::tensor(sequence, torch::kInt64).view({1, -1}).to(cuda ? torch::kCUDA : torch::kCPU);
     const auto next = static_cast<script::TokenId>(transformer->forward(ids)[0][-1].argmax().item<int64_t>());
     if (next == never) break;
     whole.push_back(next);
@@ -55,9 +60,9 @@ int main(int argc, char** argv) {
   }
   const double whole_s = std::chrono::duration<double>(clock::now() - start).count();
 
-  std::printf("%s model (%lld parameters), %lld-token prompt, %zu tokens, %d threads\n", preset.c_str(),
-              static_cast<long long>(config.parameter_count()), static_cast<long long>(p), cached.tokens.size(),
-              torch::get_num_threads());
+  std::printf("%s model (%lld parameters) on %s, %lld-token prompt, %zu tokens, %d threads\n", preset.c_str(),
+              static_cast<long long>(config.parameter_count()), cuda ? "cuda (bf16 products)" : "cpu",
+              static_cast<long long>(p), cached.tokens.size(), torch::get_num_threads());
   std::printf("key/value cache:       %8.2f ms/token (%.2f s)\n", 1e3 * cached_s / cached.tokens.size(), cached_s);
   std::printf("whole sequence a step: %8.2f ms/token (%.2f s)\n", 1e3 * whole_s / whole.size(), whole_s);
   std::printf("ratio %.1fx; same tokens: %s\n", whole_s / cached_s, cached.tokens == whole ? "yes" : "NO");

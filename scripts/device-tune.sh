@@ -439,6 +439,10 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       # The little dragon (issue 20) trained on this call's data set; cut at a step boundary
       # when the call's time runs out, so a later call on this machine resumes it.
       sft_data=${SFT_DATA:-$work/data}
+      # No data stage in this call: the committed data set of this GPU kind, or of another.
+      [ -f "$sft_data/manifest.json" ] || [ -f "$sft_data/train.jsonl" ] || sft_data=data/set/full-$(gpu_kind)
+      [ -d "$sft_data" ] || sft_data=$(ls -d data/set/full-*/ 2>/dev/null | head -n 1)
+      sft_data=${sft_data%/}
       sft_out="$build/sft"
       [ "${SFT_FRESH:-0}" = 1 ] && rm -rf "$sft_out"
       sft_args=(--data "$sft_data" --out "$sft_out" --device cuda --time-budget "$(( $(left) - 45 ))" --log-every 20)

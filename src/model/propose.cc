@@ -64,6 +64,7 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
     p.stop = std::string(stop_name(generation.stop));
     p.tokens = static_cast<int64_t>(generation.tokens.size());
     p.seconds = generation.seconds;
+    p.constraint_seconds = generation.constraint_seconds;
     if (on_each) on_each(p);
     out.push_back(std::move(p));
   }

@@ -161,7 +161,9 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
       }
       std::vector<script::TokenId> allowed;
       if (!constraints.empty() && constraints[i] != nullptr) {
+        const auto asked = std::chrono::steady_clock::now();
         allowed = constraints[i]->allowed(g.tokens);
+        g.constraint_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
         if (allowed.empty()) {
           stop(i, Generation::Stop::kNothingAllowed);
           continue;

@@ -87,7 +87,20 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
   ModelQuestion question = base;
   question.spec = example.spec;
   question.refine_script = example.existing_script;
-  const std::vector<model::Proposal> proposals = ask_model(question);
+  json line{{"source", source_of(located)},
+            {"task", refinement ? "refinement" : "construction"},
+            {"workload", example.spec},
+            {"family", example.family},
+            {"settings", settings}};
+  std::vector<model::Proposal> proposals;
+  try {
+    proposals = ask_model(question);
+  } catch (const UserError& e) {
+    // The model could not be asked (its prompt longer than its context, say): the example
+    // is reported as not asked, with why, rather than ending the run.
+    line["not_asked"] = e.what();
+    return line;
+  }
 
   search::TaskEnvironment env = environments.environment({workload.spec, workload.spec, workload.func, 1});
   // One batch: the prompt's program (default schedule or the existing script), the
@@ -109,16 +122,20 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
   }
 
   json statuses = json::object();
+  json first_errors = json::object();  // per status, what the first attempt with it said
   int applied = 0, verified = 0;
   int64_t tokens = 0;
-  double model_seconds = 0;
+  double model_seconds = 0;  // the attempts are sampled side by side: the last one's time
+  double constraint_seconds = 0;  // summed over the attempts
   std::optional<double> best_ms;
   for (const Attempt& a : attempts) {
     applied += a.scheduled ? 1 : 0;
     const std::string status(search::measure_status_id(a.result->status));
     statuses[status] = statuses.value(status, 0) + 1;
+    if (!a.result->error.empty() && !first_errors.contains(status)) first_errors[status] = a.result->error.substr(0, 400);
     tokens += a.proposal.tokens;
-    model_seconds += a.proposal.seconds;
+    model_seconds = std::max(model_seconds, a.proposal.seconds);
+    constraint_seconds += a.proposal.constraint_seconds;
     if (const std::optional<double> ms = a.result->median_ms()) {
       ++verified;
       best_ms = best_ms ? std::min(*best_ms, *ms) : *ms;
@@ -126,20 +143,17 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
   }
   const std::optional<double> prompt_ms = results.at(0).median_ms();
   const std::optional<double> target_ms = results.at(1).median_ms();
-  json line{{"source", source_of(located)},
-            {"task", refinement ? "refinement" : "construction"},
-            {"workload", example.spec},
-            {"family", example.family},
-            {"settings", settings},
-            {"attempts", static_cast<int>(attempts.size())},
-            {"applied", applied},
-            {"verified", verified},
-            {"statuses", statuses},
-            {"tokens", tokens},
-            {"model_seconds", model_seconds},
-            {"best_ms", ms_or_null(best_ms)},
-            {"prompt_ms", ms_or_null(prompt_ms)},
-            {"target_ms", ms_or_null(target_ms)}};
+  line.update(json{{"attempts", static_cast<int>(attempts.size())},
+                   {"applied", applied},
+                   {"verified", verified},
+                   {"statuses", statuses},
+                   {"errors", first_errors},
+                   {"tokens", tokens},
+                   {"model_seconds", model_seconds},
+                   {"constraint_seconds", constraint_seconds},
+                   {"best_ms", ms_or_null(best_ms)},
+                   {"prompt_ms", ms_or_null(prompt_ms)},
+                   {"target_ms", ms_or_null(target_ms)}});
   if (!prompt_ms) line["prompt_error"] = results.at(0).error;
   if (!target_ms) line["target_error"] = results.at(1).error;
   return line;
@@ -151,6 +165,7 @@ struct TaskSummary {
   int near_target = 0;         // construction: ratio <= kNearSearchRatio
   int improved = 0, judged = 0;  // refinement: best below the existing script by the margin
   int unmeasured_references = 0;
+  int not_asked = 0;  // examples the model could not be asked about (line "not_asked")
 };
 
 double median(std::vector<double> v) {
@@ -162,6 +177,10 @@ double median(std::vector<double> v) {
 void add_to_summary(const json& line, std::map<std::string, TaskSummary>& summaries) {
   TaskSummary& s = summaries[line.at("task").get<std::string>()];
   ++s.examples;
+  if (line.contains("not_asked")) {
+    ++s.not_asked;
+    return;
+  }
   s.attempts += line.at("attempts").get<int>();
   s.applied += line.at("applied").get<int>();
   s.verified += line.at("verified").get<int>();
@@ -189,6 +208,10 @@ void print_summary(const std::map<std::string, TaskSummary>& summaries, const js
   std::printf("settings: %s\n", settings.dump().c_str());
   for (const auto& [task, s] : summaries) {
     std::printf("%s: %d examples\n", task.c_str(), s.examples);
+    if (s.not_asked > 0) {
+      std::printf("  %d examples not asked (their lines say why: a prompt longer than the model's context, say), "
+                  "left out below\n", s.not_asked);
+    }
     std::printf("  per-attempt: applied %s, verified %s\n", percent(s.applied, s.attempts).c_str(),
                 percent(s.verified, s.attempts).c_str());
     if (!s.ratios.empty()) {
@@ -279,6 +302,12 @@ int run_evaluate(const EvaluateOptions& o) {
     out << line.dump() << '\n';
     out.flush();
     add_to_summary(line, summaries);
+    if (line.contains("not_asked")) {
+      std::fprintf(stderr, "[%zu/%zu] %s %s: not asked: %s\n", index, chosen.size(),
+                   line.at("task").get<std::string>().c_str(), e->example.spec.c_str(),
+                   line.at("not_asked").get<std::string>().c_str());
+      continue;
+    }
     std::fprintf(stderr, "[%zu/%zu] %s %s: %d of %d verified, best %s ms, search's %s ms\n", index, chosen.size(),
                  line.at("task").get<std::string>().c_str(), e->example.spec.c_str(), line.at("verified").get<int>(),
                  line.at("attempts").get<int>(), line.at("best_ms").dump().c_str(), line.at("target_ms").dump().c_str());

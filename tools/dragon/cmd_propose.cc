@@ -61,6 +61,7 @@ Command add_propose_command(CLI::App& app) {
     model::propose(request, [&](const model::Proposal& p) {
       std::fprintf(stderr, "attempt %d: %lld tokens in %.2f s, stopped at %s\n", p.attempt + 1,
                    static_cast<long long>(p.tokens), p.seconds, p.stop.c_str());
+      if (p.constraint_seconds > 0) std::fprintf(stderr, "  (%.2f s of it asking the constraint)\n", p.constraint_seconds);
       if (out.is_open()) {
         out << proposal_line(p) << '\n';
         out.flush();

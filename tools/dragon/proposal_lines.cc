@@ -12,7 +12,7 @@ namespace dragon::cli {
 
 std::string proposal_line(const model::Proposal& p) {
   return nlohmann::json{{"attempt", p.attempt}, {"script", p.script}, {"stop", p.stop},
-                        {"tokens", p.tokens},   {"seconds", p.seconds}}
+                        {"tokens", p.tokens},   {"seconds", p.seconds}, {"constraint_seconds", p.constraint_seconds}}
       .dump();
 }
 
@@ -31,6 +31,7 @@ std::vector<model::Proposal> read_proposal_lines(const std::string& path) {
       p.stop = j.at("stop").get<std::string>();
       p.tokens = j.at("tokens").get<int64_t>();
       p.seconds = j.at("seconds").get<double>();
+      p.constraint_seconds = j.value("constraint_seconds", 0.0);
       out.push_back(std::move(p));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("{}:{}: not a proposal: {}", path, number, e.what()));

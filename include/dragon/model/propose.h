@@ -38,6 +38,7 @@ struct Proposal {
   std::string stop;     // "eos", "max tokens", "context full", "no token allowed"
   int64_t tokens = 0;   // generated
   double seconds = 0;   // wall time from the start of sampling until this attempt stopped
+  double constraint_seconds = 0;  // of which its constraint took (the rest: the model, shared)
 };
 
 // One Proposal per attempt, in order, sampled side by side (one batch through the model);
