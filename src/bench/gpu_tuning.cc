@@ -357,19 +357,12 @@ class CudaMeasurer final : public search::Measurer {
         for (size_t i = next++; i < scheduled.size(); i = next++) {
           const double start = search::thread_cpu_seconds();
           prep.lowered[i].index = i;
-          try {
-            runtime::Generated generated = runtime::generate(scheduled[i], target);
-            if (std::optional<std::string> why = excessive_workspaces(generated, scheduled[i])) {
-              prep.results[i] = MeasureResult::failure(MeasureStatus::kRejected, *why);
-              cpu_seconds[i] = search::thread_cpu_seconds() - start;
-              continue;
-            }
-            prep.lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, generated.code()});
-            prep.lowered[i].flat = std::move(generated.lowered);
-          } catch (const UserError& e) {  // a schedule the GPU cannot run
-            prep.results[i] = MeasureResult::failure(MeasureStatus::kRejected, std::string("lowering: ") + e.what());
-          } catch (const Error& e) {
-            prep.results[i] = MeasureResult::failure(MeasureStatus::kBuildFailed, std::string("lowering: ") + e.what());
+          CudaLowering lowering = lower_for_cuda(scheduled[i], target);
+          if (lowering.generated) {
+            prep.lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, lowering.generated->code()});
+            prep.lowered[i].flat = std::move(lowering.generated->lowered);
+          } else {
+            prep.results[i] = MeasureResult::failure(lowering.failure, lowering.why);
           }
           cpu_seconds[i] = search::thread_cpu_seconds() - start;
         }
@@ -540,6 +533,26 @@ class CudaMeasureGroup final : public search::MeasureGroup {
 };
 
 }  // namespace
+
+CudaLowering lower_for_cuda(const ir::PrimFunc& scheduled, const lower::Target& target) {
+  CudaLowering out;
+  try {
+    runtime::Generated generated = runtime::generate(scheduled, target);
+    if (std::optional<std::string> why = excessive_workspaces(generated, scheduled)) {
+      out.failure = MeasureStatus::kRejected;
+      out.why = *why;
+      return out;
+    }
+    out.generated = std::move(generated);
+  } catch (const UserError& e) {  // a schedule the GPU cannot run
+    out.failure = MeasureStatus::kRejected;
+    out.why = std::string("lowering: ") + e.what();
+  } catch (const Error& e) {
+    out.failure = MeasureStatus::kBuildFailed;
+    out.why = std::string("lowering: ") + e.what();
+  }
+  return out;
+}
 
 std::optional<std::string> excessive_workspaces(const runtime::Generated& generated, const ir::PrimFunc& scheduled) {
   int64_t scratch = 0;

@@ -7,7 +7,9 @@
 // two GPUs or two runs. Each example's result is a JSON line appended to --out as soon as
 // it is measured: a run that stops is resumed by running it again (examples already in
 // the file are skipped, and a file of other settings is refused), and the summary is
-// computed from the whole file. Argument parsing, orchestration and printing only.
+// computed from the whole file. With --lower-only nothing runs: each attempt is applied
+// and lowered for CUDA (no GPU needed), the checks the GPU measurers make before compiling.
+// Argument parsing, orchestration and printing only.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dragon/bench/gpu_tuning.h"
 #include "dragon/data/corpus.h"
 #include "dragon/data/data_set_reader.h"
 #include "dragon/ops/op_registry.h"
@@ -56,6 +59,7 @@ struct EvaluateOptions {
   std::string target = "auto";
   std::string out = "evaluation.jsonl";
   bool summary_only = false;  // print what --out holds, measure nothing
+  bool lower_only = false;    // apply and lower each attempt for CUDA; run nothing
 };
 
 // What must match for lines of --out to be summed with this run's.
@@ -70,6 +74,15 @@ json settings_of(const EvaluateOptions& o, const std::string& model_path, const 
               {"target", target}};
 }
 
+// One attempt's fate without running it: kApplyFailed, kRejected or kBuildFailed from the
+// lowering, or kOk when it lowered.
+search::MeasureResult lower_only_result(const Attempt& a) {
+  if (!a.scheduled) return *a.result;
+  const bench::CudaLowering lowering = bench::lower_for_cuda(*a.scheduled, lower::Target::cuda_h200());
+  if (lowering.generated) return search::MeasureResult{};
+  return search::MeasureResult::failure(lowering.failure, lowering.why);
+}
+
 // "shard-2-of-512.jsonl.zst:17": an example's place in its data set, the key a resumed run
 // skips by.
 std::string source_of(const data::LocatedExample& e) {
@@ -78,9 +91,36 @@ std::string source_of(const data::LocatedExample& e) {
 
 json ms_or_null(const std::optional<double>& ms) { return ms ? json(*ms) : json(nullptr); }
 
-// Measures one example and returns its line.
+// The statuses of an example's attempts, what the first of each status said, and the
+// sampling's totals, into its line.
+void add_attempt_fields(const std::vector<Attempt>& attempts, json& line) {
+  json statuses = json::object();
+  json first_errors = json::object();  // per status, what the first attempt with it said
+  int applied = 0;
+  int64_t tokens = 0;
+  double model_seconds = 0;  // the attempts are sampled side by side: the last one's time
+  double constraint_seconds = 0;  // summed over the attempts
+  for (const Attempt& a : attempts) {
+    applied += a.scheduled ? 1 : 0;
+    const std::string status(search::measure_status_id(a.result->status));
+    statuses[status] = statuses.value(status, 0) + 1;
+    if (!a.result->error.empty() && !first_errors.contains(status)) first_errors[status] = a.result->error.substr(0, 400);
+    tokens += a.proposal.tokens;
+    model_seconds = std::max(model_seconds, a.proposal.seconds);
+    constraint_seconds += a.proposal.constraint_seconds;
+  }
+  line.update(json{{"attempts", static_cast<int>(attempts.size())},
+                   {"applied", applied},
+                   {"statuses", statuses},
+                   {"errors", first_errors},
+                   {"tokens", tokens},
+                   {"model_seconds", model_seconds},
+                   {"constraint_seconds", constraint_seconds}});
+}
+
+// Measures one example (or, without `environments`, lowers its attempts) and returns its line.
 json evaluate_example(const data::LocatedExample& located, const ModelQuestion& base,
-                      TuneEnvironments& environments, const json& settings) {
+                      TuneEnvironments* environments, const json& settings) {
   const data::Example& example = located.example;
   const bool refinement = example.kind == data::ExampleKind::kRefinement;
   const ops::Workload workload = ops::OpRegistry::global().make_workload(example.spec);
@@ -101,8 +141,21 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
     line["not_asked"] = e.what();
     return line;
   }
+  std::vector<Attempt> attempts;
+  for (const model::Proposal& p : proposals) attempts.push_back(prepare_attempt(p, workload.func));
 
-  search::TaskEnvironment env = environments.environment({workload.spec, workload.spec, workload.func, 1});
+  if (environments == nullptr) {
+    int lowered = 0;
+    for (Attempt& a : attempts) {
+      a.result = lower_only_result(a);
+      lowered += a.result->ok() ? 1 : 0;
+    }
+    add_attempt_fields(attempts, line);
+    line["lowered"] = lowered;
+    return line;
+  }
+
+  search::TaskEnvironment env = environments->environment({workload.spec, workload.spec, workload.func, 1});
   // One batch: the prompt's program (default schedule or the existing script), the
   // search's best, then every attempt that replays.
   auto replayed = [&](const std::string& script) {
@@ -110,47 +163,26 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
   };
   std::vector<ir::PrimFunc> batch = {refinement ? replayed(*example.existing_script) : env.default_schedule,
                                      replayed(example.script)};
-  std::vector<Attempt> attempts;
-  for (const model::Proposal& p : proposals) {
-    attempts.push_back(prepare_attempt(p, workload.func));
-    if (attempts.back().scheduled) batch.push_back(*attempts.back().scheduled);
+  for (const Attempt& a : attempts) {
+    if (a.scheduled) batch.push_back(*a.scheduled);
   }
   const std::vector<search::MeasureResult> results = env.measurer->measure(batch);
   size_t next = 2;
   for (Attempt& a : attempts) {
     if (a.scheduled) a.result = results.at(next++);
   }
-
-  json statuses = json::object();
-  json first_errors = json::object();  // per status, what the first attempt with it said
-  int applied = 0, verified = 0;
-  int64_t tokens = 0;
-  double model_seconds = 0;  // the attempts are sampled side by side: the last one's time
-  double constraint_seconds = 0;  // summed over the attempts
+  int verified = 0;
   std::optional<double> best_ms;
   for (const Attempt& a : attempts) {
-    applied += a.scheduled ? 1 : 0;
-    const std::string status(search::measure_status_id(a.result->status));
-    statuses[status] = statuses.value(status, 0) + 1;
-    if (!a.result->error.empty() && !first_errors.contains(status)) first_errors[status] = a.result->error.substr(0, 400);
-    tokens += a.proposal.tokens;
-    model_seconds = std::max(model_seconds, a.proposal.seconds);
-    constraint_seconds += a.proposal.constraint_seconds;
     if (const std::optional<double> ms = a.result->median_ms()) {
       ++verified;
       best_ms = best_ms ? std::min(*best_ms, *ms) : *ms;
     }
   }
+  add_attempt_fields(attempts, line);
   const std::optional<double> prompt_ms = results.at(0).median_ms();
   const std::optional<double> target_ms = results.at(1).median_ms();
-  line.update(json{{"attempts", static_cast<int>(attempts.size())},
-                   {"applied", applied},
-                   {"verified", verified},
-                   {"statuses", statuses},
-                   {"errors", first_errors},
-                   {"tokens", tokens},
-                   {"model_seconds", model_seconds},
-                   {"constraint_seconds", constraint_seconds},
+  line.update(json{{"verified", verified},
                    {"best_ms", ms_or_null(best_ms)},
                    {"prompt_ms", ms_or_null(prompt_ms)},
                    {"target_ms", ms_or_null(target_ms)}});
@@ -166,6 +198,8 @@ struct TaskSummary {
   int improved = 0, judged = 0;  // refinement: best below the existing script by the margin
   int unmeasured_references = 0;
   int not_asked = 0;  // examples the model could not be asked about (line "not_asked")
+  int lowered = 0;    // --lower-only lines: attempts that lowered for CUDA
+  bool lower_only = false;
 };
 
 double median(std::vector<double> v) {
@@ -183,6 +217,11 @@ void add_to_summary(const json& line, std::map<std::string, TaskSummary>& summar
   }
   s.attempts += line.at("attempts").get<int>();
   s.applied += line.at("applied").get<int>();
+  if (line.contains("lowered")) {  // nothing was run
+    s.lower_only = true;
+    s.lowered += line.at("lowered").get<int>();
+    return;
+  }
   s.verified += line.at("verified").get<int>();
   const json& best = line.at("best_ms");
   const json& target = line.at("target_ms");
@@ -211,6 +250,11 @@ void print_summary(const std::map<std::string, TaskSummary>& summaries, const js
     if (s.not_asked > 0) {
       std::printf("  %d examples not asked (their lines say why: a prompt longer than the model's context, say), "
                   "left out below\n", s.not_asked);
+    }
+    if (s.lower_only) {
+      std::printf("  per-attempt: applied %s, lowered for CUDA %s (nothing run)\n", percent(s.applied, s.attempts).c_str(),
+                  percent(s.lowered, s.attempts).c_str());
+      continue;
     }
     std::printf("  per-attempt: applied %s, verified %s\n", percent(s.applied, s.attempts).c_str(),
                 percent(s.verified, s.attempts).c_str());
@@ -258,8 +302,12 @@ int run_evaluate(const EvaluateOptions& o) {
   }
   if (chosen.empty()) throw UserError(fmt::format("evaluate: {} has no {} examples of that task", o.data_dir, o.split));
 
-  const std::string target = resolve_target(o.target);
-  const json settings = settings_of(o, model_path, target);
+  if (o.lower_only && o.target == "cpu")
+    throw UserError("evaluate --lower-only lowers for CUDA (the CPU backend runs any schedule that applies); "
+                    "leave out --target or give cuda");
+  const std::string target = o.lower_only ? "cuda" : resolve_target(o.target);
+  json settings = settings_of(o, model_path, target);
+  if (o.lower_only) settings["lower_only"] = true;
   // What --out already holds: resumed, if measured under these settings.
   std::set<std::string> done;
   std::map<std::string, TaskSummary> summaries;
@@ -288,7 +336,8 @@ int run_evaluate(const EvaluateOptions& o) {
     print_summary(summaries, settings);
     return 0;
   }
-  const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target, .rules_file = ""});
+  const std::unique_ptr<TuneEnvironments> environments =
+      o.lower_only ? nullptr : make_tune_environments({.target = target, .rules_file = ""});
   ModelQuestion base = o.question;
   base.model_path = model_path;
   std::ofstream out(o.out, std::ios::app);
@@ -298,7 +347,7 @@ int run_evaluate(const EvaluateOptions& o) {
     ++index;
     const std::string source = source_of(*e);
     if (done.contains(source)) continue;
-    const json line = evaluate_example(*e, base, *environments, settings);
+    const json line = evaluate_example(*e, base, environments.get(), settings);
     out << line.dump() << '\n';
     out.flush();
     add_to_summary(line, summaries);
@@ -306,6 +355,12 @@ int run_evaluate(const EvaluateOptions& o) {
       std::fprintf(stderr, "[%zu/%zu] %s %s: not asked: %s\n", index, chosen.size(),
                    line.at("task").get<std::string>().c_str(), e->example.spec.c_str(),
                    line.at("not_asked").get<std::string>().c_str());
+      continue;
+    }
+    if (line.contains("lowered")) {
+      std::fprintf(stderr, "[%zu/%zu] %s %s: %d of %d applied, %d lowered\n", index, chosen.size(),
+                   line.at("task").get<std::string>().c_str(), e->example.spec.c_str(), line.at("applied").get<int>(),
+                   line.at("attempts").get<int>(), line.at("lowered").get<int>());
       continue;
     }
     std::fprintf(stderr, "[%zu/%zu] %s %s: %d of %d verified, best %s ms, search's %s ms\n", index, chosen.size(),
@@ -342,6 +397,9 @@ Command add_evaluate_command(CLI::App& app) {
   sub->add_option("--out", o->out, "JSON lines, one per example, appended; an existing file is resumed")
       ->capture_default_str();
   sub->add_flag("--summary-only", o->summary_only, "Print the summary of what --out holds; measure nothing");
+  sub->add_flag("--lower-only", o->lower_only,
+                "Run nothing: apply each attempt and lower it for CUDA (no GPU needed), the checks the GPU "
+                "measurers make before compiling; per-attempt applied and lowered");
   add_sampling_flags(sub, o->question);
   return [o]() { return run_evaluate(*o); };
 }

@@ -56,6 +56,17 @@ struct GpuTuningOptions {
 // from the other problems the worker holds. The GPU measurers reject it before compiling.
 std::optional<std::string> excessive_workspaces(const runtime::Generated& generated, const ir::PrimFunc& scheduled);
 
+// A scheduled function lowered for a CUDA target, or why not: what the GPU measurers do to
+// a candidate before compiling it, and all that can be checked without a GPU.
+struct CudaLowering {
+  std::optional<runtime::Generated> generated;  // set when it lowered
+  search::MeasureStatus failure = search::MeasureStatus::kOk;  // else kRejected or kBuildFailed
+  std::string why;
+};
+// kRejected: a schedule the GPU cannot run (its structure, its resources, its scratch
+// memory); kBuildFailed: the lowering itself failed (an internal error).
+CudaLowering lower_for_cuda(const ir::PrimFunc& scheduled, const lower::Target& target);
+
 class GpuTuning {
  public:
   // Forks the NVRTC children and the GPU worker and asks the worker for the device; throws

@@ -739,6 +739,28 @@ TEST(Evaluate, WritesALinePerExampleResumesAndRefusesOtherSettings) {
   auto [third, third_log] = dragon(evaluate + " --attempts 3");
   EXPECT_NE(third, 0);
   EXPECT_NE(third_log.find("other settings"), std::string::npos) << third_log;
+
+  // --lower-only runs nothing: each attempt is applied and lowered for CUDA, and every
+  // attempt has a status (lowered, or why not) that adds up to the attempts.
+  const std::string lowered_out = (root / "lowered.jsonl").string();
+  const std::string lower_only = "evaluate --data " + set + " --split " + split + " --model " + weights +
+                                 " --limit 1 --attempts 3 --lower-only --out " + lowered_out;
+  auto [lowering, lowering_log] = dragon(lower_only);
+  ASSERT_EQ(lowering, 0) << lowering_log;
+  const std::string lowered_text = read_text_file(lowered_out);
+  const nlohmann::json lowered_line = nlohmann::json::parse(lowered_text.substr(0, lowered_text.find('\n')));
+  EXPECT_EQ(lowered_line.at("settings").at("target"), "cuda");
+  EXPECT_TRUE(lowered_line.at("settings").at("lower_only").get<bool>());
+  EXPECT_FALSE(lowered_line.contains("best_ms")) << "nothing was timed";
+  int by_status = 0;
+  for (const auto& [status, n] : lowered_line.at("statuses").items()) by_status += n.get<int>();
+  EXPECT_EQ(by_status, 3);
+  EXPECT_EQ(lowered_line.at("statuses").value("ok", 0), lowered_line.at("lowered").get<int>());
+  EXPECT_LE(lowered_line.at("lowered").get<int>(), lowered_line.at("applied").get<int>());
+  EXPECT_NE(lowering_log.find("lowered for CUDA"), std::string::npos) << lowering_log;
+  auto [cpu_lowering, cpu_lowering_log] = dragon(lower_only + " --target cpu");
+  EXPECT_NE(cpu_lowering, 0);
+  EXPECT_NE(cpu_lowering_log.find("lowers for CUDA"), std::string::npos) << cpu_lowering_log;
   fs::remove_all(root);
 }
 
