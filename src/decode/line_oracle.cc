@@ -185,10 +185,22 @@ std::unique_ptr<Options> LineOracle::compute_options(const Position& pos, bool f
       } else if (slot.type == ValueType::kInt && kind.kind == InstructionKind::SampleCategorical) {
         int_class(kInt64Min, kInt64Max);
       } else if (slot.type == ValueType::kSplitFactor) {
-        // Positive integer factors whose product (with the ones written) fits i32.
+        // Positive integer factors whose product (with the ones written, sampled variables at
+        // their values) fits i32: a larger literal would leave the line with no valid end,
+        // a dead end the sampler meets as "no token allowed".
         int64_t product = 1;
         for (const Arg& a : pos.elems) {
-          if (const auto* i = a.as<int64_t>()) product = std::min<int64_t>(kInt32Max, product * std::max<int64_t>(1, *i));
+          int64_t factor = 1;
+          if (const auto* i = a.as<int64_t>()) {
+            factor = *i;
+          } else if (const auto* rv = a.as<schedule::RandomVar>(); rv != nullptr && rv->type == schedule::RVType::kExpr) {
+            try {
+              factor = state_->sch.get(schedule::ExprRV{rv->id});
+            } catch (const std::exception&) {
+              factor = 1;  // not resolvable here: the line's replay judges it
+            }
+          }
+          product = std::min<int64_t>(kInt32Max, product * std::clamp<int64_t>(factor, 1, kInt32Max));
         }
         int_class(1, kInt32Max / product);
       } else if (slot.type == ValueType::kAnnValue) {

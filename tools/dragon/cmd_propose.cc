@@ -42,7 +42,9 @@ Command add_propose_command(CLI::App& app) {
   sub->add_option("--max-tokens", o->request.max_new_tokens, "Longest script in tokens")->capture_default_str();
   sub->add_option("--seed", o->request.seed, "Attempt i samples with seed + i")->capture_default_str();
   sub->add_flag("--unconstrained", o->unconstrained, "Sample without the constrained decoder");
-  sub->add_option("--device", o->request.device, "cpu, cuda or auto")
+  sub->add_option("--device", o->request.device,
+                  "cpu, cuda or auto (cuda when there is one); the CPU by default, since sampling a small model a "
+                  "token at a time is bound by kernel launches on a GPU")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
   sub->add_option("--threads", o->request.threads, "CPU threads for libtorch (0: its default)");

@@ -353,6 +353,12 @@ TEST(Constrained, NonViablePrefixesAllowNothing) {
   EXPECT_TRUE(decoder.is_viable("gb C\ngl b0 3\nsp l1"));
   EXPECT_FALSE(decoder.is_viable("gb C\ngl b0 3\nsp b0"));
   EXPECT_FALSE(decoder.is_viable("gb C\ngl b0 3\nbind l0 qq"));
+  // Split factors multiply in i32, sampled variables at their values (v0 = 65536): a
+  // literal that overflows it is not viable, rather than a line with no valid end.
+  const std::string sampled = "gb C\ngl b0 3\nsc [65536] = 0\nsp l0 v0 ";
+  EXPECT_TRUE(decoder.is_complete(sampled + "16384\n"));
+  EXPECT_FALSE(decoder.is_viable(sampled + "32768"));
+  EXPECT_FALSE(decoder.allowed_tokens_after(sampled).empty());
 }
 
 }  // namespace
