@@ -65,7 +65,7 @@
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
 # DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
 # SFT_PROMPT (spec), SFT_CONTEXT (2048), SFT_STEPS (600), SFT_BATCH (16), SFT_LR (5e-4),
-# EVAL_SECONDS (the most an evaluate mode may take), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# EVAL_SECONDS (the most an evaluate mode may take), EVAL_PER_WORKLOAD (1), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -495,7 +495,8 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         # EVAL_SECONDS caps a mode, so the stages after it still run.
         [ -n "${EVAL_SECONDS:-}" ] && [ "$EVAL_SECONDS" -lt "$share" ] && share=$EVAL_SECONDS
         timeout --kill-after=10 "$share" "$build/dragon" evaluate --data "$eval_data" --model "$eval_model" \
-          --target cuda --limit "${EVAL_LIMIT:-20}" --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" \
+          --target cuda --limit "${EVAL_LIMIT:-20}" --per-workload "${EVAL_PER_WORKLOAD:-1}" \
+          --attempts "${EVAL_ATTEMPTS:-8}" "${flags[@]}" \
           --out "$build/eval-$label-$mode.jsonl" >"$work/eval-$label-$mode.log" 2>&1
         note "$stage ($label model, $mode): exit $? after $(elapsed) s; model $eval_model, data $eval_data"
         # The summary of every line so far (a run cut by the timeout printed none).

@@ -55,6 +55,7 @@ struct EvaluateOptions {
   std::string split = "held_out";
   std::string task = "both";
   int64_t limit = 0;  // examples per task; 0: all
+  int64_t per_workload = 0;  // examples per task and workload; 0: no cap
   double max_workload_mib = 0;  // leave out workloads whose buffers take more; 0: none left out
   std::string target = "auto";
   std::string out = "evaluation.jsonl";
@@ -288,16 +289,19 @@ int run_evaluate(const EvaluateOptions& o) {
   // The examples asked for: of the split, per task, the first --limit in data-set order.
   std::vector<const data::LocatedExample*> chosen;
   std::map<data::ExampleKind, int64_t> per_task;
+  std::map<std::pair<data::ExampleKind, std::string>, int64_t> per_task_workload;
   for (const data::LocatedExample& e : contents.examples) {
     if (e.example.split != *split) continue;
     if (o.task != "both" && o.task != data::example_kind_id(e.example.kind)) continue;
     if (o.limit > 0 && per_task[e.example.kind] >= o.limit) continue;
+    if (o.per_workload > 0 && per_task_workload[{e.example.kind, e.example.spec}] >= o.per_workload) continue;
     if (o.max_workload_mib > 0 &&
         static_cast<double>(data::workload_bytes(ops::OpRegistry::global().make_workload(e.example.spec).func)) >
             o.max_workload_mib * 1024 * 1024) {
       continue;
     }
     ++per_task[e.example.kind];
+    ++per_task_workload[{e.example.kind, e.example.spec}];
     chosen.push_back(&e);
   }
   if (chosen.empty()) throw UserError(fmt::format("evaluate: {} has no {} examples of that task", o.data_dir, o.split));
@@ -386,6 +390,10 @@ Command add_evaluate_command(CLI::App& app) {
       ->check(CLI::IsMember({"construction", "refinement", "both"}))
       ->capture_default_str();
   sub->add_option("--limit", o->limit, "At most this many examples per task, in data-set order (0: all)")
+      ->capture_default_str();
+  sub->add_option("--per-workload", o->per_workload,
+                  "At most this many examples per task and workload (a data set holds several refinements of one "
+                  "workload in a row; 1 spreads --limit over workloads; 0: no cap)")
       ->capture_default_str();
   sub->add_option("--max-workload-mib", o->max_workload_mib,
                   "Leave out workloads whose inputs and outputs take more MiB (the CPU backend verifies on the "

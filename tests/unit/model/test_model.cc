@@ -744,10 +744,11 @@ TEST(Evaluate, WritesALinePerExampleResumesAndRefusesOtherSettings) {
   // attempt has a status (lowered, or why not) that adds up to the attempts.
   const std::string lowered_out = (root / "lowered.jsonl").string();
   const std::string lower_only = "evaluate --data " + set + " --split " + split + " --model " + weights +
-                                 " --limit 1 --attempts 3 --lower-only --out " + lowered_out;
+                                 " --per-workload 1 --attempts 3 --lower-only --out " + lowered_out;
   auto [lowering, lowering_log] = dragon(lower_only);
   ASSERT_EQ(lowering, 0) << lowering_log;
   const std::string lowered_text = read_text_file(lowered_out);
+  EXPECT_LE(std::count(lowered_text.begin(), lowered_text.end(), '\n'), 2) << "one workload: one example per task";
   const nlohmann::json lowered_line = nlohmann::json::parse(lowered_text.substr(0, lowered_text.find('\n')));
   EXPECT_EQ(lowered_line.at("settings").at("target"), "cuda");
   EXPECT_TRUE(lowered_line.at("settings").at("lower_only").get<bool>());
