@@ -607,18 +607,23 @@ TEST(Sampling, TemperatureZeroIsDeterministicAndSeedsRepeat) {
   EXPECT_EQ(generate(model, head, eos, hot, nullptr).tokens, generate(model, head, eos, hot, nullptr).tokens);
 }
 
+// The prompt a construction question about `spec` reads: spec form, ending with <|script|>.
+std::vector<TokenId> spec_prompt(const std::string& spec) {
+  SftRecord r;
+  r.prompt = PromptForm::kSpec;
+  r.workload = spec;
+  script::Example e = to_example(r);
+  e.script.reset();
+  return tok().encode_example(e);
+}
+
 // Continuations sampled side by side are the ones sampled one at a time: each keeps its
 // own seed, constraint and record while others stop early and leave the batch.
 TEST(Sampling, SideBySideEqualsOneAtATime) {
   const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
   Transformer model(c, 23);
   const ir::PrimFunc func = ops::OpRegistry::global().make_workload("softmax:shape=16x1024").func;
-  SftRecord r;
-  r.prompt = PromptForm::kSpec;
-  r.workload = "softmax:shape=16x1024";
-  script::Example e = to_example(r);
-  e.script.reset();
-  const std::vector<TokenId> prompt = tok().encode_example(e);
+  const std::vector<TokenId> prompt = spec_prompt("softmax:shape=16x1024");
   const TokenId eos = tok().special(script::SpecialToken::kEos);
   const std::vector<SamplingSettings> settings = {
       {.temperature = 1.0, .top_p = 0.95, .max_new_tokens = 30, .seed = 3},
@@ -661,12 +666,7 @@ TEST(Sampling, ConstraintKeepsEveryPrefixViable) {
   const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
   Transformer model(c, 19);
   const ir::PrimFunc func = ops::OpRegistry::global().make_workload("softmax:shape=16x1024").func;
-  SftRecord r;
-  r.prompt = PromptForm::kSpec;
-  r.workload = "softmax:shape=16x1024";
-  script::Example e = to_example(r);
-  e.script.reset();
-  const std::vector<TokenId> prompt = tok().encode_example(e);
+  const std::vector<TokenId> prompt = spec_prompt("softmax:shape=16x1024");
   const TokenId eos = tok().special(script::SpecialToken::kEos);
   for (uint64_t seed : {1, 2}) {
     ScriptConstraint constraint(tok(), func);
