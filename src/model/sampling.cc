@@ -139,15 +139,15 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
   logits = logits.expand({static_cast<int64_t>(n), -1});
   std::vector<size_t> going(n);
   std::iota(going.begin(), going.end(), 0);
+  auto stop = [&](size_t i, Generation::Stop why) {
+    out[i].stop = why;
+    out[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   while (!going.empty()) {
     // One token for each continuation still going, from its row of the logits.
     torch::Tensor host = logits.detach().to(torch::kCPU, torch::kFloat32).contiguous();  // (rows, V)
     std::vector<int64_t> kept_rows, next_tokens;
     std::vector<size_t> still_going;
-    auto stop = [&](size_t i, Generation::Stop why) {
-      out[i].stop = why;
-      out[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
     for (size_t row = 0; row < going.size(); ++row) {
       const size_t i = going[row];
       Generation& g = out[i];

@@ -192,6 +192,17 @@ json evaluate_example(const data::LocatedExample& located, const ModelQuestion& 
   return line;
 }
 
+// An example's line in words, for the progress lines.
+std::string outcome_of(const json& line) {
+  if (line.contains("not_asked")) return "not asked: " + line.at("not_asked").get<std::string>();
+  if (line.contains("lowered")) {
+    return fmt::format("{} of {} applied, {} lowered", line.at("applied").get<int>(), line.at("attempts").get<int>(),
+                       line.at("lowered").get<int>());
+  }
+  return fmt::format("{} of {} verified, best {} ms, search's {} ms", line.at("verified").get<int>(),
+                     line.at("attempts").get<int>(), line.at("best_ms").dump(), line.at("target_ms").dump());
+}
+
 struct TaskSummary {
   int examples = 0, attempts = 0, applied = 0, verified = 0;
   std::vector<double> ratios;  // best / target (infinity where no attempt verified)
@@ -277,6 +288,9 @@ void print_summary(const std::map<std::string, TaskSummary>& summaries, const js
 }
 
 int run_evaluate(const EvaluateOptions& o) {
+  if (o.lower_only && o.target == "cpu")
+    throw UserError("evaluate --lower-only lowers for CUDA (the CPU backend runs any schedule that applies); "
+                    "leave out --target or give cuda");
   const std::string model_path = o.model.empty() ? default_model_path() : o.model;
   if (!fs::is_regular_file(model_path)) throw UserError(fmt::format("evaluate: no model at {}", model_path));
   std::optional<data::Split> split;
@@ -306,9 +320,6 @@ int run_evaluate(const EvaluateOptions& o) {
   }
   if (chosen.empty()) throw UserError(fmt::format("evaluate: {} has no {} examples of that task", o.data_dir, o.split));
 
-  if (o.lower_only && o.target == "cpu")
-    throw UserError("evaluate --lower-only lowers for CUDA (the CPU backend runs any schedule that applies); "
-                    "leave out --target or give cuda");
   const std::string target = o.lower_only ? "cuda" : resolve_target(o.target);
   json settings = settings_of(o, model_path, target);
   if (o.lower_only) settings["lower_only"] = true;
@@ -355,21 +366,8 @@ int run_evaluate(const EvaluateOptions& o) {
     out << line.dump() << '\n';
     out.flush();
     add_to_summary(line, summaries);
-    if (line.contains("not_asked")) {
-      std::fprintf(stderr, "[%zu/%zu] %s %s: not asked: %s\n", index, chosen.size(),
-                   line.at("task").get<std::string>().c_str(), e->example.spec.c_str(),
-                   line.at("not_asked").get<std::string>().c_str());
-      continue;
-    }
-    if (line.contains("lowered")) {
-      std::fprintf(stderr, "[%zu/%zu] %s %s: %d of %d applied, %d lowered\n", index, chosen.size(),
-                   line.at("task").get<std::string>().c_str(), e->example.spec.c_str(), line.at("applied").get<int>(),
-                   line.at("attempts").get<int>(), line.at("lowered").get<int>());
-      continue;
-    }
-    std::fprintf(stderr, "[%zu/%zu] %s %s: %d of %d verified, best %s ms, search's %s ms\n", index, chosen.size(),
-                 line.at("task").get<std::string>().c_str(), e->example.spec.c_str(), line.at("verified").get<int>(),
-                 line.at("attempts").get<int>(), line.at("best_ms").dump().c_str(), line.at("target_ms").dump().c_str());
+    std::fprintf(stderr, "[%zu/%zu] %s %s: %s\n", index, chosen.size(), line.at("task").get<std::string>().c_str(),
+                 e->example.spec.c_str(), outcome_of(line).c_str());
   }
   print_summary(summaries, settings);
   return 0;
