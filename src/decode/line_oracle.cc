@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "dragon/ir/block_tree.h"
 #include "script_words.h"
 
 namespace dragon::decode {
@@ -171,8 +172,12 @@ std::unique_ptr<Options> LineOracle::compute_options(const Position& pos, bool f
       CompletionSearch::TypedPool built;
       for (const auto& [value, word] : search_.typing_pool(pos, slot, built)) consider(word);
       if (slot.type == ValueType::kCount) {
-        // The count is what the lookup returns: try it once to learn it.
-        for (int64_t c = 0; c <= 64 && !stop(); ++c) {
+        // The count is what the lookup returns: try the counts it can be to learn it. A
+        // lookup returns distinct loops or blocks of the function, so no more than it has
+        // (a tiled convolution's block can have 74 loops above it).
+        const ir::BlockTree& tree = state_->sch.tree();
+        const auto most = static_cast<int64_t>(tree.blocks().size() + tree.loop_count());
+        for (int64_t c = 0; c <= most && !stop(); ++c) {
           auto q = advance(pos, std::to_string(c));
           if (q && feasible(*q)) {
             out->words.push_back(std::to_string(c));

@@ -39,7 +39,7 @@ Command add_propose_command(CLI::App& app) {
       ->check(CLI::IsMember({"ir", "spec"}));
   sub->add_option("--temperature", o->request.temperature, "Sampling temperature (0: greedy)")->capture_default_str();
   sub->add_option("--top-p", o->request.top_p, "Nucleus sampling mass")->capture_default_str();
-  sub->add_option("--max-tokens", o->request.max_new_tokens, "Longest script in tokens")->capture_default_str();
+  sub->add_option("--max-tokens", o->request.max_new_tokens, "Longest script in tokens (0: until the model's context is full)")->capture_default_str();
   sub->add_option("--seed", o->request.seed, "Attempt i samples with seed + i")->capture_default_str();
   sub->add_flag("--unconstrained", o->unconstrained, "Sample without the constrained decoder");
   sub->add_option("--device", o->request.device,

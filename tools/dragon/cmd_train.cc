@@ -90,7 +90,7 @@ Command add_train_command(CLI::App& app) {
   rl->add_option("--lr", r->lr, "Learning rate")->capture_default_str();
   rl->add_option("--grad-clip", r->grad_clip, "Global gradient norm limit (0: none)")->capture_default_str();
   rl->add_option("--temperature", r->temperature, "Sampling temperature (> 0)")->capture_default_str();
-  rl->add_option("--max-tokens", r->max_new_tokens, "Longest script in tokens")->capture_default_str();
+  rl->add_option("--max-tokens", r->max_new_tokens, "Longest script in tokens (0: until the model's context is full)")->capture_default_str();
   rl->add_option("--clip-low", r->clip_low, "Lower ratio clip (1 - x)")->capture_default_str();
   rl->add_option("--clip-high", r->clip_high, "Upper ratio clip (1 + x)")->capture_default_str();
   rl->add_flag("--scale-by-std", r->scale_by_std, "Divide advantages by their group's standard deviation");

@@ -55,6 +55,8 @@ class BlockTree {
   // Every block, in program order: a block before the blocks inside it, a block's init
   // before its body (the order of schedule lookups by name).
   const std::vector<BlockInfo>& blocks() const { return blocks_; }
+  // How many loops the function has.
+  size_t loop_count() const { return loops_.size(); }
   // null when the block or loop is not in the function.
   const BlockInfo* find(const BlockNode* block) const;
   const LoopInfo* find(const ForNode* loop) const;

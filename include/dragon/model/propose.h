@@ -25,7 +25,9 @@ struct ProposeRequest {
   int attempts = 8;
   double temperature = 0.8;  // 0: greedy (every attempt the same)
   double top_p = 0.95;
-  int64_t max_new_tokens = 1024;
+  // 0: until the model's context is full. A fixed cap cuts long scripts short: a tiled
+  // convolution's script is about 1,100 tokens, past the 1,024 this once was.
+  int64_t max_new_tokens = 0;
   uint64_t seed = 0;         // attempt i samples with seed + i
   bool constrained = true;   // the constrained decoder on (every script replays)
   // "cpu", "cuda" or "auto" (cuda when there is one). The CPU by default: a token at a time,

@@ -85,8 +85,8 @@ RlSettings settings_from_checkpoint(const std::string& json, RlSettings base, co
 
 void check_settings(const RlSettings& s) {
   auto bad = [](std::string_view why) { return UserError(fmt::format("train rl: {}", why)); };
-  if (s.steps <= 0 || s.prompts_per_step <= 0 || s.checkpoint_every <= 0 || s.max_new_tokens <= 0 || s.updates <= 0)
-    throw bad("--steps, --prompts-per-step, --updates, --checkpoint-every and --max-tokens must be positive");
+  if (s.steps <= 0 || s.prompts_per_step <= 0 || s.checkpoint_every <= 0 || s.max_new_tokens < 0 || s.updates <= 0)
+    throw bad("--steps, --prompts-per-step, --updates, --checkpoint-every must be positive and --max-tokens not negative");
   if (s.group < 2) throw bad(fmt::format("--group {}: a group needs at least 2 samples to compare", s.group));
   if (!(s.temperature > 0)) throw bad(fmt::format("--temperature {}: sampling needs a positive temperature", s.temperature));
   if (!(s.lr > 0)) throw bad(fmt::format("--lr {} must be positive", s.lr));
@@ -214,7 +214,8 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
         constraint_of.push_back(constraints.back().get());
         sampling.push_back(SamplingSettings{.temperature = s.temperature,
                                             .top_p = 1.0,
-                                            .max_new_tokens = s.max_new_tokens,
+                                            .max_new_tokens = s.max_new_tokens > 0 ? s.max_new_tokens
+                                                                                   : model->config.context,
                                             .seed = sample_seed(s.seed, progress.step, slot, g)});
         group[static_cast<size_t>(g)].prompt = prompt_tokens[index];
         records.push_back(&group[static_cast<size_t>(g)].policy);

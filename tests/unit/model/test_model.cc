@@ -402,6 +402,42 @@ TEST(Training, TinyModelOverfitsRealScriptsToExactMatch) {
   fs::remove_all(root);
 }
 
+// Without --max-tokens an attempt may run until the model's context is full: a fixed cap
+// (1,024 tokens once) cut every tiled convolution's script (about 1,100) short.
+TEST(Propose, DefaultLengthIsWhatTheContextLeaves) {
+  ModelConfig c;
+  c.vocab = static_cast<int64_t>(tok().size()), c.d_model = 32, c.layers = 1, c.heads = 2, c.ffn = 64, c.context = 96;
+  Transformer model(c, 3);
+  const std::string weights = (fs::temp_directory_path() / "dragon_test_propose_length.safetensors").string();
+  write_tensor_file(weights, checkpoint_tensors(model, StorageType::kF32, nullptr, std::nullopt, {{"prompt", "spec"}}));
+  const std::string workload = "matmul:m=64,n=64,k=64";
+  const int64_t prompt_tokens = static_cast<int64_t>(encode_prompt(tok(), PromptForm::kSpec, workload, std::nullopt).size());
+  ASSERT_LT(prompt_tokens, c.context);
+  ProposeRequest request;
+  request.model_path = weights;
+  request.workload = workload;
+  request.attempts = 2;
+  request.constrained = false;
+  const std::vector<Proposal> proposals = propose(request);
+  ASSERT_EQ(proposals.size(), 2u);
+  int ran_on = 0;
+  for (const Proposal& p : proposals) {
+    // An untrained model seldom samples the end of script; when it runs on, only the
+    // context stops it.
+    if (p.stop == "eos") continue;
+    ++ran_on;
+    EXPECT_EQ(p.stop, "context full") << "attempt " << p.attempt;
+    EXPECT_EQ(p.tokens, c.context - prompt_tokens) << "attempt " << p.attempt;
+  }
+  EXPECT_GE(ran_on, 1) << "seeds 0 and 1 both sampled the end of script early";
+  // An explicit cap still holds.
+  request.attempts = 1;
+  request.max_new_tokens = 5;
+  const std::vector<Proposal> capped = propose(request);
+  EXPECT_LE(capped.at(0).tokens, 5);
+  fs::remove(weights);
+}
+
 TEST(Checkpoint, RoundTripIsBitExactAndBf16IsRounded) {
   const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
   Transformer model(c, 13);

@@ -29,7 +29,7 @@ struct RlSettings {
   double grad_clip = 1.0;
   double weight_decay = 0.0;
   double temperature = 1.0;  // sampling (no nucleus cut: every token's probability is the policy's)
-  int64_t max_new_tokens = 512;
+  int64_t max_new_tokens = 0;  // 0: until the model's context is full (propose.h says why)
   double clip_low = 0.2, clip_high = 0.28;
   bool scale_by_std = false;
   double kl_coef = 0.0;      // > 0: a KL term to the frozen --init model

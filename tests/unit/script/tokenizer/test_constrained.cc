@@ -361,5 +361,23 @@ TEST(Constrained, NonViablePrefixesAllowNothing) {
   EXPECT_FALSE(decoder.allowed_tokens_after(sampled).empty());
 }
 
+// A lookup's count is whatever it returns, however many: C split into 70 loops of one
+// iteration (and three of 64) has 73 loops above it.
+TEST(Constrained, LookupCountsHaveNoFixedCeiling) {
+  const ir::PrimFunc f = ops::OpRegistry::global().make_workload("matmul:m=64,n=64,k=64").func;
+  ConstrainedDecoder decoder(Tokenizer::standard(), f);
+  auto ones = [](int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += " 1";
+    return out;
+  };
+  const std::string split = "gb C\ngl b0 3\nsp l0" + ones(30) + " 64\nsp l1" + ones(30) + " 64\nsp l2" + ones(10) + " 64\n";
+  ASSERT_TRUE(decoder.is_complete(split));
+  EXPECT_TRUE(decoder.is_complete(split + "gl b0 73\n"));
+  EXPECT_FALSE(decoder.is_viable(split + "gl b0 72\n"));
+  EXPECT_FALSE(decoder.allowed_tokens_after(split + "gl b0 ").empty()) << "the line has a valid end";
+  EXPECT_FALSE(decoder.allowed_tokens_after(split + "gl b0 7").empty()) << "73 goes on from 7";
+}
+
 }  // namespace
 }  // namespace dragon::script
