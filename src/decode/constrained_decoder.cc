@@ -617,9 +617,12 @@ std::vector<TokenId> ConstrainedDecoder::allowed_tokens_after(std::string_view s
 
 bool ConstrainedDecoder::is_viable(std::string_view script_text) { return impl_->sync(script_text).has_value(); }
 
-bool ConstrainedDecoder::is_complete(std::string_view script_text) {
+bool ConstrainedDecoder::is_complete(std::string_view script_text) { return scheduled_function(script_text).has_value(); }
+
+std::optional<ir::PrimFunc> ConstrainedDecoder::scheduled_function(std::string_view script_text) {
   auto cursor = impl_->sync(script_text);
-  return cursor && cursor->phase == Impl::Cursor::kItemStart && cursor->node == &cursor->ctx->root;
+  if (!cursor || cursor->phase != Impl::Cursor::kItemStart || cursor->node != &cursor->ctx->root) return std::nullopt;
+  return cursor->ctx->state->sch.func();
 }
 
 ConstrainedDecoder::Stats ConstrainedDecoder::stats() const {

@@ -46,7 +46,7 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
   std::vector<SamplingSettings> sampling;
   const ir::PrimFunc func = ops::OpRegistry::global().make_workload(request.workload).func;
   for (int i = 0; i < request.attempts; ++i) {
-    if (request.constrained) constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func));
+    if (request.constrained) constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func, request.end_check));
     constraint_of.push_back(request.constrained ? constraints.back().get() : nullptr);
     sampling.push_back(SamplingSettings{.temperature = request.temperature,
                                         .top_p = request.top_p,
@@ -66,6 +66,8 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
     p.tokens = static_cast<int64_t>(generation.tokens.size());
     p.seconds = generation.seconds;
     p.constraint_seconds = generation.constraint_seconds;
+    p.ends_refused = generation.ends_refused;
+    if (request.constrained) p.last_refusal = constraints[static_cast<size_t>(i)]->last_refusal();
     if (on_each) on_each(p);
     out.push_back(std::move(p));
   }

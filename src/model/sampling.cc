@@ -170,7 +170,28 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
         }
       }
       double log_prob = 0;
-      const script::TokenId next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
+      script::TokenId next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
+      // The constraint may refuse the end it allowed (may_end): the draw is made again
+      // without EOS, from the same logits.
+      TokenConstraint* constraint = constraints.empty() ? nullptr : constraints[i];
+      bool refused_all = false;
+      while (next == eos && constraint != nullptr) {
+        const auto asked = std::chrono::steady_clock::now();
+        const bool may_end = constraint->may_end(g.tokens);
+        g.constraint_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+        if (may_end) break;
+        ++g.ends_refused;
+        allowed.erase(std::remove(allowed.begin(), allowed.end(), eos), allowed.end());
+        if (allowed.empty()) {
+          refused_all = true;
+          break;
+        }
+        next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
+      }
+      if (refused_all) {
+        stop(i, Generation::Stop::kNothingAllowed);
+        continue;
+      }
       if (!records.empty() && records[i] != nullptr) {
         records[i]->actions.push_back(next);
         records[i]->log_probs.push_back(log_prob);

@@ -47,7 +47,8 @@ struct Generation {
   std::vector<script::TokenId> tokens;  // generated, without the EOS
   enum class Stop : uint8_t { kEos, kMaxTokens, kContextFull, kNothingAllowed } stop = Stop::kEos;
   double seconds = 0;  // wall time from the start of generation until this one stopped
-  double constraint_seconds = 0;  // of which asking its constraint for the allowed tokens
+  double constraint_seconds = 0;  // of which asking its constraint (allowed tokens, may_end)
+  int64_t ends_refused = 0;       // EOS drawn and refused by the constraint's may_end
 };
 std::string_view stop_name(Generation::Stop stop);
 

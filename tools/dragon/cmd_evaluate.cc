@@ -71,6 +71,7 @@ json settings_of(const EvaluateOptions& o, const std::string& model_path, const 
               {"top_p", o.question.top_p},
               {"seed", o.question.seed},
               {"constrained", !o.question.unconstrained},
+              {"ends", o.question.unconstrained || o.question.free_ends || target != "cuda" ? "free" : "where it lowers"},
               {"prompt", o.question.prompt},
               {"target", target}};
 }
@@ -101,7 +102,9 @@ void add_attempt_fields(const std::vector<Attempt>& attempts, json& line) {
   int64_t tokens = 0;
   double model_seconds = 0;  // the attempts are sampled side by side: the last one's time
   double constraint_seconds = 0;  // summed over the attempts
+  int64_t ends_refused = 0;       // ends refused because the script did not lower yet
   for (const Attempt& a : attempts) {
+    ends_refused += a.proposal.ends_refused;
     applied += a.scheduled ? 1 : 0;
     const std::string status(search::measure_status_id(a.result->status));
     statuses[status] = statuses.value(status, 0) + 1;
@@ -116,7 +119,8 @@ void add_attempt_fields(const std::vector<Attempt>& attempts, json& line) {
                    {"errors", first_errors},
                    {"tokens", tokens},
                    {"model_seconds", model_seconds},
-                   {"constraint_seconds", constraint_seconds}});
+                   {"constraint_seconds", constraint_seconds},
+                   {"ends_refused", ends_refused}});
 }
 
 // Measures one example (or, without `environments`, lowers its attempts) and returns its line.
@@ -355,6 +359,7 @@ int run_evaluate(const EvaluateOptions& o) {
       o.lower_only ? nullptr : make_tune_environments({.target = target, .rules_file = ""});
   ModelQuestion base = o.question;
   base.model_path = model_path;
+  base.target = target;
   std::ofstream out(o.out, std::ios::app);
   if (!out) throw UserError(fmt::format("evaluate: cannot append to {}", o.out));
   size_t index = 0;

@@ -54,11 +54,12 @@ int run_optimize(const OptimizeOptions& o) {
     script::decode(*question.refine_script);  // a bad script fails before sampling
   }
 
+  const std::string target = resolve_target(o.target);
+  question.target = target;
   std::fprintf(stderr, "asking the model (%s) for %d %s of %s...\n", model_path.c_str(), question.attempts,
                o.refine_file.empty() ? "scripts" : "refinements", workload.spec.c_str());
   const std::vector<model::Proposal> proposals = ask_model(question);
 
-  const std::string target = resolve_target(o.target);
   const std::unique_ptr<TuneEnvironments> environments = make_tune_environments({.target = target, .rules_file = ""});
   search::TaskEnvironment env = environments->environment({workload.spec, workload.spec, workload.func, 1});
   search::Measurer& measurer = *env.measurer;

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dragon/bench/gpu_tuning.h"
+#include "dragon/lower/target.h"
 #include "dragon/model/propose.h"
 #include "dragon/support/error.h"
 #include "dragon/support/file.h"
@@ -22,8 +24,20 @@ struct ProposeOptions {
   std::string refine_file;
   std::string prompt;  // empty: the model's own form
   bool unconstrained = false;
+  std::string lowers_for;  // "cuda": an attempt ends only where its script lowers for CUDA
   std::string out;
 };
+
+#ifdef DRAGON_MODEL_IN_PROCESS
+// The end check of --lowers-for cuda: the lowering the GPU measurers run before compiling.
+model::EndCheck lowers_for_cuda() {
+  return [](const ir::PrimFunc& scheduled) -> std::optional<std::string> {
+    bench::CudaLowering lowering = bench::lower_for_cuda(scheduled, lower::Target::cuda_h200());
+    if (lowering.failure == search::MeasureStatus::kOk) return std::nullopt;
+    return std::move(lowering.why);
+  };
+}
+#endif
 
 }  // namespace
 
@@ -42,6 +56,10 @@ Command add_propose_command(CLI::App& app) {
   sub->add_option("--max-tokens", o->request.max_new_tokens, "Longest script in tokens (0: until the model's context is full)")->capture_default_str();
   sub->add_option("--seed", o->request.seed, "Attempt i samples with seed + i")->capture_default_str();
   sub->add_flag("--unconstrained", o->unconstrained, "Sample without the constrained decoder");
+  sub->add_option("--lowers-for", o->lowers_for,
+                  "With the constrained decoder, an attempt may end only where its script lowers for this target "
+                  "(cuda: kernels the GPU can run); where it would end otherwise it writes on")
+      ->check(CLI::IsMember({"cuda"}));
   sub->add_option("--device", o->request.device,
                   "cpu, cuda or auto (cuda when there is one); the CPU by default, since sampling a small model a "
                   "token at a time is bound by kernel launches on a GPU")
@@ -53,6 +71,10 @@ Command add_propose_command(CLI::App& app) {
   return [o]() {
     model::ProposeRequest request = o->request;
     request.constrained = !o->unconstrained;
+    if (!o->lowers_for.empty()) {
+      if (o->unconstrained) throw UserError("propose: --lowers-for needs the constrained decoder (drop --unconstrained)");
+      request.end_check = lowers_for_cuda();
+    }
     if (!o->prompt.empty()) request.prompt = data::parse_prompt_form(o->prompt, "propose --prompt");
     if (!o->refine_file.empty()) request.existing_script = read_text_file(o->refine_file);
     std::ofstream out;
@@ -64,6 +86,10 @@ Command add_propose_command(CLI::App& app) {
       std::fprintf(stderr, "attempt %d: %lld tokens in %.2f s, stopped at %s\n", p.attempt + 1,
                    static_cast<long long>(p.tokens), p.seconds, p.stop.c_str());
       if (p.constraint_seconds > 0) std::fprintf(stderr, "  (%.2f s of it asking the constraint)\n", p.constraint_seconds);
+      if (p.ends_refused > 0) {
+        std::fprintf(stderr, "  (%lld ends refused: the script did not lower; the last: %.200s)\n",
+                     static_cast<long long>(p.ends_refused), p.last_refusal.c_str());
+      }
       if (out.is_open()) {
         out << proposal_line(p) << '\n';
         out.flush();

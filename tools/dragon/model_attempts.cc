@@ -32,6 +32,9 @@ void add_sampling_flags(CLI::App* sub, ModelQuestion& q) {
   sub->add_option("--top-p", q.top_p, "Nucleus sampling mass")->capture_default_str();
   sub->add_option("--seed", q.seed, "Attempt i samples with seed + i")->capture_default_str();
   sub->add_flag("--unconstrained", q.unconstrained, "Sample without the constrained decoder");
+  sub->add_flag("--free-ends", q.free_ends,
+                "Let an attempt for CUDA end at any line of a valid script; by default it ends only where its script "
+                "lowers for CUDA (writing on where it would stop at a kernel the GPU cannot run)");
   sub->add_option("--prompt", q.prompt,
                   "How the model reads the workload: ir or spec (default: as the model was trained, from its file)")
       ->check(CLI::IsMember({"ir", "spec"}));
@@ -54,6 +57,7 @@ std::vector<model::Proposal> ask_model(const ModelQuestion& q) {
     argv.insert(argv.end(), {"--refine", refine_file});
   }
   if (q.unconstrained) argv.push_back("--unconstrained");
+  if (q.target == "cuda" && !q.unconstrained && !q.free_ends) argv.insert(argv.end(), {"--lowers-for", "cuda"});
   if (q.threads > 0) argv.insert(argv.end(), {"--threads", std::to_string(q.threads)});
   const ProcessResult run = run_process(argv, {});
   std::vector<model::Proposal> proposals;

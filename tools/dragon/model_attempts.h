@@ -25,12 +25,16 @@ struct ModelQuestion {
   double top_p = 0.95;
   uint64_t seed = 0;
   bool unconstrained = false;
+  // The target the attempts are for ("cuda", or empty); with the constrained decoder an
+  // attempt for cuda ends only where its script lowers for it, unless free_ends.
+  std::string target;
+  bool free_ends = false;
   std::string prompt;  // "ir" or "spec"; empty: the model's own form
   int threads = 0;     // CPU threads for libtorch; 0: its default
 };
 
 // The sampling flags `dragon optimize` and `dragon evaluate` share: --attempts,
-// --temperature, --top-p, --seed, --unconstrained, --prompt, --threads.
+// --temperature, --top-p, --seed, --unconstrained, --free-ends, --prompt, --threads.
 void add_sampling_flags(CLI::App* command, ModelQuestion& question);
 
 // The model's attempts, one per requested attempt, in order. UserError when dragon-model

@@ -11,9 +11,13 @@
 namespace dragon::cli {
 
 std::string proposal_line(const model::Proposal& p) {
-  return nlohmann::json{{"attempt", p.attempt}, {"script", p.script}, {"stop", p.stop},
-                        {"tokens", p.tokens},   {"seconds", p.seconds}, {"constraint_seconds", p.constraint_seconds}}
-      .dump();
+  nlohmann::json line{{"attempt", p.attempt}, {"script", p.script}, {"stop", p.stop},
+                      {"tokens", p.tokens},   {"seconds", p.seconds}, {"constraint_seconds", p.constraint_seconds}};
+  if (p.ends_refused > 0) {
+    line["ends_refused"] = p.ends_refused;
+    line["last_refusal"] = p.last_refusal;
+  }
+  return line.dump();
 }
 
 std::vector<model::Proposal> read_proposal_lines(const std::string& path) {
@@ -32,6 +36,8 @@ std::vector<model::Proposal> read_proposal_lines(const std::string& path) {
       p.tokens = j.at("tokens").get<int64_t>();
       p.seconds = j.at("seconds").get<double>();
       p.constraint_seconds = j.value("constraint_seconds", 0.0);
+      p.ends_refused = j.value("ends_refused", int64_t{0});
+      p.last_refusal = j.value("last_refusal", std::string());
       out.push_back(std::move(p));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(fmt::format("{}:{}: not a proposal: {}", path, number, e.what()));

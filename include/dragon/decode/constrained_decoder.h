@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,9 @@ class ConstrainedDecoder {
   bool is_viable(std::string_view script_text);
   // Whether `script_text` is itself a valid script (EOS allowed).
   bool is_complete(std::string_view script_text);
+  // The workload as the valid script `script_text` schedules it (what replaying it
+  // gives); nullopt when the text is not a complete valid script.
+  std::optional<ir::PrimFunc> scheduled_function(std::string_view script_text);
 
   // Lines replayed, per-position option sets computed and instructions applied to a
   // scratch schedule to judge them so far (for tests and benchmarks of the caching).

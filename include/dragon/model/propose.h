@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dragon/model/script_constraint.h"
 #include "dragon/model/sft_data.h"
 
 namespace dragon::model {
@@ -30,6 +31,10 @@ struct ProposeRequest {
   int64_t max_new_tokens = 0;
   uint64_t seed = 0;         // attempt i samples with seed + i
   bool constrained = true;   // the constrained decoder on (every script replays)
+  // With the constrained decoder: a script may end only where this check of the workload
+  // it scheduled passes (`dragon optimize` and `evaluate` lower for CUDA here, so an
+  // attempt that would stop at a kernel the GPU cannot run writes on instead).
+  EndCheck end_check;
   // "cpu", "cuda" or "auto" (cuda when there is one). The CPU by default: a token at a time,
   // a model this small is bound by kernel launches on the GPU, and on an H100 host the CPU
   // (16 threads) sampled 8 attempts of 300 tokens in 1.1 s against the GPU's 11.4 s.
@@ -44,6 +49,8 @@ struct Proposal {
   int64_t tokens = 0;   // generated
   double seconds = 0;   // wall time from the start of sampling until this attempt stopped
   double constraint_seconds = 0;  // of which its constraint took (the rest: the model, shared)
+  int64_t ends_refused = 0;       // ends the end check refused
+  std::string last_refusal;       // why it refused the last one
 };
 
 // One Proposal per attempt, in order, sampled side by side (one batch through the model);

@@ -3,22 +3,35 @@
 // sampler's TokenConstraint. The only file that names the decoder is its .cc.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "dragon/ir/function.h"
 #include "dragon/model/token_constraint.h"
 
 namespace dragon::model {
 
+// A check of the scheduled workload a complete script makes, beyond replaying: nullopt
+// when it passes, else why not (lowering for a target: bench::lower_for_cuda's verdict).
+using EndCheck = std::function<std::optional<std::string>(const ir::PrimFunc& scheduled)>;
+
 class ScriptConstraint final : public TokenConstraint {
  public:
-  ScriptConstraint(const script::Tokenizer& tokenizer, ir::PrimFunc workload);
+  // With `end_check`, a script may end only where the workload it has scheduled so far
+  // passes it (asked where the sampler drew EOS: may_end).
+  ScriptConstraint(const script::Tokenizer& tokenizer, ir::PrimFunc workload, EndCheck end_check = {});
   ~ScriptConstraint() override;
   std::vector<script::TokenId> allowed(std::span<const script::TokenId> generated) override;
+  bool may_end(std::span<const script::TokenId> generated) override;
   // Whether some continuation of `script_text` is a valid script for the workload.
   bool is_viable(std::string_view script_text);
   // Whether `script_text` is a complete valid script for the workload.
   bool is_complete(std::string_view script_text);
+  // Why the end check last refused an end (empty when it never did).
+  const std::string& last_refusal() const;
 
  private:
   struct Impl;

@@ -27,7 +27,9 @@
 #include "dragon/model/sft.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/runtime/cuda_driver.h"
+#include "dragon/ir/structural_equal.h"
 #include "dragon/schedule/schedule.h"
+#include "dragon/schedule/trace.h"
 #include "dragon/script/script.h"
 #include "dragon/search/auto_bind.h"
 #include "dragon/support/file.h"
@@ -695,6 +697,90 @@ TEST(Sampling, SideBySideEqualsOneAtATime) {
     EXPECT_EQ(together[2].stop, Generation::Stop::kMaxTokens);
   }
   EXPECT_THROW(generate_side_by_side(model, prompt, eos, settings, std::vector<TokenConstraint*>(1, nullptr)), Error);
+}
+
+// A constraint that allows EOS and one other token everywhere, and lets the text end only
+// after `shortest` tokens (a stand-in for an end check such as lowering).
+class EndsLate final : public TokenConstraint {
+ public:
+  EndsLate(TokenId eos, TokenId other, size_t shortest) : allowed_{std::min(eos, other), std::max(eos, other)}, shortest_(shortest) {}
+  std::vector<TokenId> allowed(std::span<const TokenId>) override { return allowed_; }
+  bool may_end(std::span<const TokenId> generated) override {
+    const bool ok = generated.size() >= shortest_;
+    refusals += ok ? 0 : 1;
+    return ok;
+  }
+  int64_t refusals = 0;
+
+ private:
+  std::vector<TokenId> allowed_;
+  size_t shortest_;
+};
+
+// EOS that the constraint's may_end refuses is drawn again without it: no generation ends
+// before the constraint lets it, the refusals are counted, and the policy record keeps
+// the set the token was really drawn from.
+TEST(Sampling, RefusedEndsAreDrawnAgainWithoutEos) {
+  const ModelConfig c = ModelConfig::preset("tiny", static_cast<int64_t>(tok().size()));
+  Transformer model(c, 29);
+  const std::vector<TokenId> prompt = spec_prompt("softmax:shape=16x1024");
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  const TokenId other = tok().byte_token('g');
+  int ended = 0;
+  int64_t refused = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    EndsLate constraint(eos, other, 4);
+    PolicyRecord record;
+    const Generation g = generate(model, prompt, eos, SamplingSettings{.temperature = 1.0, .max_new_tokens = 30, .seed = seed},
+                                  &constraint, &record);
+    EXPECT_EQ(g.ends_refused, constraint.refusals) << "seed " << seed;
+    refused += g.ends_refused;
+    if (g.stop == Generation::Stop::kEos) {
+      ++ended;
+      EXPECT_GE(g.tokens.size(), 4u) << "seed " << seed << " ended before the constraint let it";
+    }
+    for (TokenId t : g.tokens) EXPECT_EQ(t, other);
+    ASSERT_EQ(record.actions.size(), record.allowed.size());
+    for (size_t step = 0; step < record.actions.size(); ++step) {
+      // Where EOS was refused, the token came from the set without it.
+      const bool eos_listed = std::find(record.allowed[step].begin(), record.allowed[step].end(), eos) != record.allowed[step].end();
+      if (!eos_listed) EXPECT_LT(step, 4u) << "seed " << seed << ": EOS was refused only before 4 tokens";
+    }
+  }
+  EXPECT_GE(refused, 1) << "no seed drew EOS early: the test checks nothing";
+  EXPECT_GE(ended, 1) << "no seed ended at EOS";
+  // A constraint that refuses every end and allows nothing else stops the generation, saying so.
+  EndsLate never(eos, eos, 1000);
+  const Generation stuck = generate(model, prompt, eos, SamplingSettings{.temperature = 1.0, .max_new_tokens = 30, .seed = 1}, &never);
+  EXPECT_EQ(stuck.stop, Generation::Stop::kNothingAllowed);
+  EXPECT_EQ(stuck.ends_refused, 1);
+}
+
+// ScriptConstraint's end check sees the workload as the script schedules it; a refusal
+// keeps its reason.
+TEST(Sampling, ScriptConstraintEndCheckSeesTheScheduledWorkload) {
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload("matmul:m=64,n=64,k=64").func;
+  const std::string text = "gb C\ngl b0 3\nsp l0 8 8\n";
+  const ir::PrimFunc expected = schedule::replay(script::decode(text), func).func();
+  std::optional<ir::PrimFunc> seen;
+  ScriptConstraint passes(tok(), func, [&](const ir::PrimFunc& f) -> std::optional<std::string> {
+    seen = f;
+    return std::nullopt;
+  });
+  const std::vector<TokenId> tokens = tok().encode(text);
+  const std::vector<TokenId> allowed = passes.allowed(tokens);
+  ASSERT_TRUE(std::binary_search(allowed.begin(), allowed.end(), tok().special(script::SpecialToken::kEos)));
+  EXPECT_TRUE(passes.may_end(tokens));
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_TRUE(ir::structural_equal(*seen, expected));
+  EXPECT_TRUE(passes.last_refusal().empty());
+  ScriptConstraint refuses(tok(), func, [](const ir::PrimFunc&) -> std::optional<std::string> { return "no kernel"; });
+  refuses.allowed(tokens);
+  EXPECT_FALSE(refuses.may_end(tokens));
+  EXPECT_EQ(refuses.last_refusal(), "no kernel");
+  // Without an end check every end the decoder allows stands.
+  ScriptConstraint plain(tok(), func);
+  EXPECT_TRUE(plain.may_end(tokens));
 }
 
 // An untrained model sampling under the script constraint writes only viable prefixes.
