@@ -46,7 +46,8 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
   std::vector<SamplingSettings> sampling;
   const ir::PrimFunc func = ops::OpRegistry::global().make_workload(request.workload).func;
   for (int i = 0; i < request.attempts; ++i) {
-    if (request.constrained) constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func, request.end_check));
+    if (request.constrained) constraints.push_back(std::make_unique<ScriptConstraint>(tokenizer, func, request.end_check,
+                                                                                  request.write_on_tokens));
     constraint_of.push_back(request.constrained ? constraints.back().get() : nullptr);
     sampling.push_back(SamplingSettings{.temperature = request.temperature,
                                         .top_p = request.top_p,

@@ -60,6 +60,11 @@ Command add_propose_command(CLI::App& app) {
                   "With the constrained decoder, an attempt may end only where its script lowers for this target "
                   "(cuda: kernels the GPU can run); where it would end otherwise it writes on")
       ->check(CLI::IsMember({"cuda"}));
+  sub->add_option("--write-on", o->request.write_on_tokens,
+                  "With --lowers-for: tokens an attempt may write after its first refused end before it ends at the "
+                  "next line end whatever the check says")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--device", o->request.device,
                   "cpu, cuda or auto (cuda when there is one); the CPU by default, since sampling a small model a "
                   "token at a time is bound by kernel launches on a GPU")

@@ -35,6 +35,7 @@ struct ProposeRequest {
   // it scheduled passes (`dragon optimize` and `evaluate` lower for CUDA here, so an
   // attempt that would stop at a kernel the GPU cannot run writes on instead).
   EndCheck end_check;
+  int64_t write_on_tokens = kWriteOnTokens;  // after the first end it refused (script_constraint.h)
   // "cpu", "cuda" or "auto" (cuda when there is one). The CPU by default: a token at a time,
   // a model this small is bound by kernel launches on the GPU, and on an H100 host the CPU
   // (16 threads) sampled 8 attempts of 300 tokens in 1.1 s against the GPU's 11.4 s.

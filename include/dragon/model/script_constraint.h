@@ -18,11 +18,20 @@ namespace dragon::model {
 // when it passes, else why not (lowering for a target: bench::lower_for_cuda's verdict).
 using EndCheck = std::function<std::optional<std::string>(const ir::PrimFunc& scheduled)>;
 
+// How far an attempt whose end was refused may write on: past that many tokens after the
+// first refusal the check is off and the script ends at its next line end. Mending takes
+// a few lines (binding a block is 20-40 tokens); on an H100 host attempts that could not
+// be mended wrote on to the end of a 3,072-token context, 100 s each, most of it in the
+// decoder, and their kernels were never going to lower.
+inline constexpr int64_t kWriteOnTokens = 256;
+
 class ScriptConstraint final : public TokenConstraint {
  public:
   // With `end_check`, a script may end only where the workload it has scheduled so far
-  // passes it (asked where the sampler drew EOS: may_end).
-  ScriptConstraint(const script::Tokenizer& tokenizer, ir::PrimFunc workload, EndCheck end_check = {});
+  // passes it (asked where the sampler drew EOS: may_end), for at most `write_on_tokens`
+  // tokens after the first end it refused.
+  ScriptConstraint(const script::Tokenizer& tokenizer, ir::PrimFunc workload, EndCheck end_check = {},
+                   int64_t write_on_tokens = kWriteOnTokens);
   ~ScriptConstraint() override;
   std::vector<script::TokenId> allowed(std::span<const script::TokenId> generated) override;
   bool may_end(std::span<const script::TokenId> generated) override;

@@ -781,6 +781,25 @@ TEST(Sampling, ScriptConstraintEndCheckSeesTheScheduledWorkload) {
   // Without an end check every end the decoder allows stands.
   ScriptConstraint plain(tok(), func);
   EXPECT_TRUE(plain.may_end(tokens));
+
+  // After its first refusal an attempt writes on at most write_on_tokens, then ends at the
+  // next line end whatever the check says.
+  const TokenId eos = tok().special(script::SpecialToken::kEos);
+  const std::vector<TokenId> short_script = tok().encode("gb C\n");
+  const std::vector<TokenId> longer_script = tok().encode("gb C\ngl b0 3\n");
+  const auto written = static_cast<int64_t>(longer_script.size() - short_script.size());
+  auto never = [](const ir::PrimFunc&) -> std::optional<std::string> { return "never"; };
+  ScriptConstraint bounded(tok(), func, never, written);
+  bounded.allowed(short_script);
+  EXPECT_FALSE(bounded.may_end(short_script)) << "the first refusal";
+  const std::vector<TokenId> at_allowance = bounded.allowed(longer_script);
+  EXPECT_EQ(at_allowance, std::vector<TokenId>{eos}) << "the allowance is spent: only the end";
+  EXPECT_TRUE(bounded.may_end(longer_script));
+  ScriptConstraint generous(tok(), func, never, written + 1);
+  generous.allowed(short_script);
+  EXPECT_FALSE(generous.may_end(short_script));
+  EXPECT_GT(generous.allowed(longer_script).size(), 1u) << "one token of allowance left";
+  EXPECT_FALSE(generous.may_end(longer_script));
 }
 
 // An untrained model sampling under the script constraint writes only viable prefixes.
