@@ -128,8 +128,15 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
   }
 
   // The prompt is read once, as a batch of one; its keys and values are then copied for
-  // every continuation. `going[r]` is the continuation in row r of the cache.
+  // every continuation. `going[r]` is the continuation in row r of the cache. The cache
+  // reserves at once the most positions it can come to hold, the prompt and the longest
+  // continuation within the context, and each step writes its one position in place: grown
+  // by concatenation it would copy itself whole every token (KeyValueCache).
   KeyValueCache cache;
+  int64_t longest = 0;
+  for (const SamplingSettings& s : settings)
+    longest = std::max(longest, std::min(s.max_new_tokens, model->config.context));
+  cache.capacity = std::min(model->config.context, length + longest);
   torch::Tensor ids = torch::tensor(std::vector<int64_t>(prompt.begin(), prompt.end()), torch::kInt64).view({1, -1});
   torch::Tensor logits = model->forward(ids.to(device), cache).select(1, -1);  // (1, V)
   for (size_t layer = 0; layer < cache.keys.size(); ++layer) {

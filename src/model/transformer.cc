@@ -81,8 +81,7 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config)
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& cos,
-                                               const torch::Tensor& sin, torch::Tensor* past_keys,
-                                               torch::Tensor* past_values) {
+                                               const torch::Tensor& sin, KeyValueCache* cache, size_t layer) {
   const int64_t B = x.size(0), T = x.size(1), C = x.size(2);
   std::vector<torch::Tensor> parts = project(x, qkv->weight, compute).split(C, -1);  // 3 x (B, T, C)
   auto heads_first = [&](const torch::Tensor& t) { return t.view({B, T, heads, head_dim}).transpose(1, 2); };
@@ -92,14 +91,30 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, const tor
   torch::Tensor k = apply_rotary(heads_first(parts[1]), cos, sin).to(type);  // (B, H, T, D)
   torch::Tensor v = heads_first(parts[2]);                                      // (B, H, T, D)
   int64_t past = 0;
-  if (past_keys != nullptr && past_keys->defined()) {
-    past = past_keys->size(2);
-    k = torch::cat({*past_keys, k}, 2);    // (B, H, P+T, D)
-    v = torch::cat({*past_values, v}, 2);  // (B, H, P+T, D)
-  }
-  if (past_keys != nullptr) {
-    *past_keys = k;
-    *past_values = v;
+  if (cache != nullptr) {
+    past = cache->length();
+    torch::Tensor& keys = cache->keys[layer];
+    torch::Tensor& values = cache->values[layer];
+    if (cache->capacity == 0) {
+      if (keys.defined()) {
+        k = torch::cat({keys, k}, 2);    // (B, H, P+T, D)
+        v = torch::cat({values, v}, 2);  // (B, H, P+T, D)
+      }
+      keys = k;
+      values = v;
+    } else {
+      if (!keys.defined()) {
+        keys = torch::empty({B, heads, cache->capacity, head_dim}, k.options());    // (B, H, capacity, D)
+        values = torch::empty({B, heads, cache->capacity, head_dim}, v.options());  // (B, H, capacity, D)
+      }
+      keys.narrow(2, past, T).copy_(k);
+      values.narrow(2, past, T).copy_(v);
+      // Views of the written positions, no copy: each head's P+T rows stay contiguous (row
+      // stride D), only the batch and head strides span the capacity. The products of the
+      // written-out path and the fused kernels take such strides as they are.
+      k = keys.narrow(2, 0, past + T);    // (B, H, P+T, D)
+      v = values.narrow(2, 0, past + T);  // (B, H, P+T, D)
+    }
   }
   torch::Tensor y = attend(q, k, v, past);                          // (B, H, T, D)
   y = y.transpose(1, 2).contiguous().view({B, T, C});               // (B, T, C)
@@ -125,8 +140,8 @@ BlockImpl::BlockImpl(const ModelConfig& config) {
 }
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                 torch::Tensor* past_keys, torch::Tensor* past_values) {
-  torch::Tensor h = x + attn->forward(attn_norm->forward(x), cos, sin, past_keys, past_values);  // (B, T, C)
+                                 KeyValueCache* cache, size_t layer) {
+  torch::Tensor h = x + attn->forward(attn_norm->forward(x), cos, sin, cache, layer);  // (B, T, C)
   return h + ffn->forward(ffn_norm->forward(h));                         // (B, T, C)
 }
 
@@ -163,6 +178,8 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& ids, KeyValueCache& 
   const int64_t T = ids.size(1), past = cache.length();
   DRAGON_CHECK(past + T <= config.context, "{} cached and {} new tokens exceed the context {}", past, T,
                config.context);
+  DRAGON_CHECK(cache.capacity == 0 || past + T <= cache.capacity,
+               "{} cached and {} new tokens exceed the key/value cache's capacity {}", past, T, cache.capacity);
   if (cache.keys.empty()) {
     cache.keys.resize(static_cast<size_t>(config.layers));
     cache.values.resize(static_cast<size_t>(config.layers));
@@ -170,8 +187,9 @@ torch::Tensor TransformerImpl::forward(const torch::Tensor& ids, KeyValueCache& 
   torch::Tensor cos = rotary_cos.narrow(0, past, T), sin = rotary_sin.narrow(0, past, T);  // (T, D/2)
   torch::Tensor x = embedding->forward(ids);                                                // (B, T, C)
   for (size_t i = 0; i < blocks->size(); ++i) {
-    x = (*blocks)[i]->as<BlockImpl>()->forward(x, cos, sin, &cache.keys[i], &cache.values[i]);
+    x = (*blocks)[i]->as<BlockImpl>()->forward(x, cos, sin, &cache, i);
   }
+  cache.filled = past + T;
   x = final_norm->forward(x);                                              // (B, T, C)
   return project(x, embedding->weight, compute).to(x.scalar_type());      // (B, T, V)
 }

@@ -29,21 +29,31 @@ torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos, con
 std::pair<torch::Tensor, torch::Tensor> rotary_tables(int64_t context, int64_t head_dim, double base);
 
 // What incremental decoding keeps of the positions already read: each layer's keys (rotated)
-// and values, (B, H, P, D) for the P positions so far. Reading token P+1 then costs one
-// position's work instead of the whole sequence's. Empty until the first forward with it.
+// and values for the P positions so far. Reading token P+1 then costs one position's work
+// instead of the whole sequence's. Empty until the first forward with it.
+//
+// Without a capacity (0) each forward concatenates its positions onto the tensors, (B, H, P, D):
+// in training these are what autograd keeps anyway, but decoding token by token would copy
+// the whole cache into a fresh tensor per layer per token, O(P^2) traffic and allocation
+// over a script. With a capacity, set before the first forward, that forward allocates
+// (B, H, capacity, D) per layer and every forward writes its T positions in place, at
+// P..P+T-1: a step copies one position. The writes are in place, so decode with it under
+// NoGradGuard. Rows (dim 0) may be copied, expanded or selected between forwards.
 struct KeyValueCache {
-  std::vector<torch::Tensor> keys, values;  // per layer, (B, H, P, D)
-  int64_t length() const { return keys.empty() ? 0 : keys.front().size(2); }
+  std::vector<torch::Tensor> keys, values;  // per layer, (B, H, P, D), or (B, H, capacity, D) of which P written
+  int64_t capacity = 0;                     // positions reserved; 0: grow by concatenation
+  int64_t filled = 0;                       // P; TransformerImpl::forward advances it
+  int64_t length() const { return filled; }
 };
 
 struct CausalSelfAttentionImpl : torch::nn::Module {
   explicit CausalSelfAttentionImpl(const ModelConfig& config);
   // x: (B, T, C); cos, sin: (T, D/2) for x's positions -> (B, T, C). Position t attends to
-  // 0..t only. With `past_keys`/`past_values` ((B, H, P, D), possibly undefined: P = 0),
-  // x holds positions P..P+T-1, attends to the past as well, and the tensors become
-  // (B, H, P+T, D).
+  // 0..t only. With a cache holding P = cache->length() positions (possibly 0), x holds
+  // positions P..P+T-1, attends to the past as well, and the cache's keys and values of
+  // `layer` gain x's; the caller advances cache->filled once every layer has run.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        torch::Tensor* past_keys = nullptr, torch::Tensor* past_values = nullptr);
+                        KeyValueCache* cache = nullptr, size_t layer = 0);
   torch::nn::Linear qkv{nullptr};  // C -> 3C: queries, keys, values of every head
   torch::nn::Linear out{nullptr};  // C -> C
   int64_t heads, head_dim;
@@ -65,7 +75,7 @@ struct BlockImpl : torch::nn::Module {
   explicit BlockImpl(const ModelConfig& config);
   // x + attn(norm(x)), then + ffn(norm(.)): (B, T, C) -> (B, T, C); past as in attention.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                        torch::Tensor* past_keys = nullptr, torch::Tensor* past_values = nullptr);
+                        KeyValueCache* cache = nullptr, size_t layer = 0);
   RMSNorm attn_norm{nullptr}, ffn_norm{nullptr};
   CausalSelfAttention attn{nullptr};
   SwiGLU ffn{nullptr};
@@ -80,7 +90,8 @@ struct TransformerImpl : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& ids);
   // The same for ids at positions cache.length().. of a sequence whose earlier positions the
   // cache holds (empty: from 0), which then holds them all: feeding a sequence in pieces
-  // gives the logits of feeding it whole. Needs cache.length() + T <= context.
+  // gives the logits of feeding it whole. Needs cache.length() + T <= context, and <= the
+  // cache's capacity if it has one.
   torch::Tensor forward(const torch::Tensor& ids, KeyValueCache& cache);
   // The type the matrix products and attention run in: float32, which means the
   // parameters' own type (the default), or bfloat16 (tensor cores on the GPU: mixed

@@ -147,6 +147,46 @@ TEST(Transformer, CachedPiecesEqualTheWholeSequence) {
   EXPECT_THROW(model->forward(more, cache), std::exception) << "13 cached + the rest overflow the context";
 }
 
+// The same through a cache with a capacity, as sampling decodes: the first piece reserves
+// (B, H, capacity, D) per layer and each piece writes its positions in place, attention
+// reading the written ones through a strided view. The logits are still the whole
+// sequence's, in float32 and with bf16 products; a piece past the capacity is refused
+// before it writes, and the cache goes on from where it was.
+TEST(Transformer, CachedPiecesInPlaceEqualTheWholeSequence) {
+  const ModelConfig c = micro_config();
+  Transformer model(c, 5);
+  torch::NoGradGuard no_grad;
+  torch::Tensor ids = torch::randint(0, c.vocab, {2, 14}, torch::kInt64);
+  using torch::indexing::Slice;
+  for (const torch::ScalarType type : {torch::kFloat32, torch::kBFloat16}) {
+    SCOPED_TRACE(c10::toString(type));
+    model->set_compute_type(type);
+    const torch::Tensor whole = model->forward(ids);  // (2, 14, V)
+    KeyValueCache cache;
+    cache.capacity = 14;  // under the context (16): the capacity is what refuses
+    std::vector<torch::Tensor> pieces;
+    for (auto [from, to] : std::vector<std::pair<int64_t, int64_t>>{{0, 5}, {5, 6}, {6, 7}, {7, 10}, {10, 13}}) {
+      pieces.push_back(model->forward(ids.index({Slice(), Slice(from, to)}), cache));
+      EXPECT_EQ(cache.length(), to);
+    }
+    ASSERT_EQ(cache.keys.size(), static_cast<size_t>(c.layers));
+    EXPECT_EQ(cache.keys[0].sizes().vec(), (std::vector<int64_t>{2, c.heads, 14, c.head_dim()}));
+    EXPECT_EQ(cache.values[0].sizes().vec(), (std::vector<int64_t>{2, c.heads, 14, c.head_dim()}));
+    EXPECT_EQ(cache.keys[0].scalar_type(), type);
+    torch::Tensor two = torch::randint(0, c.vocab, {2, 2}, torch::kInt64);
+    EXPECT_THROW(model->forward(two, cache), Error) << "13 cached + 2 overflow the capacity 14";
+    EXPECT_EQ(cache.length(), 13);
+    pieces.push_back(model->forward(ids.index({Slice(), Slice(13, 14)}), cache));
+    EXPECT_EQ(cache.length(), 14);
+    if (type == torch::kFloat32) {
+      EXPECT_TRUE(torch::allclose(torch::cat(pieces, 1), whole, 1e-5, 1e-5));
+    } else {
+      const double scale = whole.abs().max().item<double>();
+      EXPECT_TRUE(torch::allclose(torch::cat(pieces, 1), whole, 0, 0.02 * scale));
+    }
+  }
+}
+
 // Mixed precision: with bf16 products the logits stay float32 and near float32's (bf16
 // keeps 8 bits of mantissa), the cache holds bf16 and pieces still equal the whole, the
 // parameters stay float32 and receive float32 gradients, and one step lowers the loss.
