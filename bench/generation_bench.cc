@@ -36,6 +36,14 @@ int main(int argc, char** argv) {
     transformer->to(torch::kCUDA);
     transformer->set_compute_type(torch::kBFloat16);
   }
+  // Both runs stop only at N tokens: the sequence must fit the context, checked before
+  // minutes of work rather than at the end of the slower run.
+  if (p < 1 || n < 1 || p + n > config.context) {
+    std::fprintf(stderr, "bench_generation: a %lld-token prompt and %lld new tokens need 1 <= P, 1 <= N and P + N <= %lld "
+                 "(the %s preset's context)\n", static_cast<long long>(p), static_cast<long long>(n),
+                 static_cast<long long>(config.context), preset.c_str());
+    return 2;
+  }
   std::vector<script::TokenId> prompt;
   for (int64_t i = 0; i < p; ++i) prompt.push_back(static_cast<script::TokenId>(7 + i));
   // An id the untrained model is unlikely to draw, so that both runs write all N tokens.
