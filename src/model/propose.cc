@@ -51,8 +51,7 @@ std::vector<Proposal> propose(const ProposeRequest& request, const std::function
     constraint_of.push_back(request.constrained ? constraints.back().get() : nullptr);
     sampling.push_back(SamplingSettings{.temperature = request.temperature,
                                         .top_p = request.top_p,
-                                        .max_new_tokens = request.max_new_tokens > 0 ? request.max_new_tokens
-                                                                                     : model->config.context,
+                                        .max_new_tokens = new_token_limit(request.max_new_tokens, model->config),
                                         .seed = request.seed + static_cast<uint64_t>(i)});
   }
   const std::vector<Generation> generations = generate_side_by_side(

@@ -166,11 +166,17 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
         stop(i, Generation::Stop::kContextFull);
         continue;
       }
-      std::vector<script::TokenId> allowed;
-      if (!constraints.empty() && constraints[i] != nullptr) {
+      TokenConstraint* constraint = constraints.empty() ? nullptr : constraints[i];
+      // A question to the constraint, its time counted as the continuation's.
+      auto ask = [&](auto question) {
         const auto asked = std::chrono::steady_clock::now();
-        allowed = constraints[i]->allowed(g.tokens);
+        auto answer = question();
         g.constraint_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+        return answer;
+      };
+      std::vector<script::TokenId> allowed;
+      if (constraint != nullptr) {
+        allowed = ask([&] { return constraint->allowed(g.tokens); });
         if (allowed.empty()) {
           stop(i, Generation::Stop::kNothingAllowed);
           continue;
@@ -179,23 +185,14 @@ std::vector<Generation> generate_side_by_side(Transformer& model, std::span<cons
       double log_prob = 0;
       script::TokenId next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
       // The constraint may refuse the end it allowed (may_end): the draw is made again
-      // without EOS, from the same logits.
-      TokenConstraint* constraint = constraints.empty() ? nullptr : constraints[i];
-      bool refused_all = false;
-      while (next == eos && constraint != nullptr) {
-        const auto asked = std::chrono::steady_clock::now();
-        const bool may_end = constraint->may_end(g.tokens);
-        g.constraint_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
-        if (may_end) break;
+      // without EOS, from the same logits, until it ends where allowed or nothing is left.
+      while (next == eos && constraint != nullptr && !ask([&] { return constraint->may_end(g.tokens); })) {
         ++g.ends_refused;
         allowed.erase(std::remove(allowed.begin(), allowed.end(), eos), allowed.end());
-        if (allowed.empty()) {
-          refused_all = true;
-          break;
-        }
+        if (allowed.empty()) break;
         next = sample_token(host[static_cast<int64_t>(row)], settings[i], rngs[i], allowed, &log_prob);
       }
-      if (refused_all) {
+      if (constraint != nullptr && allowed.empty()) {  // only EOS was allowed, and refused
         stop(i, Generation::Stop::kNothingAllowed);
         continue;
       }

@@ -52,6 +52,12 @@ struct Generation {
 };
 std::string_view stop_name(Generation::Stop stop);
 
+// The max_new_tokens of a request whose `max_new_tokens` of 0 means "until the context is
+// full" (propose and RL): the model's context, which no continuation can pass.
+inline int64_t new_token_limit(int64_t max_new_tokens, const ModelConfig& config) {
+  return max_new_tokens > 0 ? max_new_tokens : config.context;
+}
+
 // Continues `prompt` (ending with <|script|>) until EOS or a limit. With a constraint,
 // each token is drawn among the ones it allows. The prompt is read once, then each step
 // reads only the token drawn last (a key/value cache, transformer.h).

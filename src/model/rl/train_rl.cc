@@ -214,8 +214,7 @@ RlSummary train_rl(const RlSettings& requested, Rewarder& rewarder, const std::f
         constraint_of.push_back(constraints.back().get());
         sampling.push_back(SamplingSettings{.temperature = s.temperature,
                                             .top_p = 1.0,
-                                            .max_new_tokens = s.max_new_tokens > 0 ? s.max_new_tokens
-                                                                                   : model->config.context,
+                                            .max_new_tokens = new_token_limit(s.max_new_tokens, model->config),
                                             .seed = sample_seed(s.seed, progress.step, slot, g)});
         group[static_cast<size_t>(g)].prompt = prompt_tokens[index];
         records.push_back(&group[static_cast<size_t>(g)].policy);
