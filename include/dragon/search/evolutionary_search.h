@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -92,7 +93,11 @@ class EvolutionarySearch {
   void extract_features(const std::vector<SearchCandidate>& candidates);
   std::vector<double> score(const std::vector<SearchCandidate>& candidates);
   // Replays and postprocesses; adds its CPU time to `seconds`.
+  // A candidate replayed from `trace`, or a fresh one of a sketch (SketchSpace::sample);
+  // `seconds` gains the thread CPU time it took.
   std::optional<SearchCandidate> realize(const schedule::Trace& trace, int64_t seed, double& seconds) const;
+  std::optional<SearchCandidate> sample(size_t sketch, int64_t seed, double& seconds) const;
+  static std::optional<SearchCandidate> timed_candidate(const std::function<Realized()>& make, double& seconds);
   void count_realized(const std::vector<double>& seconds);
   int64_t next_seed() { return rng_.fork_seed(); }
 

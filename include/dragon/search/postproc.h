@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -57,8 +58,29 @@ class CandidateResult {
   std::variant<SpaceCandidate, CandidateFailure> value_;
 };
 
-// Replays `sketch` on `func` with every sampling instruction drawn afresh from `seed`,
-// then applies `rules.postprocs` for `target`.
+// Fresh candidates of one sketch: its perfect tiles and categoricals drawn by a decision
+// sampler (built once per sketch: its analysis of the sketch is the costly part) so that
+// their thread counts, shared-memory copies and registers fit the target
+// (space/decision_sampler.h), compute locations sampled by the replay, then
+// `rules.postprocs`. Without the sampler's fitting, most draws of a tight space are
+// refused by verify_gpu_code (a split-K GEMM of K = 524288: every one). The sketch's
+// recorded decisions give the tiles' extents. `func` and `rules` must outlive it; sample()
+// may be called from several threads at once.
+class SketchSampler {
+ public:
+  SketchSampler(Sketch sketch, ir::PrimFunc func, lower::Target target, const RuleSet& rules);
+  ~SketchSampler();
+  SketchSampler(SketchSampler&&) noexcept;
+  SketchSampler& operator=(SketchSampler&&) noexcept;
+
+  CandidateResult sample(int64_t seed) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One fresh candidate of `sketch` drawn from `seed` (SketchSampler, built for this call).
 CandidateResult sample_candidate(const Sketch& sketch, const ir::PrimFunc& func, const lower::Target& target,
                                  const RuleSet& rules, int64_t seed);
 

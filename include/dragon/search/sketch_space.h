@@ -40,6 +40,10 @@ class SketchSpace {
   // is dropped and redone) replayed on func() with missing decisions drawn from `seed`,
   // then postprocessed. Safe to call from several threads at once.
   virtual Realized realize(const schedule::Trace& trace, int64_t seed) const = 0;
+  // A fresh candidate of sketch `index` (of sketches()), its decisions drawn from `seed`.
+  // By default realize() of the sketch; the rule space draws decisions that fit the
+  // target's limits instead (postproc.h, SketchSampler). Safe from several threads.
+  virtual Realized sample(size_t index, int64_t seed) const { return realize(sketches().at(index), seed); }
 };
 
 // A postprocessor: changes the schedule through its primitives (so the trace records it)

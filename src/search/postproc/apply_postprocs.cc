@@ -57,17 +57,38 @@ CandidateResult replay_with(const schedule::Trace& trace, const ir::PrimFunc& fu
 
 }  // namespace
 
-CandidateResult sample_candidate(const Sketch& sketch, const ir::PrimFunc& func, const lower::Target& target,
-                                 const RuleSet& rules, int64_t seed) {
+struct SketchSampler::State {
+  Sketch sketch;
+  ir::PrimFunc func;
+  lower::Target target;
+  const RuleSet* rules;
+  DecisionSampler decisions;
+};
+
+SketchSampler::SketchSampler(Sketch sketch, ir::PrimFunc func, lower::Target target, const RuleSet& rules) {
+  DecisionSampler decisions(sketch.trace, func, target);
+  state_ = std::make_unique<State>(
+      State{std::move(sketch), std::move(func), std::move(target), &rules, std::move(decisions)});
+}
+SketchSampler::~SketchSampler() = default;
+SketchSampler::SketchSampler(SketchSampler&&) noexcept = default;
+SketchSampler& SketchSampler::operator=(SketchSampler&&) noexcept = default;
+
+CandidateResult SketchSampler::sample(int64_t seed) const {
   // Tiles and categoricals drawn before the replay, redrawn while their thread counts
   // cannot fit (decision_sampler.h); compute locations sampled by the replay itself.
   schedule::RandomEngine rng(seed);
-  std::map<size_t, schedule::Arg> decisions = DecisionSampler(sketch.trace, func, target).draw(rng);
+  std::map<size_t, schedule::Arg> drawn = state_->decisions.draw(rng);
   auto decide = [&](size_t index, const schedule::Instruction&, const std::optional<schedule::Arg>&) {
-    auto it = decisions.find(index);
-    return it != decisions.end() ? std::optional<schedule::Arg>(it->second) : std::optional<schedule::Arg>();
+    auto it = drawn.find(index);
+    return it != drawn.end() ? std::optional<schedule::Arg>(it->second) : std::optional<schedule::Arg>();
   };
-  return replay_with(sketch.trace, func, target, rules, rng.fork_seed(), decide);
+  return replay_with(state_->sketch.trace, state_->func, state_->target, *state_->rules, rng.fork_seed(), decide);
+}
+
+CandidateResult sample_candidate(const Sketch& sketch, const ir::PrimFunc& func, const lower::Target& target,
+                                 const RuleSet& rules, int64_t seed) {
+  return SketchSampler(sketch, func, target, rules).sample(seed);
 }
 
 CandidateResult replay_candidate(const schedule::Trace& trace, const ir::PrimFunc& func, const lower::Target& target,

@@ -47,8 +47,17 @@ EvolutionarySearch::EvolutionarySearch(const SketchSpace& space, lower::Target t
 
 std::optional<SearchCandidate> EvolutionarySearch::realize(const schedule::Trace& trace, int64_t seed,
                                                            double& seconds) const {
+  return timed_candidate([&] { return space_.realize(trace, seed); }, seconds);
+}
+
+std::optional<SearchCandidate> EvolutionarySearch::sample(size_t sketch, int64_t seed, double& seconds) const {
+  return timed_candidate([&] { return space_.sample(sketch, seed); }, seconds);
+}
+
+std::optional<SearchCandidate> EvolutionarySearch::timed_candidate(const std::function<Realized()>& make,
+                                                                   double& seconds) {
   const double start = thread_cpu_seconds();
-  Realized r = space_.realize(trace, seed);
+  Realized r = make();
   std::optional<SearchCandidate> c;
   if (r.ok()) {
     c.emplace();
@@ -126,7 +135,7 @@ std::vector<SearchCandidate> EvolutionarySearch::sample_fresh(int count) {
     std::vector<std::optional<SearchCandidate>> made(batch);
     std::vector<double> seconds(batch, 0);
     parallel_for(batch, options_.threads,
-                 [&](size_t i) { made[i] = realize(sketches[draws[i].first], draws[i].second, seconds[i]); });
+                 [&](size_t i) { made[i] = sample(draws[i].first, draws[i].second, seconds[i]); });
     count_realized(seconds);
     statistics_.realized += static_cast<int64_t>(batch);
     size_t added = 0;

@@ -1,5 +1,6 @@
 // The design-space rules as a sketch space (rule_space.h): sketches from
-// generate_design_space, candidates from replay_candidate, failures typed.
+// generate_design_space, fresh candidates from each sketch's SketchSampler, the others
+// (mutated traces, stored records) from replay_candidate, failures typed.
 #include <utility>
 
 #include "dragon/search/rule_space.h"
@@ -25,6 +26,7 @@ class RuleSpace final : public SketchSpace {
       : func_(std::move(func)), target_(std::move(target)), rules_(rules) {
     for (const Sketch& s : generate_design_space(func_, target_, rules_, seed)) {
       sketches_.push_back(without_decisions(s.trace.without_postproc()));
+      samplers_.emplace_back(Sketch{s.trace.without_postproc(), s.applied}, func_, target_, rules_);
     }
     if (sketches_.empty()) throw UserError("the design space of " + func_->name + " has no sketch");
   }
@@ -33,8 +35,14 @@ class RuleSpace final : public SketchSpace {
   const std::vector<schedule::Trace>& sketches() const override { return sketches_; }
 
   Realized realize(const schedule::Trace& trace, int64_t seed) const override {
+    return realized(replay_candidate(trace, func_, target_, rules_, seed));
+  }
+
+  Realized sample(size_t index, int64_t seed) const override { return realized(samplers_.at(index).sample(seed)); }
+
+ private:
+  static Realized realized(CandidateResult c) {
     Realized r;
-    CandidateResult c = replay_candidate(trace, func_, target_, rules_, seed);
     if (!c.ok()) {
       const CandidateFailure& f = c.failure();
       r.failure = f.kind == FailureKind::kReplay ? MeasureStatus::kApplyFailed : MeasureStatus::kRejected;
@@ -46,11 +54,11 @@ class RuleSpace final : public SketchSpace {
     return r;
   }
 
- private:
   ir::PrimFunc func_;
   lower::Target target_;
   const RuleSet& rules_;
-  std::vector<schedule::Trace> sketches_;
+  std::vector<schedule::Trace> sketches_;  // without decisions: what replays of them sample afresh
+  std::vector<SketchSampler> samplers_;    // one per sketch, its recorded decisions kept for their extents
 };
 
 }  // namespace
