@@ -3,6 +3,8 @@
 // loops; explicit unrolls stay. Either way no nest past kMaxUnrolledSteps statements or
 // kMaxUnrolledOperations operations is unrolled (its inner loops still may be). Not a code
 // duplicator: emitters unroll kUnrolled loops.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -10,6 +12,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/lower/passes.h"
+#include "dragon/support/error.h"
 
 namespace dragon::lower {
 namespace {
@@ -109,7 +112,14 @@ class AutoUnroller : public ir::StmtMutator {
     ir::Annotations annotations = op->annotations;
     if (auto it = annotations.find(kAutoUnrollMaxStep); it != annotations.end()) {
       const auto* step = std::get_if<int64_t>(&it->second);
-      DRAGON_CHECK(step != nullptr, "loop '{}': {} is not an integer", op->loop_var.name(), kAutoUnrollMaxStep);
+      // A script may annotate any value (a model wrote a string here): bad input, not a bug.
+      if (step == nullptr) {
+        throw UserError(fmt::format("loop '{}': annotation {} must be an integer, not {}", op->loop_var.name(),
+                                    kAutoUnrollMaxStep,
+                                    std::holds_alternative<std::string>(it->second)
+                                        ? fmt::format("the string \"{}\"", std::get<std::string>(it->second))
+                                        : fmt::format("the number {}", std::get<double>(it->second))));
+      }
       max_step_ = *step;
       annotations.erase(it);
     }

@@ -275,6 +275,28 @@ TEST(UnrollLoops, AMaxStepOfZeroUnrollsNothingAndExplicitUnrollsStay) {
   EXPECT_EQ(f.loops["i0"]->annotations.count("pragma_auto_unroll_max_step"), 0u);
 }
 
+// A script may give the key any value (a sampled model script annotated a string): lowering
+// says which loop and what value, as a user error, where it used to fail an internal check.
+TEST(UnrollLoops, AMaxStepThatIsNotAnIntegerIsTheScriptsError) {
+  for (const ir::AnnotationValue& value : {ir::AnnotationValue{std::string("sixteen")}, ir::AnnotationValue{1.5}}) {
+    Schedule sch(workload("matmul:m=8,n=8,k=8"));
+    std::vector<LoopRV> l = sch.get_loops(sch.get_block("C"));
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      sch.annotate(l[0], "pragma_auto_unroll_max_step", *text);
+    } else {
+      sch.annotate(l[0], "pragma_auto_unroll_max_step", std::get<double>(value));
+    }
+    try {
+      unroll_loops(stage(sch.func(), "compact_buffers"));
+      ADD_FAILURE() << "a non-integer max step lowered";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("loop 'i0': annotation pragma_auto_unroll_max_step must be an integer"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(UnrollLoops, NoNestPastTheCapIsUnrolledExplicitlyOrAutomatically) {
   // 16 x 256 x 4 = 16384 stores: NVRTC spent minutes on this nest fully unrolled.
   Schedule sch(workload("relu:shape=16x1024"));
