@@ -16,6 +16,7 @@
 #include "dragon/decode/constrained_decoder.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/schedule/schedule.h"
 #include "dragon/script/script.h"
 #include "dragon/script/tokenizer.h"
 #include "unit/script/tokenizer/workload_traces.h"
@@ -91,6 +92,58 @@ BENCHMARK_CAPTURE(BM_AllowedTokensWhileGenerating, gemm_64, std::string("matmul:
 BENCHMARK_CAPTURE(BM_AllowedTokensWhileGenerating, gemm_1024_no_shortcuts, std::string("matmul:m=1024,n=1024,k=1024"),
                   false)
     ->Unit(benchmark::kMillisecond);
+
+// A long script in the style the shipped model writes when it runs on (hundreds of lines
+// that look the same block and loops up again: `gb C`, `gl b40 13`, ...): the GEMM script
+// above followed by `lookups` pairs of such lines, fed a token at a time. Per-call time
+// of the first and the last 200 calls: a decoder whose cost per token grows with the
+// script shows it as last_mean_us over first_mean_us.
+std::string script_with_lookups(const std::string& spec, int lookups) {
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  const schedule::Trace trace = testing::workload_trace(spec, 1);
+  schedule::Schedule sch = schedule::replay(trace, func);
+  const size_t loops = sch.get_loops(sch.get_block("C")).size();
+  std::string text = encode(trace);
+  LineDecoder lines;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    lines.feed(std::string_view(text).substr(start, end - start));
+    start = end + 1;
+  }
+  const int64_t blocks = lines.defined(schedule::RVType::kBlock);
+  for (int i = 0; i < lookups; ++i) {
+    text += "gb C\ngl b" + std::to_string(blocks + i) + " " + std::to_string(loops) + "\n";
+  }
+  return text;
+}
+
+void BM_AllowedTokensLongScript(benchmark::State& state) {
+  const std::string spec = "matmul:m=1024,n=1024,k=1024";
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  const std::vector<TokenId> tokens = tok().encode(script_with_lookups(spec, static_cast<int>(state.range(0))));
+  std::vector<double> first_us, last_us;
+  for (auto _ : state) {
+    ConstrainedDecoder decoder(tok(), func);
+    for (size_t i = 0; i <= tokens.size(); ++i) {
+      const double start = thread_cpu_us();
+      std::vector<TokenId> allowed = decoder.allowed_tokens(std::span(tokens).first(i));
+      const double us = thread_cpu_us() - start;
+      if (i < 200) first_us.push_back(us);
+      if (i + 200 > tokens.size()) last_us.push_back(us);
+      if (allowed.empty()) state.SkipWithError("the script was rejected");
+      benchmark::DoNotOptimize(allowed.data());
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  state.counters["tokens"] = static_cast<double>(tokens.size());
+  state.counters["first_cpu_mean_us"] = mean(first_us);
+  state.counters["last_cpu_mean_us"] = mean(last_us);
+}
+BENCHMARK(BM_AllowedTokensLongScript)->Arg(100)->Arg(300)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // The same prefix asked again (everything cached): the floor of a call.
 void BM_AllowedTokensCachedPrefix(benchmark::State& state) {

@@ -103,7 +103,7 @@ bool CompletionSearch::search(const Position& pos) {
     const Arg default_value = default_of(kind, pos.slot, pos.values);
     TypedPool built;
     for (const auto& [value, word] : typing_pool(pos, slot, built)) {
-      if (!(value == default_value)) pool.push_back(value);
+      if (!(value == default_value) && (!shortcuts_ || vars_.is_representative(value))) pool.push_back(value);
     }
   } else if (slot.shape == SlotShape::kList && kind.kind == InstructionKind::PadEinsum) {
     // All ones (no growth): valid whenever any padding is (see the open list above).
@@ -347,10 +347,14 @@ std::vector<Arg> CompletionSearch::completion_pool(const Position& pos, const Sl
     case ValueType::kFloat: return {Arg(1.0)};
     default: break;
   }
+  // One variable per class (StateVariables::is_representative): the others have the
+  // same outcomes.
   TypedPool built;
   const TypedPool& typed = typing_pool(pos, slot, built);
   out.reserve(typed.size());
-  for (const auto& [value, word] : typed) out.push_back(value);
+  for (const auto& [value, word] : typed) {
+    if (!shortcuts_ || vars_.is_representative(value)) out.push_back(value);
+  }
   return out;
 }
 

@@ -421,17 +421,22 @@ struct ConstrainedDecoder::Impl {
   // the partial line after feeding it, or nullopt when the prefix is not viable.
   std::optional<Cursor> sync(std::string_view text) {
     const size_t complete = text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1;
-    // Keep the contexts whose lines are a prefix of the new text.
+    // Keep the contexts whose lines are a prefix of the new text: those that end before
+    // the first byte where it differs from the lines known (one comparison, not one per
+    // line: a generation loop asks once per token of a script of hundreds of lines).
+    const size_t common = static_cast<size_t>(
+        std::mismatch(complete_text.begin(), complete_text.end(), text.begin(),
+                      text.begin() + static_cast<std::ptrdiff_t>(std::min(text.size(), complete_text.size())))
+            .first -
+        complete_text.begin());
+    const size_t agreed = std::min(common, complete);
     size_t keep = 1;
-    while (keep < contexts.size() && contexts[keep]->text_end <= complete &&
-           text.compare(0, contexts[keep]->text_end, complete_text, 0, contexts[keep]->text_end) == 0) {
-      ++keep;
-    }
+    while (keep < contexts.size() && contexts[keep]->text_end <= agreed) ++keep;
     if (keep < contexts.size()) {
       contexts.resize(keep);
       lookahead.clear();
     }
-    complete_text.assign(text.substr(0, contexts.back()->text_end));
+    complete_text.resize(contexts.back()->text_end);
     // Replay the new complete lines one by one.
     while (contexts.back()->text_end < complete) {
       LineContext& ctx = *contexts.back();
@@ -448,7 +453,7 @@ struct ConstrainedDecoder::Impl {
       ++lines_applied;
       contexts.push_back(make_context(std::move(st), end + 1));
       reuse_line_start(ctx, *contexts.back(), c.node->pos);
-      complete_text.assign(text.substr(0, end + 1));
+      complete_text.append(text.substr(start, end + 1 - start));
       lookahead.clear();
     }
     LineContext& ctx = *contexts.back();
@@ -600,15 +605,22 @@ std::vector<TokenId> ConstrainedDecoder::allowed_tokens(std::span<const TokenId>
   const size_t known = d.decoded_ids.size();
   const bool extends = script_prefix.size() >= known &&
                        std::equal(d.decoded_ids.begin(), d.decoded_ids.end(), script_prefix.begin());
-  std::string text = extends ? d.decoded_text : std::string();
+  std::string added;
   try {
-    text += d.tokenizer.decode(script_prefix.subspan(extends ? known : 0));
+    added = d.tokenizer.decode(script_prefix.subspan(extends ? known : 0));
   } catch (const UserError&) {
     return {};  // a special token inside the script: nothing can follow
   }
-  d.decoded_ids.assign(script_prefix.begin(), script_prefix.end());
-  d.decoded_text = text;
-  return d.allowed(text);
+  // Extended in place: the ids and text so far are not copied again per token.
+  if (extends) {
+    d.decoded_ids.insert(d.decoded_ids.end(), script_prefix.begin() + static_cast<std::ptrdiff_t>(known),
+                         script_prefix.end());
+    d.decoded_text += added;
+  } else {
+    d.decoded_ids.assign(script_prefix.begin(), script_prefix.end());
+    d.decoded_text = std::move(added);
+  }
+  return d.allowed(d.decoded_text);
 }
 
 std::vector<TokenId> ConstrainedDecoder::allowed_tokens_after(std::string_view script_text) {

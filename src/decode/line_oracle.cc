@@ -170,7 +170,29 @@ std::unique_ptr<Options> LineOracle::compute_options(const Position& pos, bool f
     // The values a slot may take next (typed words and unbounded classes).
     auto slot_values = [&](const SlotSchema& slot) {
       CompletionSearch::TypedPool built;
-      for (const auto& [value, word] : search_.typing_pool(pos, slot, built)) consider(word);
+      // A variable admitted where the first of its class is (StateVariables::
+      // is_representative; that one comes first in the pool): the position after it has
+      // the same completions with the same outcomes. Then a position costs a search per
+      // block, loop or value named, not per variable naming one.
+      std::unordered_map<int64_t, bool> class_admitted;  // by the representative's id
+      for (const auto& [value, word] : search_.typing_pool(pos, slot, built)) {
+        const auto* rv = value.as<schedule::RandomVar>();
+        if (!shortcuts_ || rv == nullptr) {
+          consider(word);
+          continue;
+        }
+        const int64_t representative = vars_.representative(value).as<schedule::RandomVar>()->id;
+        auto known = class_admitted.find(representative);
+        if (known != class_admitted.end()) {
+          if (known->second && !stop()) out->words.push_back(word);
+          continue;
+        }
+        if (stop()) continue;
+        auto q = advance(pos, word);
+        const bool admitted = q && feasible(*q);
+        if (admitted) out->words.push_back(word);
+        class_admitted.emplace(representative, admitted);
+      }
       if (slot.type == ValueType::kCount) {
         // The count is what the lookup returns: try the counts it can be to learn it. A
         // lookup returns distinct loops or blocks of the function, so no more than it has

@@ -1,6 +1,8 @@
 // StateVariables (replay_state.h): memoized lookups of the script's variables on a state.
 #include "replay_state.h"
 
+#include <unordered_map>
+
 namespace dragon::decode {
 
 using schedule::Arg;
@@ -51,6 +53,55 @@ const ir::ForNode* StateVariables::loop(const Arg& loop) const {
   auto i = index_of(*rv);
   if (!i || !is_valid(RVType::kLoop, *i)) return nullptr;
   return state_.sch.get(schedule::LoopRV{rv->id});
+}
+
+const std::vector<size_t>& StateVariables::classes(RVType type) const {
+  const auto t = static_cast<size_t>(type);
+  std::vector<size_t>& of = class_of_[t];
+  if (classes_built_[t]) return of;
+  // What a variable stands for, as the schedule resolves it: a block or loop node, or a
+  // sampled value; nullopt for a variable that does not resolve.
+  using Key = std::pair<const void*, int64_t>;
+  auto key = [&](size_t i) -> std::optional<Key> {
+    const schedule::RandomVar& rv = state_.vars[t][i];
+    if (type == RVType::kLoop && state_.loop_is_location[i]) return std::nullopt;
+    if (!is_valid(type, i)) return std::nullopt;
+    switch (type) {
+      case RVType::kBlock: return Key{state_.sch.get(schedule::BlockRV{rv.id}), 0};
+      case RVType::kLoop: return Key{state_.sch.get(schedule::LoopRV{rv.id}), 0};
+      case RVType::kExpr: return Key{nullptr, state_.sch.get(schedule::ExprRV{rv.id})};
+    }
+    return std::nullopt;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.first) ^ (std::hash<int64_t>()(k.second) * 31);
+    }
+  };
+  std::unordered_map<Key, size_t, KeyHash> first;
+  const size_t n = state_.vars[t].size();
+  of.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<Key> k = key(i);
+    of[i] = k ? first.emplace(*k, i).first->second : i;
+  }
+  classes_built_[t] = true;
+  return of;
+}
+
+bool StateVariables::is_representative(const Arg& value) const {
+  const auto* rv = value.as<RandomVar>();
+  if (rv == nullptr) return true;
+  auto i = index_of(*rv);
+  return !i || classes(rv->type)[*i] == *i;
+}
+
+Arg StateVariables::representative(const Arg& value) const {
+  const auto* rv = value.as<RandomVar>();
+  if (rv == nullptr) return value;
+  auto i = index_of(*rv);
+  if (!i) return value;
+  return Arg(state_.vars[static_cast<size_t>(rv->type)][classes(rv->type)[*i]]);
 }
 
 }  // namespace dragon::decode

@@ -37,6 +37,17 @@ class StateVariables {
   bool is_location_mark(const schedule::Arg& loop) const;
   // The loop a variable names, or null when it does not resolve.
   const ir::ForNode* loop(const schedule::Arg& loop) const;
+  // Whether `value` is the first of the script's variables of its type that stand for
+  // what it stands for (the same block, the same loop, the same sampled value); values
+  // that are not variables of this state are. The schedule resolves a variable to its
+  // block (by name), its loop (by loop variable) or its value and reads only those, so
+  // an instruction has the same outcome whichever of such variables it names: a search
+  // for a completion tries one per class. Long scripts look the same blocks and loops up
+  // again and again (gb Y, gl b7 5, ...): hundreds of variables name a few loops. A
+  // variable that does not resolve (invalidated, a location mark) is its own class.
+  bool is_representative(const schedule::Arg& value) const;
+  // The first variable of `value`'s class (is_representative), or `value` itself.
+  schedule::Arg representative(const schedule::Arg& value) const;
 
  private:
   const ReplayState& state_;
@@ -44,6 +55,10 @@ class StateVariables {
   // Per variable id, its index among the variables of its type (-1: none); built on use.
   mutable std::vector<int64_t> index_of_;
   mutable bool index_built_ = false;
+  // Per type and index: the index of the first variable of its class; built on use.
+  const std::vector<size_t>& classes(schedule::RVType type) const;
+  mutable std::vector<size_t> class_of_[3];
+  mutable bool classes_built_[3] = {false, false, false};
 };
 
 }  // namespace dragon::decode
