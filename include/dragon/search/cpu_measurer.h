@@ -35,9 +35,13 @@ struct CpuMeasurerOptions {
   int parallel_compiles = 2;               // compiler runs at once
   std::chrono::milliseconds run_timeout{10000};  // one run, one timing, or one load in the worker
   // Once the task has a verified time, one verification run may take at most this times the
-  // best median (but at least min_run_timeout): beyond it the candidate is timed out.
+  // best median (but at least min_run_timeout): beyond it the candidate is timed out. The
+  // cost model learns a failure as its worst label, which is what a time 50x the best
+  // amounts to. On the 2-core VM a CPU softmax's space has such candidates in about half
+  // its draws (compute locations that recompute quadratically), and a floor of 1 s let each
+  // cost seconds: 16 trials in a 40-s budget; with 200 ms, 64 in 20 s.
   double slow_run_factor = 50;
-  std::chrono::milliseconds min_run_timeout{1000};
+  std::chrono::milliseconds min_run_timeout{200};
   // A verified candidate whose first timed call takes more than this times the task's best
   // median so far is not timed further: that call is its one sample.
   double cutoff_factor = 5;
