@@ -187,6 +187,7 @@ class GpuWorkerHost {
     timer.flush_l2 = in.u64() != 0;
     const double cutoff_ms = in.f64();  // 0: none
     timer.abandon_above_ms = in.f64();   // 0: none
+    const double slow_run_ms = in.f64();  // 0: none
     runtime::CudaBuild build = decode_build(in);
     start_services();
     Held& held = problem(spec, seed);
@@ -213,7 +214,15 @@ class GpuWorkerHost {
       if (Status s = services_.driver->synchronize(); !s.ok()) {
         return failed(MeasureStatus::kRunFailed, "run: " + s.error().describe(), true);
       }
-      if (prefill == 0) first_call_ms = 1000 * seconds_since(launched);  // the warm call (module loaded)
+      const double run_ms = 1000 * seconds_since(launched);
+      if (prefill == 0) first_call_ms = run_ms;  // the warm call (module loaded)
+      if (slow_run_ms > 0 && run_ms > slow_run_ms) {
+        phases.check_ms = 1000 * seconds_since(phase);
+        return failed(MeasureStatus::kTimedOut,
+                      fmt::format("its run took {:.4g} ms, past {:.4g} ms (the task's best so far times the slow-run "
+                                  "factor): not checked or timed further",
+                                  run_ms, slow_run_ms));
+      }
       std::vector<OutputCheck> checks = p.check_outputs(results);
       if (!ProblemOnDevice::all_ok(checks)) {
         return failed(MeasureStatus::kWrongResult,
@@ -440,6 +449,7 @@ class CudaMeasurer final : public search::Measurer {
     out.u64(options_.timer.flush_l2 ? 1 : 0);
     out.f64(best_ms_ ? options_.cutoff_factor * *best_ms_ : 0.0);
     out.f64(best_ms_ ? options_.abandon_factor * *best_ms_ : 0.0);
+    out.f64(best_ms_ ? std::max(options_.slow_run_factor * *best_ms_, options_.min_slow_run_ms) : 0.0);
     encode_build(out, build);
     // The first request of a problem sets it up in the worker: the longer limit.
     const bool setting_up = !worker_->process || worker_->process->alive() == false || worker_->last_spec != spec_;

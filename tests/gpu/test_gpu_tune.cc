@@ -2,7 +2,8 @@
 // kernel computing something else is rejected as wrong without a time, a program beyond
 // the GPU's limits is rejected before it is built, the same kernel is measured once; and a
 // short tuning run of a small op commits its records and finds nothing slower than the
-// default. Skips, saying so, without a GPU. GpuTuning is made first: its worker must be
+// default; a candidate far slower than the best stops after one run. Skips, saying so,
+// without a GPU. GpuTuning is made first: its worker must be
 // forked before this process touches the GPU.
 #include <gtest/gtest.h>
 
@@ -53,6 +54,26 @@ TEST(GpuTuning, TellsRightFromWrongAndTimesOnlyTheRight) {
   EXPECT_EQ(r[2].status, search::MeasureStatus::kRejected) << r[2].error;
   EXPECT_TRUE(r[3].from_cache);
   EXPECT_FALSE(tuning->device().empty());
+}
+
+// One thread walks every element: a kernel far slower than the task's best (the default
+// schedule, microseconds) is stopped after its first checked run and recorded as timed
+// out, neither checked again nor timed.
+TEST(GpuTuning, ACandidateFarSlowerThanTheBestStopsAfterOneRun) {
+  REQUIRE_GPU_TUNING(tuning);
+  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=4096x1024");
+  schedule::Schedule one_thread(relu.func);
+  schedule::LoopRV all = one_thread.fuse(one_thread.get_loops(one_thread.get_block("relu")));
+  std::vector<schedule::LoopRV> parts = one_thread.split(all, {int64_t{1}, schedule::None{}});
+  one_thread.bind(parts[0], "blockIdx.x");
+  search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
+  std::vector<search::MeasureResult> r = env.measurer->measure({env.default_schedule, one_thread.func()});
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r[0].status, search::MeasureStatus::kOk) << r[0].error;
+  EXPECT_EQ(r[1].status, search::MeasureStatus::kTimedOut) << r[1].error;
+  EXPECT_NE(r[1].error.find("not checked or timed further"), std::string::npos) << r[1].error;
+  EXPECT_TRUE(r[1].samples_ms.empty());
+  std::printf("default %.4g ms; one thread: %s\n", r[0].median_ms().value_or(0), r[1].error.c_str());
 }
 
 TEST(GpuTuning, AShortRunRecordsEveryCandidate) {

@@ -37,6 +37,13 @@ struct GpuTuningOptions {
   // A candidate whose first timed calls' median is above this times the best so far is
   // not timed further (GpuTimerOptions::abandon_above_ms): it ranks below the best anyway.
   double abandon_factor = 2;
+  // A candidate whose first checked run took more than this times the task's best median
+  // (and more than min_slow_run_ms) is not checked again or timed: it is recorded as timed
+  // out, which the cost model learns as it would a time that far from the best. At
+  // KernelBench's sizes slow candidates held the tuner: checked calls were 475 of the
+  // 773 ms a candidate cost on an H100 (bench/results/2026-12-06-h100-kernelbench-l1-tuned.md).
+  double slow_run_factor = 20;
+  double min_slow_run_ms = 50;  // above a first launch's lazy module load
   int functions_per_program = 16;  // candidates per NVRTC program
   int compile_processes = 0;       // NVRTC children at once (0: the cores less one)
   int lowering_threads = 0;        // (0: hardware concurrency)
