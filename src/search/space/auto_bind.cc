@@ -139,13 +139,16 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
   } else {
     // The inferred serial factor pads the product up to a multiple of blocks x threads; near
     // 2^31 iterations that can pass what an i32 loop holds (KernelBench 38 and 39, 32768 x
-    // 65535, on the H200), so take the largest block count whose padded product still fits.
+    // 65535, on the H200), so take the largest block count whose padded product still fits
+    // the loop's type. A loop of 2^31 or more iterations is i64 already: against an i32
+    // bound no count fits, and KernelBench 87's 2^31 outputs ran in one block (38 s).
     int64_t blocks = options.max_threadblocks;
+    const int64_t most = ir::int_max_value(sch.get(fused)->loop_var.dtype());
     auto padded = [&](int64_t b) {
       int64_t per_serial_step = b * thread_count;
       return (extent + per_serial_step - 1) / per_serial_step * per_serial_step;
     };
-    while (blocks > 1 && padded(blocks) > std::numeric_limits<int32_t>::max()) --blocks;
+    while (blocks > 1 && padded(blocks) > most) --blocks;
     std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, blocks, threads});
     sch.reorder({split[1], split[2], split[0]});
     sch.bind(split[1], "blockIdx.x");

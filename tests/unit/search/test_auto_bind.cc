@@ -131,6 +131,19 @@ TEST(AutoBind, NearTwoToTheThirtyOneIterationsStillSplitWithinI32) {
   EXPECT_TRUE(replays_exactly(sch));
 }
 
+// KernelBench 87 (a 1x1 convolution with 16 x 128 x 1024 x 1024 = 2^31 outputs): the fused
+// loop is i64, so the padding bound is i64's; against i32's, every block count failed and
+// the whole output ran in one block of 256 threads (38 s on an H100, eager 4.6 ms).
+TEST(AutoBind, TwoToTheThirtyOneIterationsOrMoreGetEveryBlock) {
+  Schedule sch(workload("relu:shape=16x128x1024x1024"));
+  AutoBindOptions options;
+  options.max_threadblocks = 1056;
+  auto_bind(sch, options);
+  std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 1056}, {"threadIdx.x", 256}};
+  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
+  EXPECT_TRUE(replays_exactly(sch));
+}
+
 TEST(AutoBind, LeavesBoundNestsAloneAndCompletesThreadOnlyOnes) {
   Schedule sch(workload("relu:shape=8x32"));
   std::vector<schedule::LoopRV> loops = sch.get_loops(sch.get_block("relu"));
