@@ -20,6 +20,14 @@ struct AutoBindOptions {
   // candidates that are <= min(fused extent, max_threads_per_block) (MetaSchedule's rule:
   // 32, 64, ..., 1024); the smallest candidate when none fits.
   std::vector<int64_t> thread_extent_candidates;
+  // When not empty and the fused loops are the whole nest (nothing below them: an
+  // elementwise nest), the number of consecutive elements each thread handles as one
+  // vector is sampled uniformly among the candidates that divide the fused extent (1, a
+  // scalar thread, among them), split off innermost and vectorized before the thread
+  // split. Memory-bound kernels need 128-bit accesses to approach the bandwidth (eager's
+  // elementwise kernels use them; 4 f32 lanes); the code generator falls back to scalar
+  // code for an access that is not contiguous in the lanes.
+  std::vector<int64_t> vector_lanes_candidates;
 };
 
 // Binds `block`'s loop nest unless a loop above it is bound to blockIdx/threadIdx

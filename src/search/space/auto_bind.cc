@@ -73,6 +73,22 @@ bool fusable(const ir::ForNode* loop) {
 
 int64_t extent_of(Schedule& sch, LoopRV loop) { return *ir::as_const_int(sch.get(loop)->extent); }
 
+// The fused loop of a whole elementwise nest split [rest, lanes] with the lanes sampled
+// among `candidates` that divide its extent (so no lane needs a guard) and vectorized;
+// `fused` itself when fewer than two candidates divide it. Returns the loop left to bind.
+LoopRV split_vector_lanes(Schedule& sch, LoopRV fused, const std::vector<int64_t>& candidates) {
+  const int64_t extent = extent_of(sch, fused);
+  std::vector<int64_t> dividing;
+  for (int64_t c : candidates) {
+    if (c >= 1 && extent % c == 0) dividing.push_back(c);
+  }
+  if (dividing.size() < 2) return fused;
+  ExprRV lanes = sch.sample_categorical(dividing, std::vector<double>(dividing.size(), 1.0 / dividing.size()));
+  std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, lanes});
+  sch.vectorize(split[1]);
+  return split[0];
+}
+
 }  // namespace
 
 bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& options) {
@@ -117,6 +133,7 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
     sch.bind(fused, "blockIdx.x");
     return true;
   }
+  if (prefix == loops.size() && prefix > 0) fused = split_vector_lanes(sch, fused, options.vector_lanes_candidates);
   int64_t extent = extent_of(sch, fused);
   int64_t limit = std::min(extent, options.max_threads_per_block);
   SplitFactor threads = limit;
@@ -193,6 +210,7 @@ std::unique_ptr<ScheduleRule> make_auto_bind_rule(ParamReader& params, const low
                                                                                 ? target.max_threads_per_block
                                                                                 : options.max_threads_per_block);
   options.thread_extent_candidates = params.get_ints("thread_extents", {32, 64, 128, 256, 512, 1024});
+  options.vector_lanes_candidates = params.get_ints("vector_lanes", {1, 2, 4});
   return std::make_unique<AutoBindRule>(std::move(options));
 }
 

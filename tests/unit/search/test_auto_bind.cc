@@ -1,8 +1,10 @@
 // AutoBind: every op kind gets a GPU binding that computes what the op computes, replays
 // from its trace, and lowers for the H200; plus the rule's cases one by one (fusion of
 // the spatial prefix, reductions kept inside the thread, unit loops, large extents,
-// already-bound nests, sampled thread counts).
+// already-bound nests, sampled thread counts, sampled vector lanes).
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
@@ -168,6 +170,49 @@ TEST(AutoBind, SamplesTheThreadCountAmongTheCandidates) {
     EXPECT_NE(sch.trace().to_string().find("SampleCategorical"), std::string::npos);
     EXPECT_TRUE(replays_exactly(sch));
   }
+}
+
+// Vector lanes: an elementwise nest gets its lanes sampled among the candidates dividing its
+// extent (split innermost, vectorized), computes the same for every draw, and replays; a
+// nest with a reduction inside, or an extent no candidate above 1 divides, gets no lanes.
+int64_t vectorized_extent(const ir::PrimFunc& f) {
+  struct Find : ir::StmtVisitor {
+    int64_t lanes = 0;
+    using ir::StmtVisitor::visit_;
+    void visit_(const ir::ForNode* op) override {
+      if (op->for_kind == ir::ForKind::kVectorized) lanes = ir::as_const_int(op->extent).value_or(-1);
+      ir::StmtVisitor::visit_(op);
+    }
+  } find;
+  find.visit(f->body);
+  return find.lanes;
+}
+
+TEST(AutoBind, SamplesVectorLanesOfElementwiseNests) {
+  AutoBindOptions options;
+  options.thread_extent_candidates = {32, 64};
+  options.vector_lanes_candidates = {1, 2, 4};
+  std::set<int64_t> seen;
+  for (const char* spec : {"relu:shape=6x40", "batch_norm:shape=2x3x4x8,eps=1e-05,training=false,dtype=f32"}) {
+    for (int64_t seed = 1; seed <= 12; ++seed) {
+      Schedule sch(workload(spec), seed);
+      auto_bind(sch, options);
+      const int64_t lanes = vectorized_extent(sch.func());
+      EXPECT_TRUE(lanes == 1 || lanes == 2 || lanes == 4) << spec << " seed " << seed << ": " << lanes;
+      seen.insert(lanes);
+      EXPECT_TRUE(same_outputs(workload(spec), sch.func(), seed)) << spec << " seed " << seed;
+      EXPECT_TRUE(replays_exactly(sch)) << spec << " seed " << seed;
+    }
+  }
+  EXPECT_EQ(seen, (std::set<int64_t>{1, 2, 4}));
+  // 15 elements: only 1 divides, so no split at all.
+  Schedule odd(workload("relu:shape=3x5"));
+  auto_bind(odd, options);
+  EXPECT_EQ(vectorized_extent(odd.func()), 0);
+  // A reduction inside the nest (sum's rows): the lanes would wrap a serial sum.
+  Schedule reduce(workload("sum:shape=8x64,axis=1"));
+  auto_bind(reduce, options);
+  EXPECT_EQ(vectorized_extent(reduce.func()), 0);
 }
 
 // A sketch records the loops AutoBind fused under its own draws. When a cross-thread
