@@ -49,8 +49,8 @@ struct ReverseComputeInlinePlan;
   //      iteration variables (NonSingleProducer)
   //   5) every load of B is at the same distinct iteration variables, which are the only
   //      ones the body uses, ranging over the producer's domains (BodyAnalysisError)
-  //   6) B is allocated, written before the block, read by no other block
-  //      (ProducerHasOtherConsumers)
+  //   6) B is allocated, written before the block, accessed by no other block, one
+  //      holding the producer or the block included (ProducerHasOtherConsumers)
   //   7) the producer sees what the block reads and writes and does not read C, and no
   //      block between them (loops shared with them included) accesses C or writes what
   //      the block reads (UnsafeToMove)
@@ -550,13 +550,19 @@ detail::Planned<detail::ReverseComputeInlinePlan> Schedule::plan_reverse_compute
     if (order[i]->block == block) self = i;
     if (order[i]->block == producer) producer_at = i;
   }
+  // Blocks holding others count too: a block around the producer or the block (one that
+  // blockize made) declares B in its regions, which would name a buffer that is gone; the
+  // producer is then not in the block's scope.
   for (size_t i = 0; i < order.size(); ++i) {
     const BlockNode* b = order[i]->block;
-    if (b == block || b == producer || !order[i]->leaf) continue;
+    if (b == block || b == producer) continue;
     if (detail::has_buffer(b->reads, input) || detail::has_buffer(b->writes, input)) {
       return error(
           kKind, 6, "ProducerHasOtherConsumers", operand,
-          [&] { return fmt::format("block '{}' also accesses '{}'", b->name, input->name); },
+          [&] {
+            return fmt::format("block '{}'{} also accesses '{}'", b->name,
+                               order[i]->leaf ? "" : ", which holds other blocks,", input->name);
+          },
           ErrorLocus{nullptr, b->name});
     }
   }

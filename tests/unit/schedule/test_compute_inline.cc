@@ -454,6 +454,36 @@ TEST(ReverseComputeInline, MorePreconditionErrors) {
   }
 }
 
+// After blockize the producer P sits in a block P_o whose write region names B. Inlining
+// C into P would drop B's allocation and leave P_o's region naming it (ill-formed IR);
+// the check accepted this (the constrained decoder found it: bz then rci on a cache
+// read). P_o is another block that accesses B: refused, check and apply alike. Likewise
+// with the consumer blockized (C_o reads B).
+TEST(ReverseComputeInline, ProducerOrConsumerInsideABlockizedBlock) {
+  for (const char* blockized : {"P", "C"}) {
+    SCOPED_TRACE(blockized);
+    Schedule sch(ir::parse_function(chain(kWritesE, kConsumer)));
+    const BlockRV c = sch.get_block("C");
+    sch.blockize(sch.get_loops(sch.get_block(blockized))[0]);
+    const std::string outer = std::string(blockized) + "_o";
+    const CheckResult checked = sch.check(Instruction{InstructionKind::ReverseComputeInline, {Arg(c)}, {}, {}});
+    EXPECT_EQ(checked.verdict, Verdict::kFails);
+    testing::expect_refusal(
+        InstructionKind::ReverseComputeInline, sch, [&] { sch.reverse_compute_inline(c); },
+        {6, "ProducerHasOtherConsumers", "block b0"}, "block " + outer + " [",
+        "block '" + outer + "', which holds other blocks,");
+  }
+  // compute_inline of P refuses both shapes too (P the only leaf of P_o; C_o reads B).
+  for (const char* blockized : {"P", "C"}) {
+    Schedule sch(ir::parse_function(chain(kWritesE, kConsumer)));
+    const BlockRV p = sch.get_block("P");
+    sch.blockize(sch.get_loops(sch.get_block(blockized))[0]);
+    const CheckResult checked = sch.check(Instruction{InstructionKind::ComputeInline, {Arg(p)}, {}, {}});
+    EXPECT_EQ(checked.verdict, Verdict::kFails) << blockized;
+    EXPECT_THROW(sch.compute_inline(p), ScheduleError) << blockized;
+  }
+}
+
 TEST(ComputeInline, ReaderBeforeTheProducer) {
   const std::string before_reader = R"(func early(in A: f32[8], out C: f32[8], out E: f32[8]) {
   block root {
