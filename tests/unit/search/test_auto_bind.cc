@@ -122,28 +122,29 @@ TEST(AutoBind, LargeExtentsLoopInsideEachThread) {
 // KernelBench 38 (l1_norm over 32768 x 65535, 2147450880 elements): with 1056 blocks the
 // padded product of the split passed 2^31 and Split refused it. 1047 blocks is the most
 // whose padding still fits: 8012 x 1047 x 256 = 2147472384 <= 2^31 - 1, while 1048 pads to
-// 2147645440. Building only: far too big to run here.
-TEST(AutoBind, NearTwoToTheThirtyOneIterationsStillSplitWithinI32) {
-  Schedule sch(workload("relu:shape=32768x65535"));
+// 2147645440.
+// AutoBind with the default schedule's 1,056 blocks on `spec`: the bindings it makes
+// (building only: these shapes are far too big to run here); the trace must replay.
+std::vector<std::pair<std::string, int64_t>> bindings_with_1056_blocks(const std::string& spec) {
+  Schedule sch(workload(spec));
   AutoBindOptions options;
   options.max_threadblocks = 1056;
   auto_bind(sch, options);
+  EXPECT_TRUE(replays_exactly(sch)) << spec;
+  return bindings_of(sch.func()).loops;
+}
+
+TEST(AutoBind, NearTwoToTheThirtyOneIterationsStillSplitWithinI32) {
   std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 1047}, {"threadIdx.x", 256}};
-  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
-  EXPECT_TRUE(replays_exactly(sch));
+  EXPECT_EQ(bindings_with_1056_blocks("relu:shape=32768x65535"), expected);
 }
 
 // KernelBench 87 (a 1x1 convolution with 16 x 128 x 1024 x 1024 = 2^31 outputs): the fused
 // loop is i64, so the padding bound is i64's; against i32's, every block count failed and
 // the whole output ran in one block of 256 threads (38 s on an H100, eager 4.6 ms).
 TEST(AutoBind, TwoToTheThirtyOneIterationsOrMoreGetEveryBlock) {
-  Schedule sch(workload("relu:shape=16x128x1024x1024"));
-  AutoBindOptions options;
-  options.max_threadblocks = 1056;
-  auto_bind(sch, options);
   std::vector<std::pair<std::string, int64_t>> expected = {{"blockIdx.x", 1056}, {"threadIdx.x", 256}};
-  EXPECT_EQ(bindings_of(sch.func()).loops, expected);
-  EXPECT_TRUE(replays_exactly(sch));
+  EXPECT_EQ(bindings_with_1056_blocks("relu:shape=16x128x1024x1024"), expected);
 }
 
 TEST(AutoBind, LeavesBoundNestsAloneAndCompletesThreadOnlyOnes) {
