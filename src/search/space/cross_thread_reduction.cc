@@ -27,7 +27,7 @@ using schedule::Schedule;
 using schedule::ScheduleError;
 using schedule::SplitFactor;
 
-std::optional<ReductionLoops> gather_reduction_loops(Schedule& sch, BlockRV block) {
+std::optional<ArrangedReductionLoops> arrange_reduction_loops(Schedule& sch, BlockRV block) {
   std::vector<LoopRV> loops = sch.get_loops(block);
   if (loops.empty()) return std::nullopt;
   // The block's own loops: the innermost chain of single loops down to the block alone.
@@ -44,7 +44,7 @@ std::optional<ReductionLoops> gather_reduction_loops(Schedule& sch, BlockRV bloc
     own = i;
     below = f;
   }
-  ReductionLoops out;
+  ArrangedReductionLoops out;
   std::vector<LoopRV> chain_spatial, reduce;
   bool interleaved = false;
   for (size_t i = 0; i < loops.size(); ++i) {
@@ -73,8 +73,15 @@ std::optional<ReductionLoops> gather_reduction_loops(Schedule& sch, BlockRV bloc
     sch.reorder(order);
   }
   out.spatial.insert(out.spatial.end(), chain_spatial.begin(), chain_spatial.end());
-  out.reduce = reduce.size() == 1 ? reduce[0] : sch.fuse(reduce);
+  out.reduce = std::move(reduce);
   return out;
+}
+
+std::optional<ReductionLoops> gather_reduction_loops(Schedule& sch, BlockRV block) {
+  std::optional<ArrangedReductionLoops> arranged = arrange_reduction_loops(sch, block);
+  if (!arranged) return std::nullopt;
+  LoopRV reduce = arranged->reduce.size() == 1 ? arranged->reduce[0] : sch.fuse(arranged->reduce);
+  return ReductionLoops{std::move(arranged->spatial), reduce};
 }
 
 LoopRV bind_reduction_to_threads(Schedule& sch, LoopRV reduce, const SplitFactor& threads,

@@ -19,10 +19,21 @@ struct ReductionLoops {
   schedule::LoopRV reduce;                // every reduce loop, fused
 };
 
+// A reduction block's loops arranged spatial-outside, reduce-inside, each reduce loop kept.
+struct ArrangedReductionLoops {
+  std::vector<schedule::LoopRV> spatial;  // as in ReductionLoops
+  std::vector<schedule::LoopRV> reduce;   // the reduce loops, outermost first (at least one)
+};
+
 // Reorders the block's own loops (the innermost chain of single loops down to it) so the
-// reduce ones are innermost (keeping each group's order) and fuses them. nullopt, with
-// `sch` unchanged, when a loop feeds both kinds or an ordered variable, or a loop shared
-// with other blocks feeds the reduction. `spatial` lists the shared loops too.
+// reduce ones are innermost, keeping each group's order. nullopt, with `sch` unchanged,
+// when a loop feeds both kinds or an ordered variable, or a loop shared with other blocks
+// feeds the reduction. `spatial` lists the shared loops too. Loops stay separate, so a
+// conv's input index keeps its plain strides (fusing them costs a div/mod per term).
+std::optional<ArrangedReductionLoops> arrange_reduction_loops(schedule::Schedule& sch, schedule::BlockRV block);
+
+// arrange_reduction_loops, then the reduce loops fused into one (what binding a thread
+// axis to the reduction needs).
 std::optional<ReductionLoops> gather_reduction_loops(schedule::Schedule& sch, schedule::BlockRV block);
 
 // Splits `reduce` into [rest, threads] and binds the inner loop to `thread_axis`; returns
