@@ -376,6 +376,18 @@ std::optional<StoredRecord> Database::best(const TuningKey& key) const {
   return std::move(top.front());
 }
 
+std::optional<StoredRecord> Database::best_script(const TuningKey& key) const {
+  // Default records are few (one per version of the default that was measured), so a
+  // short top list nearly always holds a scripted one; widen it when it does not.
+  for (int64_t k = 4;; k *= 4) {
+    std::vector<StoredRecord> top = top_k(key, k);
+    for (StoredRecord& r : top) {
+      if (!r.record.script.empty()) return std::move(r);
+    }
+    if (static_cast<int64_t>(top.size()) < k) return std::nullopt;
+  }
+}
+
 std::optional<StoredRecord> Database::find_kernel(const TuningKey& key, std::string_view kernel_hash) const {
   std::optional<Impl::KeyIds> ids = impl_->key_ids(key);
   if (!ids) return std::nullopt;

@@ -102,6 +102,10 @@ class Database {
   // top_k(key, 1), or nullopt when nothing under `key` is kOk. `dragon best` and
   // `dragon bench --db` use this.
   std::optional<StoredRecord> best(const TuningKey& key) const;
+  // The fastest kOk record with a script: best() without the default schedule's records
+  // (script ""), which stand for whatever the default was when they were measured, so
+  // a faster old default must not hide the best tuned script.
+  std::optional<StoredRecord> best_script(const TuningKey& key) const;
 
   // The latest record under `key` whose kernel_hash is `kernel_hash` (any status):
   // "was this kernel measured already, and how did it end?"

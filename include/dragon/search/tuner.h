@@ -4,8 +4,10 @@
 // verifies and times it, and every result, failures included, is committed to the tuning
 // database before the next round. A rerun resumes: each task's records are read back, its
 // measured programs seed the population and the cost model, and the trials they used count
-// against the budget. The default schedule is measured once per task (script "" in the
-// database) so the best is always compared with it. Not a CLI: tools/dragon/cmd_tune.cc.
+// against the budget. Each run measures the task's default schedule (script "" in the
+// database; the kernel cache answers when an earlier run measured the same code, and a
+// default whose code changed since is measured anew) so the best is always compared with
+// today's default. Not a CLI: tools/dragon/cmd_tune.cc.
 #pragma once
 
 #include <cstdint>

@@ -135,6 +135,31 @@ TEST_F(DatabaseTest, TopKMatchesABruteForceScanAndNeverCrossesKeys) {
   EXPECT_TRUE(db.top_k(key(matmul_), 0).empty());
 }
 
+// The default schedule's records (script "") are left out of best_script, however many
+// there are and however fast: they stand for an older default, not a script to replay.
+TEST_F(DatabaseTest, BestScriptSkipsTheDefaultScheduleRecords) {
+  Database db = Database::open(dir_.file("t.db"));
+  db.add_workload(matmul_);
+  const TuningKey k = key(matmul_);
+  std::vector<Record> batch;
+  for (int i = 0; i < 20; ++i) {
+    batch.push_back(testing::ok_record(k, "", {static_cast<float>(0.1 + 0.01 * i)}));  // old defaults, fastest
+    batch.back().measured_at = TimePoint(std::chrono::milliseconds(1'700'000'000'000 + i));
+  }
+  EXPECT_FALSE(db.best_script(k).has_value()) << "only default records yet";
+  db.commit(batch);
+  EXPECT_FALSE(db.best_script(k).has_value());
+  ASSERT_TRUE(db.best(k).has_value());
+  EXPECT_TRUE(db.best(k)->record.script.empty());
+  ASSERT_TRUE(scripts_[0].empty() && !scripts_[1].empty() && !scripts_[2].empty());
+  db.commit(testing::ok_record(k, scripts_[1], {3.0f}));
+  db.commit(testing::ok_record(k, scripts_[2], {2.0f}));
+  std::optional<StoredRecord> tuned = db.best_script(k);
+  ASSERT_TRUE(tuned.has_value());
+  EXPECT_EQ(tuned->record.script, scripts_[2]);
+  EXPECT_FALSE(db.best_script(key(softmax_)).has_value());
+}
+
 TEST_F(DatabaseTest, TopKIsAnIndexQueryWithoutASort) {
   {
     Database db = Database::open(dir_.file("t.db"));  // creates the schema

@@ -94,6 +94,37 @@ TEST_F(TunerTest, KeepsTheBudgetRecordsEverythingAndResumes) {
   }
 }
 
+// A record of the default schedule stands for the kernel it measured: when the default
+// changes (a new version of the tool), the next run measures the new one and records it
+// once, instead of reporting the old kernel's time as today's default.
+TEST_F(TunerTest, ADefaultWhoseCodeChangedIsMeasuredAnewAndRecordedOnce) {
+  const ir::PrimFunc func = workload("matmul:m=32,n=32,k=32");
+  std::vector<TuningTask> tasks = {{"gemm", "matmul:m=32,n=32,k=32", func, 1}};
+  RandomCostModel model(3);
+  auto default_records = [](const db::Database& database) {
+    int64_t n = 0;
+    for (const db::StoredRecord& r : database.records()) n += r.record.script.empty() ? 1 : 0;
+    return n;
+  };
+  db::Database database = db::Database::open(path_.string());
+  tune(tasks, database, environment, model, options(2));
+  ASSERT_EQ(default_records(database), 1);
+  // The next version's default: the same loops, the outer one parallel (other code).
+  schedule::Schedule changed(func);
+  changed.parallel(changed.get_loops(changed.get_block("C")).front());
+  auto new_default = [&](const TuningTask& task) {
+    TaskEnvironment env = environment(task);
+    env.default_schedule = changed.func();
+    return env;
+  };
+  std::vector<TaskOutcome> outcomes = tune(tasks, database, new_default, model, options(4));
+  EXPECT_TRUE(outcomes[0].default_ms.has_value());
+  EXPECT_EQ(default_records(database), 2) << "the changed default is measured and recorded";
+  EXPECT_EQ(outcomes[0].trials, 4) << "default records are not trials";
+  tune(tasks, database, new_default, model, options(6));
+  EXPECT_EQ(default_records(database), 2) << "the same default code is not recorded again";
+}
+
 TEST_F(TunerTest, ATaskWhoseSpaceYieldsNothingSaysSoAndTheOthersGoOn) {
   std::vector<TuningTask> tasks = {{"broken", "matmul:m=16,n=16,k=16", workload("matmul:m=16,n=16,k=16"), 1},
                                    {"gemm", "matmul:m=32,n=32,k=32", workload("matmul:m=32,n=32,k=32"), 1}};
