@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "dragon/search/cost_model.h"
 #include "dragon/search/measure_result.h"
 #include "dragon/search/mutator.h"
+#include "dragon/search/sketch_quota.h"
 #include "dragon/search/sketch_space.h"
 
 namespace dragon::search {
@@ -35,6 +37,7 @@ struct EvolutionarySearchOptions {
   double genetic_mutate_prob = 0.85;
   int genetic_max_fail_count = 10;   // tries to mutate a parent into a valid program
   double eps_greedy = 0.05;
+  SketchQuotaOptions sketch_quotas;  // slots of each batch kept for every sketch worth exploring
   int threads = 0;                   // for replaying candidates (0: hardware concurrency)
   int64_t seed = 1;
 };
@@ -44,7 +47,12 @@ struct SearchCandidate {
   schedule::Trace trace;   // with postprocessing: what a record stores
   ir::PrimFunc scheduled;  // replayed and postprocessed
   uint64_t hash = 0;       // ir::structural_hash(scheduled)
+  uint64_t sketch = 0;     // sketch_key(trace): which sketch it was drawn from
 };
+
+// The identity of a trace's sketch: a hash of its instructions before postprocessing,
+// without their decisions (sampling and mutation change only decisions).
+uint64_t sketch_key(const schedule::Trace& trace);
 
 struct SearchStatistics {
   int64_t sampled = 0, sample_failures = 0;  // fresh samples that realized / did not
@@ -113,6 +121,7 @@ class EvolutionarySearch {
   std::unordered_map<uint64_t, FeaturizedCandidate> features_;
   std::optional<double> best_ms_;
   std::optional<SearchCandidate> best_;
+  std::map<uint64_t, SketchStanding> standing_;  // by sketch key
   SearchStatistics statistics_;
 };
 

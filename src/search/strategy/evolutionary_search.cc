@@ -1,14 +1,17 @@
 // Evolutionary search (evolutionary_search.h). One propose() is MetaSchedule's iteration:
 // population = best measured + fresh samples; genetic_num_iters generations scored by the
-// cost model; the best-scored unmeasured programs plus an epsilon share of random fresh
-// ones. Replays run on several threads; every random draw is made on this thread first, so
-// a seed gives the same batches whatever the thread count.
+// cost model; the best-scored unmeasured programs (each sketch still worth exploring
+// keeping a few slots: sketch_quota.h) plus an epsilon share of random fresh ones.
+// Replays run on several threads; every random draw is made on this thread first, so a
+// seed gives the same batches whatever the thread count.
 #include "dragon/search/evolutionary_search.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <string>
 
 #include "dragon/ir/structural_hash.h"
 #include "dragon/search/thread_cpu_time.h"
@@ -33,6 +36,18 @@ size_t draw_parent(const std::vector<double>& scores, schedule::RandomEngine& rn
 }
 
 }  // namespace
+
+uint64_t sketch_key(const schedule::Trace& trace) {
+  // One line per instruction without its decision (the Trace appends those separately).
+  const std::optional<size_t> end = trace.postproc_start();
+  const size_t n = end ? *end : trace.size();
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    text += schedule::to_string(trace[i]);
+    text += '\n';
+  }
+  return std::hash<std::string>{}(text);
+}
 
 EvolutionarySearch::EvolutionarySearch(const SketchSpace& space, lower::Target target, std::string workload,
                                        CostModel& model, std::vector<WeightedMutator> mutators,
@@ -64,6 +79,7 @@ std::optional<SearchCandidate> EvolutionarySearch::timed_candidate(const std::fu
     c->trace = std::move(*r.trace);
     c->scheduled = r.func;
     c->hash = ir::structural_hash(c->scheduled);
+    c->sketch = sketch_key(c->trace);
   }
   seconds += thread_cpu_seconds() - start;
   return c;
@@ -98,6 +114,9 @@ void EvolutionarySearch::learn(const std::vector<SearchCandidate>& candidates,
     const SearchCandidate& c = candidates[i];
     const std::optional<double>& ms = latencies_ms[i];
     measured_hashes_.insert(c.hash);
+    SketchStanding& standing = standing_[c.sketch];
+    ++standing.measured;
+    if (ms && (!standing.best_ms || *ms < *standing.best_ms)) standing.best_ms = ms;
     FeaturizedCandidate f = features_.at(c.hash);
     f.latency_s = ms ? std::optional<double>(*ms / 1000) : std::nullopt;
     measured.push_back(std::move(f));
@@ -114,9 +133,18 @@ void EvolutionarySearch::learn(const std::vector<SearchCandidate>& candidates,
 }
 
 std::vector<SearchCandidate> EvolutionarySearch::best_measured(int count) const {
+  // The fastest program of each sketch first, so every sketch measured has a parent in the
+  // population (else the first sketch's programs fill it), then the fastest of the rest.
   std::vector<SearchCandidate> out;
+  std::vector<bool> taken(measured_ok_.size(), false);
+  std::unordered_set<uint64_t> sketches;
   for (size_t i = 0; i < measured_ok_.size() && static_cast<int>(out.size()) < count; ++i) {
+    if (!sketches.insert(measured_ok_[i].second.sketch).second) continue;
+    taken[i] = true;
     out.push_back(measured_ok_[i].second);
+  }
+  for (size_t i = 0; i < measured_ok_.size() && static_cast<int>(out.size()) < count; ++i) {
+    if (!taken[i]) out.push_back(measured_ok_[i].second);
   }
   return out;
 }
@@ -256,11 +284,15 @@ std::vector<SearchCandidate> EvolutionarySearch::propose(int count) {
   population.insert(population.end(), fresh.begin(), fresh.end());
 
   const int random_share = static_cast<int>(std::lround(count * options_.eps_greedy));
-  std::vector<SearchCandidate> chosen = evolve(std::move(population), count - random_share);
+  // A deeper ranking than the batch needs, so each sketch's quota finds its best-ranked.
+  const int from_model = count - random_share;
+  std::vector<SearchCandidate> ranked = evolve(std::move(population), 4 * from_model);
+  std::vector<uint64_t> ranked_sketches;
+  for (const SearchCandidate& c : ranked) ranked_sketches.push_back(c.sketch);
   std::unordered_set<uint64_t> taken;
-  for (SearchCandidate& c : chosen) {
-    taken.insert(c.hash);
-    out.push_back(std::move(c));
+  for (size_t i : pick_with_sketch_quotas(ranked_sketches, standing_, from_model, options_.sketch_quotas)) {
+    taken.insert(ranked[i].hash);
+    out.push_back(std::move(ranked[i]));
   }
   // The random share, and whatever the model's ranking could not fill, from the fresh samples.
   std::vector<int64_t> order = rng_.sample_without_replacement(static_cast<int64_t>(fresh.size()),
