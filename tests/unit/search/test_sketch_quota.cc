@@ -32,10 +32,10 @@ TEST(SketchQuota, ASketchTheModelRanksLastStillGetsItsShareWhileExploring) {
   std::map<uint64_t, SketchStanding> standing = {{kPlain, {48, 16.0}}, {kTensorCore, {2, 58.0}}};
   std::vector<size_t> picked = pick_with_sketch_quotas(ranked, standing, 32);
   ASSERT_EQ(picked.size(), 32u);
-  EXPECT_EQ(count_of(ranked, picked, kTensorCore), 8) << "half the batch split over two sketches";
+  EXPECT_EQ(count_of(ranked, picked, kTensorCore), 4) << "a quarter of the batch split over two sketches";
   // Its best-ranked ones: the first tensor-core entries of the ranking.
   for (size_t i : picked) {
-    if (ranked[i] == kTensorCore) EXPECT_LT(i, 108u);
+    if (ranked[i] == kTensorCore) EXPECT_LT(i, 104u);
   }
   // Without quotas this ranking gives it nothing: the plain sketch's 100 come first.
   SketchQuotaOptions none;
@@ -47,17 +47,17 @@ TEST(SketchQuota, ASketchTheModelRanksLastStillGetsItsShareWhileExploring) {
 
 TEST(SketchQuota, ASketchMeasuredEnoughAndFarBehindGetsNoQuota) {
   const std::vector<uint64_t> ranked = ranking(100, 20);
-  std::map<uint64_t, SketchStanding> standing = {{kPlain, {48, 16.0}}, {kTensorCore, {16, 58.0}}};
+  std::map<uint64_t, SketchStanding> standing = {{kPlain, {48, 16.0}}, {kTensorCore, {8, 58.0}}};
   EXPECT_EQ(count_of(ranked, pick_with_sketch_quotas(ranked, standing, 32), kTensorCore), 0);
   // Competitive (within 2x of the best): its quota again; and the plain one keeps its own
   // when the tensor-core sketch leads.
-  standing[kTensorCore] = {16, 10.0};
+  standing[kTensorCore] = {8, 10.0};
   std::vector<size_t> picked = pick_with_sketch_quotas(ranked, standing, 32);
-  EXPECT_EQ(count_of(ranked, picked, kTensorCore), 8);
+  EXPECT_EQ(count_of(ranked, picked, kTensorCore), 4);
   std::vector<uint64_t> reversed(ranked.rbegin(), ranked.rend());
   standing[kPlain] = {48, 18.0};
-  EXPECT_EQ(count_of(reversed, pick_with_sketch_quotas(reversed, standing, 32), kPlain), 32 - 20)
-      << "the plain sketch's quota of 8, then 4 more after the 20 tensor-core entries";
+  EXPECT_EQ(count_of(reversed, pick_with_sketch_quotas(reversed, standing, 32), kPlain), 4 + 8)
+      << "the plain sketch's quota of 4, then 8 more after the 20 tensor-core entries";
 }
 
 TEST(SketchQuota, QuotasNeverExceedTheBatchOrRepeatAnEntry) {
