@@ -9,13 +9,22 @@
 #include <fmt/ranges.h>
 
 #include "cuda_warp_intrin.h"
+#include "index_widening.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/substitute.h"
 
 namespace dragon::codegen {
 
-std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, const ir::Analyzer& analyzer) {
+std::optional<Affine> decompose(const ir::Expr& original, const TileNest& nest, const ir::Analyzer& outer) {
+  // A buffer past 2^31 elements is indexed as i64(i32 row index) * stride + ...: read
+  // through the casts (index_widening.h), or the coefficient of a loop under one is not
+  // constant to the analyzer. The tile's loops range over their extents, which is what
+  // bounds the row index inside i32. Indices without such casts are analyzed as they are,
+  // so their base, and the code printed from it, does not change.
+  ir::Analyzer analyzer = outer;
+  for (size_t v = 0; v < nest.vars.size(); ++v) analyzer.bind(nest.vars[v], 0, nest.extents[v]);
+  const ir::Expr index = widen_index_casts(original, analyzer);
   auto at = [&](int unit_var) {
     ir::VarMap values;
     for (size_t v = 0; v < nest.vars.size(); ++v) {
@@ -29,7 +38,9 @@ std::optional<Affine> decompose(const ir::Expr& index, const TileNest& nest, con
     auto coef = ir::as_const_int(analyzer.simplify(at(static_cast<int>(v)) - affine.base));
     if (!coef) return std::nullopt;
     affine.coefs.push_back(*coef);
-    rebuilt = rebuilt + ir::make_const(index.dtype(), static_cast<double>(*coef)) * nest.vars[v];
+    // The loop counts in i32, an index past 2^31 elements in i64.
+    rebuilt = rebuilt + ir::make_const(index.dtype(), static_cast<double>(*coef)) *
+                            ir::cast(index.dtype(), nest.vars[v]);
   }
   if (!analyzer.can_prove_equal(index, rebuilt)) return std::nullopt;
   return affine;

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "codegen_test_util.h"
 #include "cuda_warp_intrin.h"
@@ -15,6 +17,7 @@
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/runtime/build.h"
 #include "dragon/schedule/tensor_intrin.h"
@@ -284,6 +287,76 @@ TEST(CudaMma, RefusesFragmentAccessOutsideTensorBlocks) {
   });
   std::string why = refusal(f);
   EXPECT_NE(why.find("a store to C_acc_warp is outside any tensorized block"), std::string::npos) << why;
+}
+
+// KernelBench 87's output tile (a 1x1 conv2d with 2^31 outputs), as lowering indexes it:
+// the row index stays i32 under an i64 cast. Its loops' ranges are the kernel's.
+struct WideOutputTile {
+  ir::Var by{"blockIdx_y"}, bx{"blockIdx_x"}, ty{"threadIdx_y"}, ax0_1_0{"ax0_1_0"};
+  ir::Var row{"ax0_1_1"}, col{"ax1_1_1"};
+  TileNest nest{{row, col}, {16, 8}, nullptr};
+  ir::Expr i64(const ir::Expr& e) const { return ir::cast(ir::DataType::i64(), e); }
+  ir::Expr index() const {
+    return i64(ir::floordiv(by, 4) * 131072 + bx * 256 + ax0_1_0 * 16 + row) * int64_t{128} +
+           i64(ir::floormod(by, 4) * 32 + ty * 8 + col);
+  }
+  ir::Analyzer analyzer(bool bound_blocks = true) const {
+    ir::Analyzer a;
+    if (bound_blocks) {
+      a.bind(by, 0, 512);
+      a.bind(bx, 0, 512);
+    }
+    a.bind(ty, 0, 4);
+    a.bind(ax0_1_0, 0, 16);
+    return a;
+  }
+};
+
+TEST(CudaMma, DecomposeReadsThroughTheI64CastOfAWideBuffersIndex) {
+  WideOutputTile t;
+  const ir::Analyzer analyzer = t.analyzer();
+  std::optional<Affine> a = decompose(t.index(), t.nest, analyzer);
+  ASSERT_TRUE(a.has_value()) << ir::print_expr(t.index());
+  EXPECT_EQ(a->coefs, (std::vector<int64_t>{128, 1}));
+  // The base is the index at the tile's first element, still in i64.
+  ASSERT_EQ(a->base.dtype(), ir::DataType::i64()) << ir::print_expr(a->base);
+  auto wide = [&](const ir::Var& v) { return t.i64(v); };
+  ir::Expr expected = (ir::floordiv(wide(t.by), 4) * 131072 + wide(t.bx) * 256 + wide(t.ax0_1_0) * 16) * 128 +
+                      ir::floormod(wide(t.by), 4) * 32 + wide(t.ty) * 8;
+  EXPECT_TRUE(analyzer.can_prove_equal(a->base, expected)) << ir::print_expr(a->base);
+  // What memory_tile and fragment_slot then prove of it.
+  EXPECT_TRUE(analyzer.can_prove(ir::eq(ir::floormod(a->base, 8), 0))) << ir::print_expr(a->base);
+}
+
+// A GEMM of 2^31 outputs: its f32 accumulator C_acc is indexed in i64 with each row index
+// i32 under a cast, and its store tile is still one mma store (KernelBench 87, a 1x1
+// conv2d of as many outputs, had every tensor-core candidate refused), compiling with NVRTC.
+TEST(CudaMma, GemmPast2To31OutputsKeepsItsTensorCoreBlocks) {
+  schedule::testing::TensorCoreDecisions d;
+  d.i = {16, 64, 2, 2, 1};   // 4096 row tiles of 16; blockIdx.y = 16 * 16 (gridDim.y <= 65535)
+  d.j = {16, 128, 2, 1, 1};  // 4096 column tiles of 8
+  schedule::Schedule sch = schedule::testing::tensorcore_gemm_sketch("matmul:m=65536,n=32768,k=128,dtype=f16", 8, d);
+  testing::apply_default_gpu_schedule(sch);
+  ir::PrimFunc flat = lower::lower(sch.func(), lower::Target::cuda_h200()).func;
+  CudaSource src = generate_cuda(flat, lower::Target::cuda_h200());
+  const std::string& code = src.code;
+  EXPECT_EQ(count(code, "dragon_mma_store_m16n8_f32(C_acc + "), 1u) << code;
+  EXPECT_EQ(count(code, "dragon_mma_m16n8k16_f16(C_acc_warp + "), 1u);
+  EXPECT_EQ(count(code, "scalar code"), 0u);
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  runtime::BuildOptions options;
+  options.cache = &testing::test_cache();
+  std::vector<Expected<runtime::CudaBuild>> builds = runtime::compile_cuda_all({flat}, lower::Target::cuda_h200(), options);
+  ASSERT_EQ(builds.size(), 1u);
+  ASSERT_TRUE(builds[0].ok()) << builds[0].error().describe();
+  EXPECT_EQ(builds[0].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
+}
+
+TEST(CudaMma, DecomposeKeepsACastWhoseIndexMightWrap) {
+  // Unbounded block indices: the row index might wrap in i32, so i64(row index) is not
+  // the row index computed in i64, and the access is not read as a tile.
+  WideOutputTile t;
+  EXPECT_FALSE(decompose(t.index(), t.nest, t.analyzer(false)).has_value());
 }
 
 }  // namespace
