@@ -368,7 +368,7 @@ class CudaMeasurer final : public search::Measurer {
           prep.lowered[i].index = i;
           CudaLowering lowering = lower_for_cuda(scheduled[i], target);
           if (lowering.generated) {
-            prep.lowered[i].hash = runtime::CompileCache::key({"cuda kernel", target.arch, lowering.generated->code()});
+            prep.lowered[i].hash = lowering.generated->cuda_kernel_hash(target.arch);
             prep.lowered[i].flat = std::move(lowering.generated->lowered);
           } else {
             prep.results[i] = MeasureResult::failure(lowering.failure, lowering.why);

@@ -85,6 +85,10 @@ const std::string& Generated::code() const {
   return std::visit([](const auto& s) -> const std::string& { return s.code; }, source);
 }
 
+std::string Generated::cuda_kernel_hash(std::string_view arch) const {
+  return CompileCache::key({"cuda kernel", arch, code()});
+}
+
 const std::string& Compiled::source() const {
   return std::visit([](const auto& b) -> const std::string& { return b.source.code; }, build);
 }

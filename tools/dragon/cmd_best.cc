@@ -52,12 +52,15 @@ int best(const BestOptions& o) {
                 static_cast<long long>(records), static_cast<long long>(ok));
     std::optional<double> default_ms;
     for (const db::StoredRecord& r : database.records(db::RecordFilter::of(key))) {
+      // The latest default measured (records come in commit order).
       if (r.record.script.empty() && r.record.status == db::RecordStatus::kOk) default_ms = r.record.median_ms();
     }
     if (!top) {
       std::printf("  no verified record\n");
     } else if (top->record.script.empty()) {
-      std::printf("  best: the default schedule, %s\n", describe(top->record).c_str());
+      // The default changes between versions: say which one this record measured.
+      std::printf("  best: the default schedule as of commit %s, %s\n", top->record.commit.value_or("unknown").c_str(),
+                  describe(top->record).c_str());
     } else {
       std::printf("  best: record %lld, %s", static_cast<long long>(top->id), describe(top->record).c_str());
       if (default_ms) std::printf("; %.3gx the default schedule's %.4g ms", *default_ms / *top->record.median_ms(), *default_ms);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct Generated {
   ir::PrimFunc lowered;  // the flat form (lower.h): the entry takes its parameters in order
   std::variant<codegen::CpuSource, codegen::CudaSource> source;
   const std::string& code() const;
+  // The hash a tuning record files this CUDA code under (db::Record::kernel_hash): two
+  // schedules that print the same kernel for `arch` share it.
+  std::string cuda_kernel_hash(std::string_view arch) const;
 };
 
 // A CUDA function compiled to a CUBIN (what LoadedCudaFunction and a CUDA Executable run).

@@ -43,10 +43,14 @@ std::string database_with_record(const TempDir& dir, const std::string& id, bool
   db::Database database = db::Database::open(path);
   db::Workload w = db::Workload::of(workload.func, workload.spec);
   database.add_workload(w);
-  const std::string script =
-      tuned ? script::encode(search::default_schedule(workload.func, lower::Target::cuda_h200()).trace()) : "";
-  database.commit(db::testing::ok_record({w.hash, db::testing::cuda_sm90a(), db::testing::h200()}, script,
-                                         {1.25f, 1.5f, 1.0f}));
+  const lower::Target target = lower::Target::cuda_h200();
+  const std::string script = tuned ? script::encode(search::default_schedule(workload.func, target).trace()) : "";
+  db::Record record = db::testing::ok_record({w.hash, db::testing::cuda_sm90a(), db::testing::h200()}, script,
+                                             {1.25f, 1.5f, 1.0f});
+  // A default record stands for the kernel it measured: today's default's.
+  record.kernel_hash =
+      runtime::generate(search::default_schedule(workload.func, target).func(), target).cuda_kernel_hash(target.arch);
+  database.commit(record);
   return path;
 }
 
@@ -228,6 +232,35 @@ TEST(KernelBenchExport, TunedScriptIsReplayedAndNamed) {
   const std::string py = write_kernelbench_model_new(kernel);
   EXPECT_TRUE(contains(py, "# Kernel: record 1 of"));
   expect_launches(kernel, py);
+}
+
+// A default record of other code (an older version's default) is not today's kernel: it
+// is passed over for the tuned script even when faster, and alone it is nothing to export.
+TEST(KernelBenchExport, AnOlderDefaultsRecordIsNotExported) {
+  TempDir dir;
+  const std::string path = database_with_record(dir, "19", /*tuned=*/true);
+  ops::Workload workload = ops::OpRegistry::global().make_workload(suite_spec("19"));
+  const db::Workload w = db::Workload::of(workload.func, workload.spec);
+  db::Record old_default =
+      db::testing::ok_record({w.hash, db::testing::cuda_sm90a(), db::testing::h200()}, "", {0.01f});
+  old_default.kernel_hash = "an older default's kernel";
+  db::Database::open(path).commit(old_default);
+  KernelBenchKernel kernel = exported(path, "19");
+  EXPECT_TRUE(contains(kernel.provenance, "(a tuned script)")) << kernel.provenance;
+
+  TempDir other;
+  const std::string alone = other.file("alone.db");
+  {
+    db::Database database = db::Database::open(alone);
+    database.add_workload(w);
+    database.commit(old_default);
+  }
+  try {
+    exported(alone, "19");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "none verified of a tuned script or of today's default schedule")) << e.what();
+  }
 }
 
 TEST(KernelBenchExport, SeveralKernelsShareTheirWorkspaceInLaunchOrder) {
