@@ -76,6 +76,7 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
   p.run("unroll_loops", unroll_loops);
   p.run("flatten_buffers", flatten_buffers);
   p.run("simplify_func", simplify_func);
+  p.run("carry_loop_values", carry_loop_values);
   if (target.is_gpu()) {
     p.run("inject_virtual_threads", inject_virtual_threads);
     p.run("unify_thread_bindings", [&](const ir::PrimFunc& f) { return unify_thread_bindings(f, target); });

@@ -60,6 +60,10 @@ bool unroll_budget_fits(const UnrolledSize& size);
 // "buffer_dim_align" attribute asks (consumed here); indices are flattened (simplify_func
 // simplifies them).
 ir::PrimFunc flatten_buffers(const ir::PrimFunc& func);
+// A scan's running value in a register: a serial loop that stores one element a step and
+// reads back the element the previous step stored keeps it in a one-element local buffer
+// (carry_loop_values.cc says exactly when), instead of a memory round trip per step.
+ir::PrimFunc carry_loop_values(const ir::PrimFunc& func);
 // Simplifies every expression and drops statements that do nothing (empty loops,
 // if(false), loops of extent 0), between passes.
 ir::PrimFunc simplify_func(const ir::PrimFunc& func);

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
+#include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/lower/passes.h"
@@ -341,6 +343,93 @@ TEST(UnrollLoops, NoNestPastTheOperationCapIsUnrolled) {
   };
   EXPECT_EQ(inner_kind(256), ir::ForKind::kSerial);
   EXPECT_EQ(inner_kind(32), ir::ForKind::kUnrolled);
+}
+
+// ---- carry_loop_values -----------------------------------------------------------------
+
+// Loads of the buffer named `name` anywhere in a function.
+int loads_of(const ir::PrimFunc& func, const std::string& name) {
+  struct Counter : ir::StmtExprVisitor {
+    std::string name;
+    int count = 0;
+    void visit_(const ir::BufferLoadNode* op) override {
+      count += op->buffer->name == name ? 1 : 0;
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } counter;
+  counter.name = name;
+  counter.visit(func->body);
+  return counter.count;
+}
+
+// The stages around the first run of `pass`: (before, after, changed).
+std::tuple<ir::PrimFunc, ir::PrimFunc, bool> around(const ir::PrimFunc& func, const std::string& pass,
+                                                    const Target& target = Target::cpu()) {
+  std::vector<testing::Stage> stages = testing::lower_stages(func, target);
+  for (size_t k = 1; k < stages.size(); ++k) {
+    if (stages[k].pass == pass) return {stages[k - 1].func, stages[k].func, stages[k].changed};
+  }
+  ADD_FAILURE() << "no pass " << pass;
+  return {func, func, false};
+}
+
+// Every scan kind of the op registry (inclusive, reverse, exclusive, product, masked) reads
+// its running value from a one-element local buffer instead of the output it just stored,
+// with the same results bit for bit; on the GPU too (default schedule), where the loop
+// then needs no barrier.
+TEST(CarryLoopValues, EveryScanKeepsItsRunningValueInALocalBuffer) {
+  for (const char* spec : {"cumsum:shape=4x9,dim=1", "cumsum:shape=4x9,dim=1,reverse=true",
+                           "cumsum:shape=4x9,dim=1,exclusive=true", "cumprod:shape=3x7,dim=1",
+                           "masked_cumsum:shape=4x9,dim=1"}) {
+    SCOPED_TRACE(spec);
+    const ir::PrimFunc func = workload(spec);
+    auto [before, after, changed] = around(func, "carry_loop_values");
+    EXPECT_TRUE(changed);
+    EXPECT_GT(loads_of(before, "Y"), 0);
+    EXPECT_EQ(loads_of(after, "Y"), 0) << ir::print_function(after);
+    EXPECT_EQ(loads_of(after, "Y_carry"), 2) << "the running value, and the store of it:\n" << ir::print_function(after);
+    EXPECT_TRUE(computes_the_same(before, after));
+    EXPECT_TRUE(computes_the_same(func, lower(func, Target::cpu()).func));
+  }
+  // Rows on threads, as the default schedule binds a scan.
+  Schedule sch(workload("cumsum:shape=64x256,dim=1"));
+  std::vector<LoopRV> rows = sch.split(sch.get_loops(sch.get_block("Y"))[0], {None{}, 32});
+  sch.bind(rows[0], "blockIdx.x");
+  sch.bind(rows[1], "threadIdx.x");
+  const ir::PrimFunc gpu = lower(sch.func(), Target::cuda_h200()).func;
+  EXPECT_EQ(loads_of(gpu, "Y"), 0) << ir::print_function(gpu);
+  struct Barriers : ir::StmtExprVisitor {
+    int count = 0;
+    void visit_(const ir::CallNode* op) override {
+      count += op->op == ir::Intrinsic::SyncThreads ? 1 : 0;
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } barriers;
+  barriers.visit(gpu->body);
+  EXPECT_EQ(barriers.count, 0) << "a thread's own running value needs no barrier:\n" << ir::print_function(gpu);
+}
+
+// Left alone: a value read before the loop wrote it (the first step reads the buffer as
+// given), and a scan along a middle axis, whose store sits in an inner loop and whose
+// load is a step back in the outer one.
+TEST(CarryLoopValues, LeavesLoopsWhereTheReadIsNotTheLastStepsStore) {
+  const ir::PrimFunc unguarded = ir::parse_function(R"(func unguarded(in X: f32[8], inout Y: f32[8]) {
+  block root {
+    for i0 in 7 {
+      block Y [vi0: O 7 = i0] {
+        reads X[vi0 + 1], Y[vi0]
+        writes Y[vi0 + 1]
+        Y[vi0 + 1] = Y[vi0] + X[vi0 + 1]
+      }
+    }
+  }
+}
+)");
+  auto [before, after, changed] = around(unguarded, "carry_loop_values");
+  EXPECT_FALSE(changed) << ir::print_function(after);
+  EXPECT_EQ(loads_of(after, "Y"), 1);
+  auto [middle_before, middle_after, middle_changed] = around(workload("cumsum:shape=3x6x5,dim=1"), "carry_loop_values");
+  EXPECT_FALSE(middle_changed) << ir::print_function(middle_after);
 }
 
 // ---- flatten_buffers -------------------------------------------------------------------
