@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cuda_emitter.h"
+#include "index_widening.h"
 #include "dragon/ir/op.h"
 #include "dragon/support/error.h"
 
@@ -59,8 +60,15 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   if (bytes != 4 && bytes != 8 && bytes != 16) return false;
 
   // The index at the first lane, when the index is that plus (v - min) and a multiple of E.
-  auto aligned_base = [&](const ir::Buffer& buffer, const ir::Expr& index) -> std::optional<ir::Expr> {
+  auto aligned_base = [&](const ir::Buffer& buffer, const ir::Expr& original) -> std::optional<ir::Expr> {
     if (!vectorizable_scope(buffer->scope) || buffer->dtype.bytes() != dtype.bytes()) return std::nullopt;
+    // A buffer past 2^31 elements is indexed as i64(i32 index) * stride + i64(i32 index):
+    // read through the casts (index_widening.h), or the analyzer sees neither the lane
+    // offset under a cast nor the alignment of a base under one. The lane loop is already
+    // bound to its extent (print_loop_of_kind binds it before trying this), which bounds
+    // an index holding it inside i32. The base is then printed in its widened form, equal
+    // in value; an index without such casts is the very same node, and so is its code.
+    const ir::Expr index = widen_index_casts(original, analyzer_);
     ir::Expr base = analyzer_.simplify(ReplaceVar(op->loop_var.get(), op->min).visit(index));
     // The lane offset in the index's type: a buffer past 2^31 elements is indexed in i64
     // while the loop counts in i32.

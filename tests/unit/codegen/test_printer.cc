@@ -14,6 +14,7 @@
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/op.h"
+#include "dragon/lower/passes.h"
 #include "dragon/lower/target.h"
 #include "dragon/runtime/build.h"
 #include "dragon/support/half.h"
@@ -296,6 +297,97 @@ TEST(CudaEmitter, VectorizedContiguousAlignedLoopsUseVectorAccesses) {
       EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s->code;
     }
   }
+}
+
+// Buffers past 2^31 elements, `rows` rows of 4096 floats, indexed in i64 as lowering
+// indexes them (flatten_buffers): each dimension's index stays i32 under a cast.
+constexpr int64_t kWideCols = 4096;
+constexpr int64_t kWideRows = int64_t{1} << 19;  // 2^31 elements
+
+Expr i64(const Expr& e) { return ir::cast(DataType::i64(), e); }
+
+// out[index] = a[index] * 2 + c[bx]: blockIdx.x over `rows`, threadIdx.x over 1024, each
+// thread's 4 floats a loop vectorized over v.
+CudaSource wide_vector_kernel(int64_t rows, const std::function<Expr(Var bx, Var tx, Var v)>& index_of) {
+  Buffer a = Buffer::make("a", DataType::f32(), {rows * kWideCols});
+  Buffer c = Buffer::make("c", DataType::f32(), {rows});
+  Buffer out = Buffer::make("out", DataType::f32(), {rows * kWideCols});
+  Var bx("bx"), tx("tx"), v("v");
+  Expr index = index_of(bx, tx, v);
+  Stmt store = ir::BufferStoreNode::make(
+      out, ir::BufferLoadNode::make(a, {index}) * 2.0 + ir::BufferLoadNode::make(c, {bx}), {index});
+  ir::PrimFunc f = ir::PrimFunc::make(
+      "wide", {{a, ir::ParamRole::kInput, {}}, {c, ir::ParamRole::kInput, {}}, {out, ir::ParamRole::kOutput, {}}},
+      kernel(bx, rows, tx, kWideCols / 4, ir::ForNode::make(v, 0, 4, ForKind::kVectorized, store)));
+  return generate_cuda(f, lower::Target::cuda_h200());
+}
+
+// The lane offset and the alignment sit under the casts, where the analyzer alone does not
+// look: the vector loop reads through them (index_widening.h) wherever each i32 index
+// provably stays inside i32, so an elementwise op of 2^31 floats keeps its float4 accesses.
+TEST(CudaEmitter, VectorLoopsOverABufferPast2To31ElementsUseVectorAccesses) {
+  // The row index and the column index (holding the lane) each under a cast.
+  CudaSource rows_and_columns = wide_vector_kernel(kWideRows, [](Var bx, Var tx, Var v) {
+    return i64(bx) * kWideCols + i64(tx * 4 + v);
+  });
+  // The whole flat index under one cast, where it fits (2^30 elements).
+  CudaSource whole = wide_vector_kernel(kWideRows / 2, [](Var bx, Var tx, Var v) {
+    return i64(bx * static_cast<int>(kWideCols) + tx * 4 + v);
+  });
+  for (const CudaSource* s : {&rows_and_columns, &whole}) {
+    EXPECT_NE(s->code.find("*(float4*)(out + "), std::string::npos) << s->code;
+    EXPECT_NE(s->code.find("*(const float4*)(a + "), std::string::npos) << s->code;
+    if (!runtime::nvrtc_available()) continue;
+    auto cubin = nvrtc(*s);
+    EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s->code;
+  }
+}
+
+// The reading through a cast rests on a proof: an i32 index holding the lane that might
+// wrap (bx * 4096 reaches 2^32 over 2^20 rows) is left under its cast, and its accesses
+// stay scalar.
+TEST(CudaEmitter, AVectorLoopWhoseI32IndexMightWrapStaysScalar) {
+  CudaSource s = wide_vector_kernel(kWideRows * 2, [](Var bx, Var tx, Var v) {
+    return i64(bx * static_cast<int>(kWideCols) + tx * 4 + v);
+  });
+  EXPECT_EQ(s.code.find("float4*"), std::string::npos) << s.code;
+  EXPECT_NE(s.code.find("#pragma unroll"), std::string::npos) << s.code;
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  auto cubin = nvrtc(s);
+  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s.code;
+}
+
+// Under async_copy, a vectorized copy from a global buffer past 2^31 elements into shared
+// memory is one 16-byte cp.async, its source read through the casts like any vector load.
+TEST(CudaEmitter, AnAsyncCopyFromABufferPast2To31ElementsIsOneCpAsync) {
+  Buffer a = Buffer::make("a", DataType::f32(), {kWideRows * kWideCols});
+  Buffer out = Buffer::make("out", DataType::f32(), {kWideRows * kWideCols});
+  Buffer tile = Buffer::make("tile", DataType::f32(), {kWideCols}, "shared");
+  Var bx("bx"), tx("tx"), step("step"), v("v"), w("w");
+  auto global = [&](const Var& lane) { return i64(bx) * kWideCols + i64(tx * 4 + lane); };
+  Stmt fetch = ir::ForNode::make(
+      step, 0, 1, ForKind::kSerial,
+      ir::ForNode::make(v, 0, 4, ForKind::kVectorized,
+                        ir::BufferStoreNode::make(tile, ir::BufferLoadNode::make(a, {global(v)}), {tx * 4 + v})),
+      {}, {{std::string(lower::kAsyncCopyAnnotation), int64_t{1}}});
+  Stmt body = ir::AllocateNode::make(
+      tile, ir::SeqStmtNode::make({
+                fetch,
+                ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::AsyncCommitGroup, {})),
+                ir::EvaluateNode::make(
+                    ir::CallNode::make(ir::Intrinsic::AsyncWaitGroup, {ir::make_const(DataType::i32(), 0)})),
+                ir::ForNode::make(
+                    w, 0, 4, ForKind::kVectorized,
+                    ir::BufferStoreNode::make(out, ir::BufferLoadNode::make(tile, {tx * 4 + w}), {global(w)})),
+            }));
+  ir::PrimFunc f = ir::PrimFunc::make("wide_fetch", {{a, ir::ParamRole::kInput, {}}, {out, ir::ParamRole::kOutput, {}}},
+                                      kernel(bx, kWideRows, tx, kWideCols / 4, body));
+  CudaSource s = generate_cuda(f, lower::Target::cuda_h200());
+  EXPECT_NE(s.code.find("dragon_cp_async_16(tile + "), std::string::npos) << s.code;
+  EXPECT_NE(s.code.find("*(float4*)(out + "), std::string::npos) << s.code;
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  auto cubin = nvrtc(s);
+  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s.code;
 }
 
 TEST(CudaEmitter, TensorIntrinBlocksWithoutAPrinterStayScalar) {
