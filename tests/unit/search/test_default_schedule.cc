@@ -349,6 +349,35 @@ TEST(DefaultSchedule, ALocallyAccumulatedReductionKeepsItsReduceLoopsApart) {
   EXPECT_TRUE(schedule::testing::replays_exactly(sch));
 }
 
+// A scan along its first or a middle axis spreads its spatial axes over threads, each
+// thread walking one scan innermost (in one thread before: the ordered loop outermost left
+// AutoBind nothing to bind), and still computes the op.
+TEST(DefaultSchedule, AScanAlongAnOuterAxisRunsOneScanPerThread) {
+  struct Case {
+    const char* spec;
+    int64_t length, scans;
+  };
+  for (const Case& c : {Case{"cumsum:shape=64x48,dim=0", 64, 48}, Case{"cumsum:shape=4x40x6,dim=1", 40, 24},
+                        Case{"cumprod:shape=24x5x7,dim=0", 24, 35}}) {
+    SCOPED_TRACE(c.spec);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(c.spec).func;
+    Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+    const std::string text = ir::print_function(sch.func());
+    std::vector<const ir::ForNode*> loops;
+    for (schedule::LoopRV l : sch.get_loops(sch.get_block("Y"))) loops.push_back(sch.get(l));
+    ASSERT_FALSE(loops.empty());
+    int64_t bound = 1;  // blocks x threads
+    for (const ir::ForNode* f : loops) {
+      if (f->for_kind == ir::ForKind::kThreadBinding) bound *= ir::as_const_int(f->extent).value_or(1);
+    }
+    EXPECT_GE(bound, c.scans) << text;
+    EXPECT_EQ(loops.back()->for_kind, ir::ForKind::kSerial) << text;
+    EXPECT_EQ(ir::as_const_int(loops.back()->extent).value_or(0), c.length) << "the scan, innermost:\n" << text;
+    EXPECT_TRUE(schedule::testing::same_outputs(func, sch.func(), 3)) << text;
+    EXPECT_TRUE(schedule::testing::replays_exactly(sch));
+  }
+}
+
 TEST(DefaultSchedule, PutsTheCoalescedSideOnThreadIdxX) {
   // A row softmax reads rows contiguously: its reductions' terms go on threadIdx.x. A sum
   // over the middle axis reads outputs contiguously: outputs on threadIdx.x, terms on y.
