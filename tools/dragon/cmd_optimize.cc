@@ -126,6 +126,13 @@ int run_optimize(const OptimizeOptions& o) {
     return 0;
   }
   const double best_ms = *best->result->median_ms();
+  if (default_ms && best_ms >= *default_ms) {
+    // Say so plainly: a slower script is no optimization, whatever the model wrote.
+    std::printf("no attempt beat the default schedule (%.4f ms): keep the default schedule; the fastest attempt, "
+                "%d, ran %.4f ms (%.2fx the default):\n%s\n",
+                *default_ms, best->proposal.attempt + 1, best_ms, *default_ms / best_ms, best->script.c_str());
+    return 0;
+  }
   std::printf("best: attempt %d, %.4f ms%s\n%s\n", best->proposal.attempt + 1, best_ms,
               default_ms ? fmt::format(", {:.2f}x the default schedule", *default_ms / best_ms).c_str() : "",
               best->script.c_str());
