@@ -11,6 +11,8 @@
 
 #include <variant>
 
+#include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 #include "dragon/ir/stmt.h"
 #include "dragon/lower/passes.h"
 #include "postproc/postproc.h"
@@ -33,6 +35,26 @@ std::optional<LoopRV> next_annotated_loop(Schedule& sch) {
   return std::nullopt;
 }
 
+// Whether every statement of `body` but the last only writes shared memory (the copies a
+// pipeline issues ahead, as cp.async). A body of one statement has none ahead.
+bool copies_ahead_of_the_last(const ir::Stmt& body) {
+  const auto* seq = body.as<ir::SeqStmtNode>();
+  if (seq == nullptr) return true;
+  struct SharedOnly : ir::StmtVisitor {
+    bool ok = true;
+    void visit_(const ir::BlockNode* op) override {
+      for (const ir::BufferRegion& w : op->writes) ok = ok && w.buffer->scope.rfind("shared", 0) == 0;
+      ir::StmtVisitor::visit_(op);
+    }
+  };
+  for (size_t i = 0; i + 1 < seq->seq.size(); ++i) {
+    SharedOnly check;
+    check.visit(seq->seq[i]);
+    if (!check.ok) return false;
+  }
+  return true;
+}
+
 class RewriteSoftwarePipeline : public Postproc {
  public:
   std::optional<std::string> apply(Schedule& sch) const override {
@@ -47,8 +69,14 @@ class RewriteSoftwarePipeline : public Postproc {
       if (const auto* seq = node->body.as<ir::SeqStmtNode>()) statements = seq->seq.size();
       int64_t d = *depth;
       const std::string loop_name = node->loop_var.name();
+      const bool only_copies_ahead = copies_ahead_of_the_last(node->body);
+      const bool steps = !ir::is_const_int(node->extent, 1);
       sch.unannotate(*loop, std::string(kSoftwarePipelineDepth));
       if (d == 1) continue;
+      // Something other than a copy into shared memory ahead of the compute (a reduction's
+      // init the decomposition put inside a k loop of one step), or a loop of one step:
+      // nothing to overlap, the loop stays serial.
+      if (statements >= 2 && (!only_copies_ahead || !steps)) continue;
       if (statements < 2) {
         return fmt::format("loop {}: a {}-stage pipeline needs copies before the compute in its body, which holds "
                            "one statement",

@@ -13,6 +13,7 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <tuple>
 
 namespace dragon::search {
 
@@ -226,6 +227,16 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
     }
   }
   std::map<int64_t, FootprintBudget> budgets;      // tiled block RV id -> its shared copies
+  // Where each shared copy was placed, to apply its row padding and its loop's pipeline
+  // depth once the trace has given them (both come after the compute_at).
+  struct SharedCopySite {
+    int64_t block = -1;
+    size_t index = 0;
+    int64_t copy_block = -1, at_loop = -1;
+  };
+  std::vector<SharedCopySite> shared_copy_sites;
+  std::map<int64_t, std::tuple<int64_t, int64_t, int64_t>> row_aligns;  // copy block -> (axis, factor, offset)
+  std::map<int64_t, Factor> pipeline_depths;                            // loop RV id -> its depth
   std::map<int64_t, FootprintBudget> registers;    // tiled block RV id -> its accumulator and fragments
   // The lanes holding one instance of a tiled block's "warp" buffer: a warp's, or wgmma's
   // warpgroup's.
@@ -437,11 +448,48 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         FootprintBudget& budget = budgets[pending.block];
         budget.limit = target.max_shared_memory_per_block;
         budget.copies.push_back(std::move(*c));
+        shared_copy_sites.push_back({pending.block, budget.copies.size() - 1, copy->id, at->id});
+        break;
+      }
+      case InstructionKind::StorageAlign: {
+        // Rows a shared copy pads (after its compute_at in the trace: applied below).
+        const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        if (b == nullptr || inst.attrs.size() < 4) break;
+        row_aligns[b->id] = {int_of(inst.attrs[1], 0), int_of(inst.attrs[2], 1), int_of(inst.attrs[3], 0)};
+        break;
+      }
+      case InstructionKind::Annotate: {
+        // A loop's software-pipeline depth: its copies are held once per stage.
+        const RandomVar* loop = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
+        const auto* key = inst.attrs.empty() ? nullptr : inst.attrs[0].as<std::string>();
+        if (loop == nullptr || loop->type != RVType::kLoop || key == nullptr || inst.inputs.size() < 2 ||
+            *key != kSoftwarePipelineDepth) {
+          break;
+        }
+        if (const auto* depth = inst.inputs[1].as<int64_t>()) {
+          pipeline_depths[loop->id] = Factor{-1, -1, -1, *depth};
+        } else if (const RandomVar* rv = rv_of(inst.inputs[1]); rv != nullptr && factor_of_value.count(rv->id) != 0) {
+          pipeline_depths[loop->id] = factor_of_value.at(rv->id);
+        }
         break;
       }
       default:
         break;
     }
+  }
+  for (const SharedCopySite& site : shared_copy_sites) {
+    Copy& copy = budgets[site.block].copies[site.index];
+    if (auto it = row_aligns.find(site.copy_block); it != row_aligns.end()) {
+      const auto [axis, factor, offset] = it->second;
+      const int rank = static_cast<int>(copy.dims.size());
+      const int normalized = static_cast<int>(axis < 0 ? axis + rank : axis);
+      if (normalized >= 0 && normalized < rank && factor > 0) {
+        copy.align_axis = normalized;
+        copy.align_factor = factor;
+        copy.align_offset = offset;
+      }
+    }
+    if (auto it = pipeline_depths.find(site.at_loop); it != pipeline_depths.end()) copy.stages = it->second;
   }
   for (auto& [block, budget] : budgets) footprint_budgets_.push_back(std::move(budget));
   for (auto& [block, budget] : registers) footprint_budgets_.push_back(std::move(budget));
@@ -477,12 +525,24 @@ bool DecisionSampler::fits(const Draw& draw) const {
 int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Draw& draw) const {
   int64_t bytes = 0;
   for (const Copy& copy : budget.copies) {
-    int64_t elements = copy.bytes;
+    std::vector<int64_t> extents;
     for (const std::vector<Term>& dim : copy.dims) {
       int64_t extent = 1;
       for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
-      elements *= extent;
+      extents.push_back(extent);
     }
+    // Row-major strides, innermost first, the aligned dimension's raised as flatten_buffers
+    // raises it.
+    int64_t stride = 1;
+    for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
+      if (d == copy.align_axis) {
+        const int64_t f = copy.align_factor;
+        stride += ((copy.align_offset - stride % f) % f + f) % f;
+      }
+      stride *= extents[static_cast<size_t>(d)];
+    }
+    int64_t elements = copy.bytes * stride;
+    if (copy.stages) elements *= value(*copy.stages, draw);
     // A lane's share of a warp's fragment, in whole 32-bit registers.
     bytes += copy.lanes == 1 ? elements : 4 * ((elements + 4 * copy.lanes - 1) / (4 * copy.lanes));
   }

@@ -88,6 +88,12 @@ class DecisionSampler {
     int64_t bytes = 0;  // per element
     std::vector<std::vector<Term>> dims;
     int64_t lanes = 1;  // a register fragment shared by a warp's (32) or warpgroup's (128) lanes
+    // A shared copy's rows padded by storage_align: dimension `align_axis`'s stride raised
+    // to the next value == align_offset modulo align_factor (as flatten_buffers does).
+    int align_axis = -1;
+    int64_t align_factor = 1, align_offset = 0;
+    // The copies of a software-pipelined loop: one buffer per stage (the sampled depth).
+    std::optional<Factor> stages;
   };
   // The shared copies of one tiled block (limit: a block's shared memory), or the local
   // accumulator a thread of it holds (limit: its registers less the overhead): their bytes

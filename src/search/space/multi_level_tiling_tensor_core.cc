@@ -81,6 +81,13 @@ struct TensorCoreOptions {
   // convolutions in TF32 and the harness calibrates its tolerance on eager's own error, so
   // one-pass TF32 may pass there while it fails every plain f32 GEMM's check.
   std::vector<int64_t> implicit_tf32_passes = {1, 3};
+  // Software-pipeline depths of the k-step loop to sample among (1: unpipelined), for a
+  // plain GEMM: its shared tiles are then filled by cp.async a step or two ahead of the
+  // mma loop that reads them (rewrite_software_pipeline, inject_software_pipeline), so the
+  // global loads overlap the math instead of stalling it behind a barrier every k step.
+  // Not for an implicit or padded GEMM, whose copies compute (gather, zeros): cp.async
+  // copies memory as it is. Empty: never pipelined.
+  std::vector<int64_t> pipeline_stages = {1, 2, 3};
 };
 
 class MultiLevelTilingTensorCore : public ScheduleRule {
@@ -171,6 +178,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
+    if (!copies && !options_.pipeline_stages.empty()) {
+      const size_t n = options_.pipeline_stages.size();
+      s.annotate(k[0], std::string(kSoftwarePipelineDepth),
+                 s.sample_categorical(options_.pipeline_stages, std::vector<double>(n, 1.0 / static_cast<double>(n))));
+    }
     s.annotate(c, kAutoTensorize, intrins.mma);
     if (f32) {
       const size_t n = tf32_passes.size();
@@ -204,6 +216,12 @@ std::unique_ptr<ScheduleRule> make_multi_level_tiling_tensor_core_rule(ParamRead
   options.implicit_tf32_passes.clear();
   for (const std::string& name : params.get_strings("f32_implicit_gemm_intrins", {"tf32", "3xtf32"})) {
     options.implicit_tf32_passes.push_back(tf32_passes_of(name, "f32_implicit_gemm_intrins"));
+  }
+  options.pipeline_stages = params.get_ints("pipeline_stages", options.pipeline_stages);
+  for (int64_t d : options.pipeline_stages) {
+    if (d < 1) {
+      throw UserError(fmt::format("rule multi_level_tiling_tensor_core: pipeline_stages holds {} (at least 1)", d));
+    }
   }
   if (options.shared_scope != "shared" && options.shared_scope != "shared.dyn") {
     throw UserError("rule multi_level_tiling_tensor_core: shared_scope must be shared or shared.dyn");

@@ -59,11 +59,16 @@ inline std::vector<Sketch> tensor_core_sketches_of(const ir::PrimFunc& func, con
 // perfect tiles replaced in order by `tiles` (*tiles_set says how many were), and each
 // categorical decided as the candidate equal to want(role), where that gives one; replayed
 // under `rules`.
-inline CandidateResult candidate_at_decisions(const Sketch& sketch, const ir::PrimFunc& func, const RuleSet& rules,
-                                              const std::vector<std::vector<int64_t>>& tiles,
-                                              const std::function<std::optional<int64_t>(SamplingRole)>& want,
-                                              size_t* tiles_set = nullptr) {
+// `want` also sees the categorical's candidates (two categoricals of one role, a pipeline
+// depth and the tf32 passes, are told apart by them).
+inline CandidateResult candidate_at_decisions(
+    const Sketch& sketch, const ir::PrimFunc& func, const RuleSet& rules, const std::vector<std::vector<int64_t>>& tiles,
+    const std::function<std::optional<int64_t>(SamplingRole, const std::vector<int64_t>&)>& want,
+    size_t* tiles_set = nullptr) {
+  // Any valid sample gives the trace whose decisions are then set (a random one may not
+  // fit the GPU: a deep pipeline of wide tiles).
   CandidateResult first = sample_candidate(sketch, func, kH200, rules, 1);
+  for (int64_t seed = 2; seed <= 64 && !first.ok(); ++seed) first = sample_candidate(sketch, func, kH200, rules, seed);
   if (!first.ok()) return first;
   const schedule::Trace sampled = first.candidate().trace;
   schedule::Trace trace = sampled;
@@ -78,9 +83,13 @@ inline CandidateResult candidate_at_decisions(const Sketch& sketch, const ir::Pr
       continue;
     }
     if (inst.kind != schedule::InstructionKind::SampleCategorical) continue;
-    const std::optional<int64_t> value = want(site.role);
-    if (!value) continue;
     const auto& candidates = *inst.attrs.at(0).as<schedule::Arg::List>();
+    std::vector<int64_t> values;
+    for (const schedule::Arg& c : candidates) {
+      if (const auto* v = c.as<int64_t>()) values.push_back(*v);
+    }
+    const std::optional<int64_t> value = want(site.role, values);
+    if (!value) continue;
     for (size_t c = 0; c < candidates.size(); ++c) {
       const auto* candidate = candidates[c].as<int64_t>();
       if (candidate != nullptr && *candidate == *value) {
@@ -90,6 +99,14 @@ inline CandidateResult candidate_at_decisions(const Sketch& sketch, const ir::Pr
   }
   if (tiles_set != nullptr) *tiles_set = tile;
   return replay_candidate(trace, func, kH200, rules);
+}
+inline CandidateResult candidate_at_decisions(const Sketch& sketch, const ir::PrimFunc& func, const RuleSet& rules,
+                                              const std::vector<std::vector<int64_t>>& tiles,
+                                              const std::function<std::optional<int64_t>(SamplingRole)>& want,
+                                              size_t* tiles_set = nullptr) {
+  return candidate_at_decisions(
+      sketch, func, rules, tiles, [&](SamplingRole role, const std::vector<int64_t>&) { return want(role); },
+      tiles_set);
 }
 
 // Matmul (block "C", loops i, j, k): i, j, k each split in two by sampled perfect tiles,

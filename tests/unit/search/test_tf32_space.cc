@@ -174,11 +174,50 @@ SpaceCandidate expert_candidate(int64_t passes) {
   EXPECT_EQ(s.size(), 1u);
   CandidateResult r = testing::candidate_at_decisions(
       s.at(0), workload(spec), testing::cuda_with_both_tf32_variants(), {{8, 4, 2, 4, 1}, {8, 4, 2, 4, 2}, {128, 4, 1}},
-      [&](SamplingRole role) -> std::optional<int64_t> {
+      [&](SamplingRole role, const std::vector<int64_t>& candidates) -> std::optional<int64_t> {
+        // Unpipelined (the k steps' depth over {1, 2, 3}, 1), as when the scripts were timed;
+        // `passes` for the tf32 variant (over {1, 3}).
+        if (role == SamplingRole::kTileChoice) return candidates == std::vector<int64_t>{1, 2, 3} ? 1 : passes;
         return role == SamplingRole::kVectorLength ? 4 : role == SamplingRole::kUnroll ? 512 : passes;
       });
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
   return r.candidate();
+}
+
+// A plain GEMM's k steps are software-pipelined at a sampled depth (1, 2 or 3), and the
+// shared memory of padded rows times the stages is what decides whether a tiling fits: a
+// 1024 x 16 A tile of rows padded from 16 to 36 floats, in 3 stages, lowers to 457,200
+// bytes. verify_gpu_code counted it unpadded (200 KB) and passed it, and the decision
+// sampler drew such tilings; now verify rejects it and a fresh draw fits.
+TEST(Tf32TensorCore, PipelinedPaddedTilesAreCountedAtTheirLoweredSize) {
+  const std::string spec = "matmul:m=1024,n=1024,k=1024";
+  std::vector<Sketch> s = both_variant_sketches(spec);
+  ASSERT_EQ(s.size(), 1u);
+  auto at_depth = [&](int64_t depth) {
+    return testing::candidate_at_decisions(s[0], workload(spec), testing::cuda_with_both_tf32_variants(),
+                                           {{1, 1, 8, 2, 4}, {16, 4, 1, 1, 2}, {64, 1, 2}},
+                                           [&](SamplingRole role, const std::vector<int64_t>& candidates)
+                                               -> std::optional<int64_t> {
+                                             if (role == SamplingRole::kTileChoice) {
+                                               return candidates == std::vector<int64_t>{1, 2, 3} ? depth : 3;
+                                             }
+                                             if (role == SamplingRole::kVectorLength) return 1;
+                                             return std::nullopt;
+                                           });
+  };
+  CandidateResult serial = at_depth(1);
+  ASSERT_TRUE(serial.ok()) << serial.failure().message;
+  CandidateResult deep = at_depth(3);
+  ASSERT_FALSE(deep.ok()) << "a 3-stage pipeline of this tile does not fit";
+  EXPECT_NE(deep.failure().message.find("shared memory"), std::string::npos) << deep.failure().message;
+  // Fresh draws of the sketch fit, pipelined or not, and some are pipelined.
+  int pipelined = 0;
+  for (int64_t seed = 1; seed <= 24; ++seed) {
+    CandidateResult r = sample_candidate(s[0], workload(spec), kH200, testing::cuda_with_both_tf32_variants(), seed);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+    pipelined += script::encode(r.candidate().trace).find("swstage") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GT(pipelined, 0);
 }
 
 // The expert scripts for the next GPU session's timing against cuBLAS
