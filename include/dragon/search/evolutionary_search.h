@@ -38,6 +38,7 @@ struct EvolutionarySearchOptions {
   int genetic_max_fail_count = 10;   // tries to mutate a parent into a valid program
   double eps_greedy = 0.05;
   SketchQuotaOptions sketch_quotas;  // slots of each batch kept for every sketch worth exploring
+  double seed_share = 0.25;          // of a batch, at most this share from add_seeds' programs
   int threads = 0;                   // for replaying candidates (0: hardware concurrency)
   int64_t seed = 1;
 };
@@ -58,6 +59,7 @@ struct SearchStatistics {
   int64_t sampled = 0, sample_failures = 0;  // fresh samples that realized / did not
   int64_t mutated = 0, mutation_failures = 0;
   int64_t proposed = 0;
+  int64_t seeded = 0;             // of the proposed, programs transferred from other workloads (add_seeds)
   int64_t realized = 0;           // replays + postprocessing done (successful or not)
   double realize_seconds = 0;     // their CPU time (thread CPU clock), summed over threads
   double seconds = 0;             // wall time in propose()
@@ -76,6 +78,13 @@ class EvolutionarySearch {
     std::optional<double> latency_ms;
   };
   int64_t add_measured(const std::vector<MeasuredTrace>& records);
+
+  // Programs from elsewhere worth measuring early: the best traces of other workloads of
+  // the same kind (transfer). Each is replayed on this workload without its postprocessing
+  // (its perfect tiles repaired to these extents), then postprocessed afresh; those that
+  // realize and are new head the next batches, at most seed_share of each. Returns how
+  // many realized.
+  int64_t add_seeds(const std::vector<schedule::Trace>& traces);
 
   // Up to `count` programs never measured (fewer, possibly none, when the space yields no
   // more: a task whose sketches all fail gets an empty batch, never a hang).
@@ -122,6 +131,7 @@ class EvolutionarySearch {
   std::optional<double> best_ms_;
   std::optional<SearchCandidate> best_;
   std::map<uint64_t, SketchStanding> standing_;  // by sketch key
+  std::vector<SearchCandidate> seeds_;            // transferred programs not proposed yet
   SearchStatistics statistics_;
 };
 

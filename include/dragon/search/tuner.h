@@ -72,6 +72,10 @@ struct TuneOptions {
                                         // it, would end after it (0: no round at all)
   TaskSchedulerOptions scheduler;
   EvolutionarySearchOptions search;
+  // Transfer: a task with less than a batch of its own records starts from up to this many
+  // traces of other workloads of its op kind tuned on the same target and machine (the two
+  // best of each, nearest shapes first), measured at the head of its first batches (0: none).
+  int transfer_limit = 16;
   std::string commit;                   // recorded with every record
   std::string origin = "search";
   std::function<void(const TuneProgress&)> on_round;  // after every round
@@ -84,6 +88,7 @@ struct TaskOutcome {
   int64_t new_trials = 0;  // proposed and measured in this run
   int64_t ok = 0;          // of the new trials, verified and timed
   int64_t cached = 0;      // of the new trials, programs whose kernel was measured before
+  int64_t transferred = 0;  // programs from other workloads' best traces that realized here (TuneOptions::transfer_limit)
   std::optional<double> best_ms;
   std::optional<double> default_ms;
   std::string best_script;  // "" when the best is the default schedule

@@ -106,6 +106,26 @@ int64_t EvolutionarySearch::add_measured(const std::vector<MeasuredTrace>& recor
   return static_cast<int64_t>(candidates.size());
 }
 
+int64_t EvolutionarySearch::add_seeds(const std::vector<schedule::Trace>& traces) {
+  std::vector<std::optional<SearchCandidate>> replayed(traces.size());
+  std::vector<double> seconds(traces.size(), 0);
+  std::vector<int64_t> seeds;
+  for (size_t i = 0; i < traces.size(); ++i) seeds.push_back(next_seed());
+  parallel_for(traces.size(), options_.threads,
+               [&](size_t i) { replayed[i] = realize(traces[i].without_postproc(), seeds[i], seconds[i]); });
+  count_realized(seconds);
+  statistics_.realized += static_cast<int64_t>(traces.size());
+  int64_t added = 0;
+  std::unordered_set<uint64_t> seen;
+  for (const SearchCandidate& c : seeds_) seen.insert(c.hash);
+  for (std::optional<SearchCandidate>& c : replayed) {
+    if (!c || measured_hashes_.count(c->hash) || !seen.insert(c->hash).second) continue;
+    seeds_.push_back(std::move(*c));
+    ++added;
+  }
+  return added;
+}
+
 void EvolutionarySearch::learn(const std::vector<SearchCandidate>& candidates,
                                const std::vector<std::optional<double>>& latencies_ms) {
   extract_features(candidates);
@@ -277,6 +297,16 @@ std::vector<SearchCandidate> EvolutionarySearch::propose(int count) {
   Clock::time_point start = Clock::now();
   std::vector<SearchCandidate> out;
   if (count <= 0) return out;
+  // Transferred programs first, a share of the batch (the rest wait for the next one).
+  std::unordered_set<uint64_t> taken;
+  const int seed_slots = std::max(1, static_cast<int>(std::floor(count * options_.seed_share)));
+  while (!seeds_.empty() && static_cast<int>(out.size()) < seed_slots) {
+    SearchCandidate c = std::move(seeds_.front());
+    seeds_.erase(seeds_.begin());
+    if (measured_hashes_.count(c.hash) || !taken.insert(c.hash).second) continue;
+    out.push_back(std::move(c));
+    ++statistics_.seeded;
+  }
   const int from_measured = static_cast<int>(options_.population * options_.init_measured_ratio);
   std::vector<SearchCandidate> population = best_measured(from_measured);
   std::vector<SearchCandidate> fresh =
@@ -285,13 +315,12 @@ std::vector<SearchCandidate> EvolutionarySearch::propose(int count) {
 
   const int random_share = static_cast<int>(std::lround(count * options_.eps_greedy));
   // A deeper ranking than the batch needs, so each sketch's quota finds its best-ranked.
-  const int from_model = count - random_share;
-  std::vector<SearchCandidate> ranked = evolve(std::move(population), 4 * from_model);
+  const int from_model = std::max(0, count - random_share - static_cast<int>(out.size()));
+  std::vector<SearchCandidate> ranked = evolve(std::move(population), 4 * std::max(from_model, 1));
   std::vector<uint64_t> ranked_sketches;
   for (const SearchCandidate& c : ranked) ranked_sketches.push_back(c.sketch);
-  std::unordered_set<uint64_t> taken;
   for (size_t i : pick_with_sketch_quotas(ranked_sketches, standing_, from_model, options_.sketch_quotas)) {
-    taken.insert(ranked[i].hash);
+    if (!taken.insert(ranked[i].hash).second) continue;
     out.push_back(std::move(ranked[i]));
   }
   // The random share, and whatever the model's ranking could not fill, from the fresh samples.

@@ -82,6 +82,27 @@ TEST(EvolutionarySearch, MeasuredRecordsSeedTheSearchAndAreNotProposedAgain) {
   for (const SearchCandidate& c : resumed.propose(8)) EXPECT_EQ(old.count(c.hash), 0u);
 }
 
+// A trace of another workload (transfer) is replayed here, its tiles repaired to these
+// extents, and heads the next batch; one measured already is not proposed again.
+TEST(EvolutionarySearch, SeedsFromAnotherWorkloadHeadTheNextBatch) {
+  Fixture f;
+  const ir::PrimFunc other = workload("matmul:m=32,n=32,k=16");
+  std::unique_ptr<SketchSpace> other_space = make_trace_space(other, {testing::cpu_matmul_sketch(other)});
+  Realized donor = other_space->sample(0, 3);
+  ASSERT_TRUE(donor.ok());
+  EvolutionarySearch search(*f.space, lower::Target::cpu(), "matmul", f.model, default_mutators(lower::Target::cpu()),
+                            small());
+  EXPECT_EQ(search.add_seeds({*donor.trace, *donor.trace}), 1) << "the same program once";
+  std::vector<SearchCandidate> batch = search.propose(8);
+  ASSERT_FALSE(batch.empty());
+  EXPECT_EQ(search.statistics().seeded, 1);
+  EXPECT_EQ(batch.front().sketch, sketch_key(*donor.trace));
+  EXPECT_TRUE(same_outputs(f.func, batch.front().scheduled, 3, /*exact=*/false));
+  // Measured now: seeding it again adds nothing.
+  search.report(batch, std::vector<MeasureResult>(batch.size(), ok(1.0)));
+  EXPECT_EQ(search.add_seeds({*donor.trace}), 0);
+}
+
 TEST(EvolutionarySearch, ASpaceThatYieldsNothingGivesAnEmptyBatch) {
   ir::PrimFunc func = workload("relu:shape=8x8");
   // The sketch replays, but a postprocessor refuses every program.

@@ -125,6 +125,30 @@ TEST_F(TunerTest, ADefaultWhoseCodeChangedIsMeasuredAnewAndRecordedOnce) {
   EXPECT_EQ(default_records(database), 2) << "the same default code is not recorded again";
 }
 
+// Transfer: a task with no records of its own starts from the best traces of the other
+// workloads of its op kind in the database (same target and machine); the first task has
+// none to start from.
+TEST_F(TunerTest, ANewTaskStartsFromTheBestTracesOfItsOpKindsOtherWorkloads) {
+  RandomCostModel model(3);
+  db::Database database = db::Database::open(path_.string());
+  std::vector<TuningTask> first = {{"gemm", "matmul:m=32,n=32,k=32", workload("matmul:m=32,n=32,k=32"), 1}};
+  std::vector<TaskOutcome> a = tune(first, database, environment, model, options(8));
+  EXPECT_EQ(a[0].transferred, 0);
+  std::vector<TuningTask> second = {{"gemm", "matmul:m=32,n=32,k=64", workload("matmul:m=32,n=32,k=64"), 1}};
+  std::vector<TaskOutcome> b = tune(second, database, environment, model, options(8));
+  EXPECT_GE(b[0].transferred, 1);
+  EXPECT_LE(b[0].transferred, 2) << "the two best of the one other workload";
+  EXPECT_EQ(b[0].trials, 8);
+  // Resumed with a batch of its own records: no transfer.
+  std::vector<TaskOutcome> again = tune(second, database, environment, model, options(12));
+  EXPECT_EQ(again[0].transferred, 0);
+  // None when turned off.
+  TuneOptions off = options(8);
+  off.transfer_limit = 0;
+  std::vector<TuningTask> third = {{"gemm", "matmul:m=32,n=32,k=48", workload("matmul:m=32,n=32,k=48"), 1}};
+  EXPECT_EQ(tune(third, database, environment, model, off)[0].transferred, 0);
+}
+
 TEST_F(TunerTest, ATaskWhoseSpaceYieldsNothingSaysSoAndTheOthersGoOn) {
   std::vector<TuningTask> tasks = {{"broken", "matmul:m=16,n=16,k=16", workload("matmul:m=16,n=16,k=16"), 1},
                                    {"gemm", "matmul:m=32,n=32,k=32", workload("matmul:m=32,n=32,k=32"), 1}};
