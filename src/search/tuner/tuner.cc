@@ -27,7 +27,9 @@ std::string op_kind_of(const std::string& spec) { return spec.substr(0, spec.fin
 
 // How far apart two specs of one op kind are: |log(a / b)| summed over the numeric
 // parameters both give (a shape "64x128" counts each extent), plus 8 for each other
-// parameter that differs (a dtype, a transpose). Near shapes share good tilings.
+// parameter that differs (a dtype, a transpose). Near shapes share good tilings. The
+// database holds canonical specs (every parameter, "k=v" joined by ','), so the text is
+// read as it is: the tuner does not depend on the op registry.
 double spec_distance(const std::string& a, const std::string& b) {
   auto params = [](const std::string& spec) {
     std::map<std::string, std::string> out;
