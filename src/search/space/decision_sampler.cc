@@ -483,10 +483,8 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
       const auto [axis, factor, offset] = it->second;
       const int rank = static_cast<int>(copy.dims.size());
       const int normalized = static_cast<int>(axis < 0 ? axis + rank : axis);
-      if (normalized >= 0 && normalized < rank && factor > 0) {
-        copy.align_axis = normalized;
-        copy.align_factor = factor;
-        copy.align_offset = offset;
+      if (normalized >= 0 && normalized < rank && factor > 0 && offset >= 0 && offset < factor) {
+        copy.aligns = {ir::BufferDimAlign{"", normalized, factor, offset}};
       }
     }
     if (auto it = pipeline_depths.find(site.at_loop); it != pipeline_depths.end()) copy.stages = it->second;
@@ -531,17 +529,8 @@ int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Dr
       for (const Term& t : dim) extent += t.coef * (value(t.extent, draw) - 1) * value(t.stride, draw);
       extents.push_back(extent);
     }
-    // Row-major strides, innermost first, the aligned dimension's raised as flatten_buffers
-    // raises it.
-    int64_t stride = 1;
-    for (int d = static_cast<int>(extents.size()) - 1; d >= 0; --d) {
-      if (d == copy.align_axis) {
-        const int64_t f = copy.align_factor;
-        stride += ((copy.align_offset - stride % f) % f + f) % f;
-      }
-      stride *= extents[static_cast<size_t>(d)];
-    }
-    int64_t elements = copy.bytes * stride;
+    const std::vector<int64_t> strides = ir::aligned_strides("", extents, copy.aligns);
+    int64_t elements = copy.bytes * ir::aligned_allocation_size(extents, strides);
     if (copy.stages) elements *= value(*copy.stages, draw);
     // A lane's share of a warp's fragment, in whole 32-bit registers.
     bytes += copy.lanes == 1 ? elements : 4 * ((elements + 4 * copy.lanes - 1) / (4 * copy.lanes));

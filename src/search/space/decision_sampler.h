@@ -31,6 +31,7 @@
 #include <set>
 #include <vector>
 
+#include "dragon/ir/buffer_dim_align.h"
 #include "dragon/ir/function.h"
 #include "dragon/lower/target.h"
 #include "dragon/schedule/random_engine.h"
@@ -88,10 +89,9 @@ class DecisionSampler {
     int64_t bytes = 0;  // per element
     std::vector<std::vector<Term>> dims;
     int64_t lanes = 1;  // a register fragment shared by a warp's (32) or warpgroup's (128) lanes
-    // A shared copy's rows padded by storage_align: dimension `align_axis`'s stride raised
-    // to the next value == align_offset modulo align_factor (as flatten_buffers does).
-    int align_axis = -1;
-    int64_t align_factor = 1, align_offset = 0;
+    // A shared copy's rows padded by storage_align (its entry, buffer named ""), allocated
+    // as flatten_buffers allocates them (ir::aligned_strides).
+    std::vector<ir::BufferDimAlign> aligns;
     // The copies of a software-pipelined loop: one buffer per stage (the sampled depth).
     std::optional<Factor> stages;
   };
