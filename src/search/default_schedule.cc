@@ -176,38 +176,14 @@ class DefaultScheduler {
   }
 
   // A scan's loops that feed only spatial variables go outside the ones that feed its
-  // ordered variables (those keep their order), so AutoBind spreads the scans over threads
-  // and each thread walks one scan, innermost. AutoBind binds only the data-parallel loops
-  // above all others: a cumsum along its first axis (the ordered loop outermost) ran in one
-  // thread. For each spatial instance the ordered values still run in increasing order,
-  // which is all an ordered variable asks. Unchanged when a loop feeds both kinds, a
-  // reduction or an opaque variable, or when the nest is not one chain.
+  // ordered variables (arrange_reduction_loops with kOrdered), so AutoBind spreads the
+  // scans over threads and each thread walks one scan, innermost. AutoBind binds only the
+  // data-parallel loops above all others: a cumsum along its first axis (the ordered loop
+  // outermost) ran in one thread. Unchanged when the loops cannot be arranged so.
   void put_ordered_loops_inside(Schedule& sch, const std::string& name) const {
     Schedule s = sch.copy();
     try {
-      BlockRV b = s.get_block(name);
-      for (const ir::IterVar& iv : s.get(b)->iter_vars) {
-        if (iv.kind != ir::IterKind::kSpatial && iv.kind != ir::IterKind::kOrdered) return;
-      }
-      std::vector<LoopRV> spatial, ordered;
-      bool interleaved = false;
-      for (LoopRV l : s.get_loops(b)) {
-        const ir::ForNode* f = s.get(l);
-        if (f->for_kind != ir::ForKind::kSerial || !f->annotations.empty()) return;
-        const LoopFeeds feeds = loop_feeds(f);
-        if (feeds.only_spatial()) {
-          spatial.push_back(l);
-          interleaved = interleaved || !ordered.empty();
-        } else if (feeds.other && !feeds.spatial && !feeds.reduce) {
-          ordered.push_back(l);
-        } else {
-          return;
-        }
-      }
-      if (!interleaved) return;
-      std::vector<LoopRV> order = spatial;
-      order.insert(order.end(), ordered.begin(), ordered.end());
-      s.reorder(order);
+      if (!arrange_reduction_loops(s, s.get_block(name), ir::IterKind::kOrdered)) return;
     } catch (const schedule::ScheduleError&) {
       return;
     }

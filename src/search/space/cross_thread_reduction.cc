@@ -27,9 +27,18 @@ using schedule::Schedule;
 using schedule::ScheduleError;
 using schedule::SplitFactor;
 
-std::optional<ArrangedReductionLoops> arrange_reduction_loops(Schedule& sch, BlockRV block) {
+std::optional<ArrangedReductionLoops> arrange_reduction_loops(Schedule& sch, BlockRV block, ir::IterKind inner) {
   std::vector<LoopRV> loops = sch.get_loops(block);
   if (loops.empty()) return std::nullopt;
+  if (inner == ir::IterKind::kOrdered) {
+    for (const ir::IterVar& iv : sch.get(block)->iter_vars) {
+      if (iv.kind != ir::IterKind::kSpatial && iv.kind != ir::IterKind::kOrdered) return std::nullopt;
+    }
+  }
+  // A loop feeding only the kind that goes inside.
+  auto goes_inside = [&](const LoopFeeds& f) {
+    return inner == ir::IterKind::kOrdered ? f.other && !f.spatial && !f.reduce : f.only_reduce();
+  };
   // The block's own loops: the innermost chain of single loops down to the block alone.
   // Loops above it are shared with other blocks (a consumer's loop it was computed at).
   size_t own = loops.size();
@@ -57,7 +66,7 @@ std::optional<ArrangedReductionLoops> arrange_reduction_loops(Schedule& sch, Blo
       continue;
     }
     if (f->for_kind != ir::ForKind::kSerial || !f->annotations.empty()) return std::nullopt;
-    if (feeds.only_reduce()) {
+    if (goes_inside(feeds)) {
       reduce.push_back(loops[i]);
     } else if (!reduces) {
       chain_spatial.push_back(loops[i]);

@@ -30,7 +30,11 @@ struct ArrangedReductionLoops {
 // when a loop feeds both kinds or an ordered variable, or a loop shared with other blocks
 // feeds the reduction. `spatial` lists the shared loops too. Loops stay separate, so a
 // conv's input index keeps its plain strides (fusing them costs a div/mod per term).
-std::optional<ArrangedReductionLoops> arrange_reduction_loops(schedule::Schedule& sch, schedule::BlockRV block);
+// With `inner` kOrdered the same for a scan's ordered loops (`reduce` then holds them; a
+// block with an opaque variable gets nullopt): for each spatial instance the ordered
+// values still run in increasing order, all an ordered variable asks.
+std::optional<ArrangedReductionLoops> arrange_reduction_loops(schedule::Schedule& sch, schedule::BlockRV block,
+                                                              ir::IterKind inner = ir::IterKind::kReduce);
 
 // arrange_reduction_loops, then the reduce loops fused into one (what binding a thread
 // axis to the reduction needs).
