@@ -202,6 +202,13 @@ Expected<runtime::Cubin> nvrtc(const CudaSource& source) {
   return runtime::nvrtc_compile(source.code, "test.cu", {}, testing::test_cache());
 }
 
+// The test's last check: NVRTC compiles `source` (skipped, saying so, without NVRTC).
+void expect_compiles(const CudaSource& source) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  auto cubin = nvrtc(source);
+  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << source.code;
+}
+
 TEST(CudaEmitter, SharedMemoryBarriersAndLaunchConfiguration) {
   // out[b*256 + t] = shared[255 - t], with a 64 KB shared buffer (dynamic, opted in).
   Buffer in = Buffer::make("in", DataType::f32(), {4 * 256});
@@ -227,9 +234,7 @@ TEST(CudaEmitter, SharedMemoryBarriersAndLaunchConfiguration) {
   EXPECT_NE(source.code.find("__syncthreads();"), std::string::npos);
   EXPECT_NE(source.code.find("extern __shared__"), std::string::npos);
   EXPECT_NE(source.code.find("const float* __restrict__ in"), std::string::npos);
-  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
-  auto cubin = nvrtc(source);
-  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << source.code;
+  expect_compiles(source);
 }
 
 TEST(CudaEmitter, KernelsAndWorkspacesOfTheFlatForm) {
@@ -253,9 +258,7 @@ TEST(CudaEmitter, KernelsAndWorkspacesOfTheFlatForm) {
             (std::vector<KernelArg>{{KernelArg::Kind::kParam, 1}, {KernelArg::Kind::kWorkspace, 0}}));
   EXPECT_EQ(source.kernels[0].name, "two_kernel0");
   EXPECT_EQ(source.kernels[1].name, "two_kernel1");
-  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
-  auto cubin = nvrtc(source);
-  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << source.code;
+  expect_compiles(source);
 }
 
 // out[b*64 + t*4 + v] = a[...] * 2 + c[b] with v vectorized over `lanes` at `offset`.
@@ -352,9 +355,7 @@ TEST(CudaEmitter, AVectorLoopWhoseI32IndexMightWrapStaysScalar) {
   });
   EXPECT_EQ(s.code.find("float4*"), std::string::npos) << s.code;
   EXPECT_NE(s.code.find("#pragma unroll"), std::string::npos) << s.code;
-  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
-  auto cubin = nvrtc(s);
-  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s.code;
+  expect_compiles(s);
 }
 
 // Under async_copy, a vectorized copy from a global buffer past 2^31 elements into shared
@@ -385,9 +386,7 @@ TEST(CudaEmitter, AnAsyncCopyFromABufferPast2To31ElementsIsOneCpAsync) {
   CudaSource s = generate_cuda(f, lower::Target::cuda_h200());
   EXPECT_NE(s.code.find("dragon_cp_async_16(tile + "), std::string::npos) << s.code;
   EXPECT_NE(s.code.find("*(float4*)(out + "), std::string::npos) << s.code;
-  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
-  auto cubin = nvrtc(s);
-  EXPECT_TRUE(cubin.ok()) << cubin.error().describe() << "\n" << s.code;
+  expect_compiles(s);
 }
 
 TEST(CudaEmitter, TensorIntrinBlocksWithoutAPrinterStayScalar) {
