@@ -60,7 +60,8 @@
 # Usage: DRAGON_COMMIT=<sha> bash scripts/device-tune.sh [STAGE...]
 # Environment: BUILD_DIR (build-tune), JOBS (nproc), DEADLINE (seconds from the start, 530),
 # TRIALS (per problem, earlier calls included: 64), BATCH (candidates per round: 32),
-# BENCH_RESERVE (seconds kept for the bench stages: 150), KB_SHARE (percent of the tuning
+# BENCH_RESERVE (seconds the tuning stages leave for the bench, check-default and
+# kernelbench-export stages when any is asked: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
 # DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
@@ -158,9 +159,14 @@ save_db() {
   dragon db export "$work/h200.db" -o "$work/h100.jsonl.zst" --device "NVIDIA H100 80GB HBM3" \
     >>"$work/db-export.log" 2>&1
 }
-# The tuning window: what is left before BENCH_RESERVE, when the plan's benches follow.
+# The tuning window: what is left before BENCH_RESERVE when measuring stages follow, else
+# what is left less 30 s.
+wants_bench=0
+for stage in "$@"; do
+  case "$stage" in bench:* | check-default | kernelbench-export*) wants_bench=1 ;; esac
+done
 tune_window() {
-  if [ "$planned" -eq 1 ]; then echo $(($(left) - bench_reserve)); else echo $(($(left) - 30)); fi
+  if [ "$wants_bench" -eq 1 ]; then echo $(($(left) - bench_reserve)); else echo $(($(left) - 30)); fi
 }
 
 # The per-problem table: default schedule, tuned and baselines from one bench run.

@@ -57,6 +57,7 @@ class GpuWorkerHost {
     ByteReader in(request);
     char op = in.byte();
     if (op == 'I') return info();
+    if (op == 'P') return prepare(in);
     if (op == 'M') return encode(measure(in));
     throw InternalError(fmt::format("GPU worker: unknown request '{}'", op));
   }
@@ -74,6 +75,16 @@ class GpuWorkerHost {
     timer_ = or_fail(harness::GpuTimer::create(), "the GPU timer");
     const EagerPlugin& plugin = eager_plugin();
     if (plugin.baselines && plugin.baselines->cuda_available()) services_.eager = plugin.baselines;
+  }
+
+  // Sets up the problem of a spec and seed (inputs, reference), so that the candidate
+  // requests after it run under the candidate's own, shorter limit.
+  std::string prepare(ByteReader& in) {
+    std::string spec(in.bytes());
+    uint64_t seed = in.u64();
+    start_services();
+    problem(spec, seed);
+    return {};
   }
 
   std::string info() {
@@ -451,10 +462,21 @@ class CudaMeasurer final : public search::Measurer {
     out.f64(best_ms_ ? options_.abandon_factor * *best_ms_ : 0.0);
     out.f64(best_ms_ ? std::max(options_.slow_run_factor * *best_ms_, options_.min_slow_run_ms) : 0.0);
     encode_build(out, build);
-    // The first request of a problem sets it up in the worker: the longer limit.
-    const bool setting_up = !worker_->process || worker_->process->alive() == false || worker_->last_spec != spec_;
-    WorkerReply reply = worker_->call(out.take(), setting_up ? options_.setup_timeout : options_.candidate_timeout);
-    if (reply.ok()) worker_->last_spec = spec_;
+    // A worker without this problem sets it up first, under the setup's longer limit; the
+    // candidate then runs under its own.
+    if (!worker_->process || !worker_->process->alive() || worker_->last_spec != spec_) {
+      ByteWriter prepare;
+      prepare.byte('P');
+      prepare.bytes(spec_);
+      prepare.u64(options_.seed);
+      WorkerReply set_up = worker_->call(prepare.take(), options_.setup_timeout);
+      if (!set_up.ok()) {
+        worker_->last_spec.clear();
+        return MeasureResult::failure(status_of(set_up), "setting up the problem: " + set_up.error);
+      }
+      worker_->last_spec = spec_;
+    }
+    WorkerReply reply = worker_->call(out.take(), candidate_timeout());
     if (!reply.ok()) {
       worker_->last_spec.clear();
       return MeasureResult::failure(status_of(reply), reply.error);
@@ -475,6 +497,19 @@ class CudaMeasurer final : public search::Measurer {
     costs_.timed_calls += static_cast<int64_t>(count);
     if (std::optional<double> ms = r.median_ms(); ms && (!best_ms_ || *ms < *best_ms_)) best_ms_ = ms;
     return r;
+  }
+
+  // The limit of one candidate's request. Once the task has a best time, a candidate needs
+  // at most its load, two checked runs stopped at the slow-run limit, and a timing of
+  // timer.max_seconds: a few times the slow-run limit and a few seconds more. A kernel that
+  // runs for minutes is killed then, not after candidate_timeout (on KernelBench's 1.6G-
+  // element softmax, rounds of such candidates outlasted the tuning budget by minutes).
+  std::chrono::milliseconds candidate_timeout() const {
+    if (!best_ms_) return options_.candidate_timeout;
+    const double slow_run_ms = std::max(options_.slow_run_factor * *best_ms_, options_.min_slow_run_ms);
+    const auto bounded = std::chrono::milliseconds(static_cast<int64_t>(3 * slow_run_ms + 1000 * options_.timer.max_seconds)) +
+                         options_.candidate_timeout_margin;
+    return std::min(options_.candidate_timeout, bounded);
   }
 
   std::shared_ptr<GpuTuning::Worker> worker_;

@@ -7,6 +7,7 @@
 // forked before this process touches the GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "dragon/bench/gpu_tuning.h"
@@ -59,21 +60,58 @@ TEST(GpuTuning, TellsRightFromWrongAndTimesOnlyTheRight) {
 // One thread walks every element: a kernel far slower than the task's best (the default
 // schedule, microseconds) is stopped after its first checked run and recorded as timed
 // out, neither checked again nor timed.
+// relu over `func`'s elements walked by one thread.
+ir::PrimFunc one_thread(const ir::PrimFunc& func) {
+  schedule::Schedule sch(func);
+  schedule::LoopRV all = sch.fuse(sch.get_loops(sch.get_block("relu")));
+  std::vector<schedule::LoopRV> parts = sch.split(all, {int64_t{1}, schedule::None{}});
+  sch.bind(parts[0], "blockIdx.x");
+  return sch.func();
+}
+
+// 16M elements: one thread takes far more than the 50 ms slow-run floor (4M elements
+// came within it once one thread's loop was compiled well).
 TEST(GpuTuning, ACandidateFarSlowerThanTheBestStopsAfterOneRun) {
   REQUIRE_GPU_TUNING(tuning);
-  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=4096x1024");
-  schedule::Schedule one_thread(relu.func);
-  schedule::LoopRV all = one_thread.fuse(one_thread.get_loops(one_thread.get_block("relu")));
-  std::vector<schedule::LoopRV> parts = one_thread.split(all, {int64_t{1}, schedule::None{}});
-  one_thread.bind(parts[0], "blockIdx.x");
+  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=16384x1024");
   search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
-  std::vector<search::MeasureResult> r = env.measurer->measure({env.default_schedule, one_thread.func()});
+  std::vector<search::MeasureResult> r = env.measurer->measure({env.default_schedule, one_thread(relu.func)});
   ASSERT_EQ(r.size(), 2u);
   ASSERT_EQ(r[0].status, search::MeasureStatus::kOk) << r[0].error;
   EXPECT_EQ(r[1].status, search::MeasureStatus::kTimedOut) << r[1].error;
   EXPECT_NE(r[1].error.find("not checked or timed further"), std::string::npos) << r[1].error;
   EXPECT_TRUE(r[1].samples_ms.empty());
   std::printf("default %.4g ms; one thread: %s\n", r[0].median_ms().value_or(0), r[1].error.c_str());
+}
+
+// Once the task has a best time, a candidate's limit is what a kernel within the slow-run
+// limit needs (here 3 x 50 ms + the timer's 50 ms): one thread over 128M elements (seconds)
+// is killed then, not after candidate_timeout, and the next candidate is measured by a
+// fresh worker that sets the problem up again.
+TEST(GpuTuning, ACandidatePastItsLimitIsKilledAndTheNextIsMeasured) {
+  GpuTuningOptions options;
+  options.timer.max_seconds = 0.05;
+  options.candidate_timeout_margin = std::chrono::milliseconds(0);
+  std::unique_ptr<GpuTuning> tuning;
+  try {
+    tuning = std::make_unique<GpuTuning>(search::RuleSet::cuda(), options);
+  } catch (const UserError&) {
+    GTEST_SKIP() << "[SKIP] no CUDA device on this machine";
+  }
+  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=32768x4096");
+  search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
+  auto start = std::chrono::steady_clock::now();
+  std::vector<search::MeasureResult> r =
+      env.measurer->measure({env.default_schedule, one_thread(relu.func), bound(relu.func, 128)});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.size(), 3u);
+  ASSERT_EQ(r[0].status, search::MeasureStatus::kOk) << r[0].error;
+  EXPECT_EQ(r[1].status, search::MeasureStatus::kTimedOut) << r[1].error;
+  EXPECT_EQ(r[1].error.find("not checked or timed further"), std::string::npos) << r[1].error;
+  EXPECT_EQ(r[2].status, search::MeasureStatus::kOk) << r[2].error;
+  EXPECT_FALSE(r[2].from_cache);
+  std::printf("default %.4g ms, 128 threads a block %.4g ms, %.1f s in all; one thread: %s\n",
+              r[0].median_ms().value_or(0), r[2].median_ms().value_or(0), seconds, r[1].error.c_str());
 }
 
 TEST(GpuTuning, AShortRunRecordsEveryCandidate) {

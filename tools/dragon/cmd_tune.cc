@@ -55,9 +55,9 @@ std::vector<search::TuningTask> tasks_of(const TuneCliOptions& o) {
 
 // The progress line of a tuning run.
 std::string progress_text(const search::TuneProgress& p) {
-  return fmt::format("{} {}/{} trials  {:.1f} candidates/s  {} {}/{}: best {} ms (default {} ms)",
-                     ProgressLine::bar(p.trials, p.budget), p.trials, p.budget, p.candidates_per_second, p.task_name,
-                     p.task_trials, p.task_budget, ms(p.task_best_ms), ms(p.task_default_ms));
+  return fmt::format("{} {}/{} trials  {:.1f} candidates/s  {:.0f} s  {} {}/{}: best {} ms (default {} ms)",
+                     ProgressLine::bar(p.trials, p.budget), p.trials, p.budget, p.candidates_per_second, p.elapsed_s,
+                     p.task_name, p.task_trials, p.task_budget, ms(p.task_best_ms), ms(p.task_default_ms));
 }
 
 void print_table(const std::vector<search::TaskOutcome>& outcomes) {

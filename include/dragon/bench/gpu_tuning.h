@@ -48,8 +48,11 @@ struct GpuTuningOptions {
   int compile_processes = 0;       // NVRTC children at once (0: the cores less one)
   int lowering_threads = 0;        // (0: hardware concurrency)
   // One candidate in the worker: load, two checked runs, timing. A problem's setup
-  // (buffers, inputs, the reference) has its own, longer limit.
+  // (buffers, inputs, the reference) has its own, longer limit. Once the task has a best
+  // time the limit shrinks to what a candidate within the slow-run limit can take (three
+  // slow runs and the timer's max_seconds) plus candidate_timeout_margin.
   std::chrono::milliseconds candidate_timeout{30000};
+  std::chrono::milliseconds candidate_timeout_margin{5000};
   std::chrono::milliseconds setup_timeout{600000};
   // The inputs' seed; different from `dragon bench`'s, so the bench checks a tuned kernel
   // on inputs search never saw.
