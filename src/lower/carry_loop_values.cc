@@ -7,13 +7,23 @@
 // per term. The arithmetic and the stores are unchanged, only where the operand comes
 // from, so the results are bit for bit the same.
 //
+// The loop may be a nest: a scan axis split into chunks (for i0 { stage a chunk of X in
+// shared memory; for i1 { Y[32 i0 + i1] = ... Y[32 i0 + i1 - 1] ... } }) carries its value
+// across the chunks, since the nest's iterations run in the order of the linear index
+// (i0 - min0) * extent1 + (i1 - min1) and the store's index is linear in it.
+//
 // When it applies (else the loop is left alone):
-// - the loop is serial, and the buffer has exactly one store in its body, executed once
-//   per iteration: not inside a nested loop nor under a condition that uses the loop
-//   variable (a condition that does not is the same every iteration);
+// - the loop, and every loop between it and the store (the chain) but those bound to GPU
+//   threads or blocks (each thread carries its own value: the carry is local), are serial
+//   or unrolled, with bounds that do not depend on one another; the buffer has exactly one
+//   store in the loop's body, executed once per iteration of the chain: not inside any
+//   other loop nor under a condition that uses a chain variable (a condition that does not
+//   is the same every iteration);
+// - the store's index is linear in the chain's linear index: a step back in any chain loop
+//   moves it by the innermost loop's step times the iterations of the loops inside;
 // - every load of the buffer in the body is in that store's value, at the store's index
-//   with the loop variable one step back, and where the first iteration cannot reach it
-//   (the false side of a select on "loop variable at its min", or the true side of its
+//   one step back in the innermost loop, and where the chain's first iteration cannot
+//   reach it (the false side of a select on "linear index at 0", or the true side of its
 //   negation), since at the first iteration the carried value does not exist yet.
 #include <optional>
 #include <vector>
@@ -31,34 +41,38 @@ namespace {
 // A loop's stores and their circumstances.
 struct StoreSite {
   const ir::BufferStoreNode* store;
-  bool once_per_iteration;  // not in a nested loop nor under a condition on the loop variable
+  std::vector<const ir::ForNode*> inner_loops;  // between the loop and the store, outermost first
+  bool conditional;  // under a condition that uses the loop's or an inner loop's variable
 };
 
 class StoreCollector : public ir::StmtVisitor {
  public:
-  explicit StoreCollector(const ir::VarNode* loop_var) : loop_var_(loop_var) {}
+  explicit StoreCollector(const ir::VarNode* loop_var) : loop_vars_{loop_var} {}
   std::vector<StoreSite> stores;
 
  protected:
   void visit_(const ir::ForNode* op) override {
-    ++nested_;
+    inner_loops_.push_back(op);
+    loop_vars_.push_back(op->loop_var.get());
     ir::StmtVisitor::visit_(op);
-    --nested_;
+    loop_vars_.pop_back();
+    inner_loops_.pop_back();
   }
   void visit_(const ir::IfThenElseNode* op) override {
-    const bool varies = ir::uses_var(op->condition, loop_var_);
+    bool varies = false;
+    for (const ir::VarNode* var : loop_vars_) varies = varies || ir::uses_var(op->condition, var);
     varying_conditions_ += varies ? 1 : 0;
     ir::StmtVisitor::visit_(op);
     varying_conditions_ -= varies ? 1 : 0;
   }
   void visit_(const ir::BufferStoreNode* op) override {
-    stores.push_back({op, nested_ == 0 && varying_conditions_ == 0});
+    stores.push_back({op, inner_loops_, varying_conditions_ > 0});
     ir::StmtVisitor::visit_(op);
   }
 
  private:
-  const ir::VarNode* loop_var_;
-  int nested_ = 0;
+  std::vector<const ir::VarNode*> loop_vars_;
+  std::vector<const ir::ForNode*> inner_loops_;
   int varying_conditions_ = 0;
 };
 
@@ -79,12 +93,13 @@ class LoadCounter : public ir::StmtExprVisitor {
 };
 
 // Checks the loads of the buffer in a stored value: each at `previous` (the store's index
-// one iteration back) and out of the first iteration's reach.
+// one iteration back) and out of the first iteration's reach. `offset` is the chain's
+// linear index, 0 at its first iteration.
 class CarriedLoadChecker : public ir::ExprVisitor {
  public:
-  CarriedLoadChecker(const ir::BufferNode* buffer, const ir::Expr& previous, const ir::Expr& loop_var,
-                     const ir::Expr& loop_min, const ir::Analyzer& analyzer)
-      : buffer_(buffer), previous_(previous), loop_var_(loop_var), loop_min_(loop_min), analyzer_(analyzer) {}
+  CarriedLoadChecker(const ir::BufferNode* buffer, const ir::Expr& previous, const ir::Expr& offset,
+                     const ir::Analyzer& analyzer)
+      : buffer_(buffer), previous_(previous), offset_(offset), analyzer_(analyzer) {}
   int carried = 0;
   bool ok = true;
 
@@ -109,10 +124,9 @@ class CarriedLoadChecker : public ir::ExprVisitor {
   }
 
  private:
-  // a == b exactly when the loop variable is at its min: a - b is +-(var - min).
+  // a == b exactly at the first iteration: a - b is +-offset.
   bool is_first_iteration_test(const ir::Expr& a, const ir::Expr& b) const {
-    const ir::Expr offset = loop_var_ - loop_min_;
-    return analyzer_.can_prove_equal(a - b, offset) || analyzer_.can_prove_equal(b - a, offset);
+    return analyzer_.can_prove_equal(a - b, offset_) || analyzer_.can_prove_equal(b - a, offset_);
   }
   bool holds_only_at_first(const ir::Expr& c) const {
     if (const auto* eq = c.as<ir::EQNode>()) return is_first_iteration_test(eq->a, eq->b);
@@ -120,13 +134,13 @@ class CarriedLoadChecker : public ir::ExprVisitor {
   }
   bool holds_only_past_first(const ir::Expr& c) const {
     if (const auto* ne = c.as<ir::NENode>()) return is_first_iteration_test(ne->a, ne->b);
-    if (const auto* gt = c.as<ir::GTNode>()) return analyzer_.can_prove_equal(gt->a - gt->b, loop_var_ - loop_min_);
-    if (const auto* lt = c.as<ir::LTNode>()) return analyzer_.can_prove_equal(lt->b - lt->a, loop_var_ - loop_min_);
+    if (const auto* gt = c.as<ir::GTNode>()) return analyzer_.can_prove_equal(gt->a - gt->b, offset_);
+    if (const auto* lt = c.as<ir::LTNode>()) return analyzer_.can_prove_equal(lt->b - lt->a, offset_);
     return false;
   }
 
   const ir::BufferNode* buffer_;
-  ir::Expr previous_, loop_var_, loop_min_;
+  ir::Expr previous_, offset_;
   const ir::Analyzer& analyzer_;
   bool past_first_ = false;
 };
@@ -179,26 +193,40 @@ class LoopValueCarrier : public ir::StmtMutator {
   }
 
  private:
+  static bool bound_to_gpu_threads(const ir::ForNode* loop) {
+    return loop->for_kind == ir::ForKind::kThreadBinding &&
+           (loop->thread_tag.starts_with("threadIdx.") || loop->thread_tag.starts_with("blockIdx."));
+  }
+
+  static bool in_order(const ir::ForNode* loop) {
+    return loop->for_kind == ir::ForKind::kSerial || loop->for_kind == ir::ForKind::kUnrolled;
+  }
+
   std::optional<ir::Stmt> carry_one(const ir::ForNode* loop) {
     if (loop == nullptr || loop->for_kind != ir::ForKind::kSerial) return std::nullopt;
     StoreCollector collector(loop->loop_var.get());
     collector.visit(loop->body);
-    ir::Analyzer analyzer;
-    analyzer.bind(loop->loop_var, ir::Range::make(loop->min, loop->extent));
     for (const StoreSite& site : collector.stores) {
       const ir::BufferStoreNode* store = site.store;
       const ir::BufferNode* buffer = store->buffer.get();
-      if (!site.once_per_iteration || store->indices.size() != 1 || store->buffer->scope == "warp") continue;
+      if (site.conditional || store->indices.size() != 1 || store->buffer->scope == "warp") continue;
       int stores_to_buffer = 0;
       for (const StoreSite& other : collector.stores) stores_to_buffer += other.store->buffer.get() == buffer ? 1 : 0;
       if (stores_to_buffer != 1) continue;
       LoadCounter in_body(buffer);
       in_body.visit(loop->body);
       if (in_body.count == 0) continue;
-      ir::VarMap one_back;
-      one_back[loop->loop_var.get()] = loop->loop_var - ir::make_const(loop->loop_var.dtype(), 1);
-      const ir::Expr previous = ir::substitute(store->indices[0], one_back);
-      CarriedLoadChecker checker(buffer, previous, loop->loop_var, loop->min, analyzer);
+      // Loops bound to GPU threads or blocks are not in the order: each thread keeps its
+      // own carry (local memory), as its own stores are the ones it reads back.
+      std::vector<const ir::ForNode*> chain = {loop};
+      for (const ir::ForNode* inner : site.inner_loops) {
+        if (!bound_to_gpu_threads(inner)) chain.push_back(inner);
+      }
+      std::optional<ir::Expr> previous, offset;
+      if (!linear_in_chain(chain, store->indices[0], previous, offset)) continue;
+      ir::Analyzer analyzer;
+      for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
+      CarriedLoadChecker checker(buffer, *previous, *offset, analyzer);
       checker.visit(store->value);
       if (!checker.ok || checker.carried != in_body.count) continue;
       ir::Buffer carry = ir::Buffer::make(buffer->name + "_carry", buffer->dtype, {1}, "local");
@@ -211,6 +239,37 @@ class LoopValueCarrier : public ir::StmtMutator {
       return ir::AllocateNode::make(carry, ir::SeqStmtNode::make({std::move(init), std::move(rewritten)}));
     }
     return std::nullopt;
+  }
+
+  // Whether `index` is linear in the chain's linear index (sum over the chain of
+  // (var - min) times the extents of the loops inside): a step back in any loop moves it
+  // by the innermost loop's step times those extents. Sets `previous` (the index one step
+  // back in the innermost loop) and `offset` (the linear index).
+  static bool linear_in_chain(const std::vector<const ir::ForNode*>& chain, const ir::Expr& index,
+                              std::optional<ir::Expr>& previous, std::optional<ir::Expr>& offset) {
+    for (const ir::ForNode* l : chain) {
+      if (!in_order(l)) return false;
+      for (const ir::ForNode* other : chain) {
+        if (ir::uses_var(l->min, other->loop_var.get()) || ir::uses_var(l->extent, other->loop_var.get())) return false;
+      }
+    }
+    ir::Analyzer analyzer;
+    for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
+    auto one_back = [&](const ir::ForNode* l) {
+      ir::VarMap map;
+      map[l->loop_var.get()] = l->loop_var - ir::make_const(l->loop_var.dtype(), 1);
+      return ir::substitute(index, map);
+    };
+    previous = one_back(chain.back());
+    const ir::Expr step = index - *previous;
+    ir::Expr inside = ir::make_const(chain.back()->loop_var.dtype(), 1);  // iterations of the loops inside
+    offset = chain.back()->loop_var - chain.back()->min;
+    for (size_t j = chain.size() - 1; j-- > 0;) {
+      inside = inside * chain[j + 1]->extent;
+      if (!analyzer.can_prove_equal(index - one_back(chain[j]), step * inside)) return false;
+      offset = *offset + (chain[j]->loop_var - chain[j]->min) * inside;
+    }
+    return true;
   }
 };
 
