@@ -44,6 +44,7 @@ TEST(RuleSet, BuiltInSetsListTheRulesInMetaSchedulesOrder) {
                                        "multi_level_tiling",
                                        "auto_inline",
                                        "cross_thread_reduction",
+                                       "staged_scan",
                                        "parallel_vectorize_unroll",
                                        "auto_bind",
                                        "random_compute_location"};

@@ -12,6 +12,9 @@
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
+#include "unit/lower/gpu/barrier_simulator.h"
+#include "unit/lower/gpu/gpu_test_util.h"
+#include "unit/lower/lower_test_util.h"
 #include "unit/schedule/schedule_test_util.h"
 #include "unit/search/search_test_sketches.h"
 #include "unit/search/reduction_uses.h"
@@ -42,6 +45,20 @@ std::string script_of(const Sketch& sketch) { return script::encode(sketch.trace
 
 bool applied(const Sketch& sketch, const std::string& what) {
   return std::find(sketch.applied.begin(), sketch.applied.end(), what) != sketch.applied.end();
+}
+
+int count_loads(const ir::PrimFunc& func, const std::string& buffer) {
+  struct Counter : ir::StmtExprVisitor {
+    std::string name;
+    int count = 0;
+    void visit_(const ir::BufferLoadNode* op) override {
+      count += op->buffer->name == name ? 1 : 0;
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } counter;
+  counter.name = buffer;
+  counter.visit(func->body);
+  return counter.count;
 }
 
 int count_lines(const std::string& text, const std::string& prefix) {
@@ -343,6 +360,52 @@ TEST(AutoBind, BindsWhatNoRuleBoundWithASampledThreadCount) {
   std::string text = script_of(space("relu:shape=4096", only({"auto_bind"}))[0]);
   EXPECT_NE(text.find("sc [32 64 128 256 512 1024]"), std::string::npos) << text;
   EXPECT_EQ(count_lines(text, "bind"), 2) << text;
+}
+
+// Every scan kind along its innermost axis gets a staged sketch beside the untouched one:
+// rows over blockIdx.x / threadIdx.x, the scan axis in chunks, the input copied into a
+// padded shared tile per chunk by the block's threads. Its candidates lower for the H200
+// and compute the scan when their threads run one after another between barriers; the
+// running value is carried in a register (no load of the output in the kernel).
+TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
+  for (const char* spec : {"cumsum:shape=64x96,dim=1", "cumsum:shape=64x96,dim=1,reverse=true",
+                           "cumsum:shape=64x96,dim=1,exclusive=true", "cumprod:shape=64x96,dim=1",
+                           "masked_cumsum:shape=64x96,dim=1", "cumsum:shape=4x16x96,dim=2"}) {
+    SCOPED_TRACE(spec);
+    const ir::PrimFunc func = workload(spec);
+    std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+    int staged = 0, untouched = 0;
+    for (const Sketch& sketch : sketches) {
+      if (!applied(sketch, "staged_scan(Y)")) {
+        ++untouched;
+        continue;
+      }
+      ++staged;
+      const std::string text = script_of(sketch);
+      EXPECT_GE(count_lines(text, "cr "), 1) << text;  // the masked scan's two inputs, once inlined
+      EXPECT_NE(text.find("shared"), std::string::npos) << text;
+      EXPECT_NE(text.find(" 32 1\n"), std::string::npos) << "rows padded one word:\n" << text;
+      for (int64_t seed = 1; seed <= 4; ++seed) {
+        CandidateResult c = sample_candidate(sketch, func, kH200, RuleSet::cuda(), seed);
+        ASSERT_TRUE(c.ok()) << c.failure().stage << ": " << c.failure().message << "\n" << text;
+        std::vector<lower::testing::Stage> stages = lower::testing::lower_stages(c.candidate().func, kH200);
+        const ir::PrimFunc& kernel = stages.back().func;
+        EXPECT_EQ(count_loads(kernel, "Y"), 0) << ir::print_function(kernel);
+        EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)))
+            << ir::print_function(kernel);
+      }
+    }
+    EXPECT_EQ(staged, 1);
+    EXPECT_GE(untouched, 1);
+  }
+}
+
+// A scan along an outer axis (its rows are not contiguous) and a non-scan get no sketch of it.
+TEST(StagedScan, LeavesScansAlongOuterAxesAndOtherBlocksAlone) {
+  for (const char* spec : {"cumsum:shape=96x64,dim=0", "cumsum:shape=4x96x8,dim=1", "softmax:shape=64x96,axis=1"}) {
+    SCOPED_TRACE(spec);
+    for (const Sketch& sketch : space(spec, only({"staged_scan"}))) EXPECT_FALSE(applied(sketch, "staged_scan(Y)"));
+  }
 }
 
 TEST(SamplingSites, NameWhatEachDecisionChanges) {
