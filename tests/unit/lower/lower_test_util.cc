@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "dragon/interp/input_generator.h"
+#include "dragon/ir/functor.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/support/error.h"
 
@@ -69,6 +70,20 @@ ir::PrimFunc small_workload(const ops::OpKind& op, int64_t max_extent) {
   } catch (const UserError&) {
     return ops::OpRegistry::global().make_workload(op.name).func;
   }
+}
+
+int loads_of(const ir::PrimFunc& func, const std::string& buffer) {
+  struct Counter : ir::StmtExprVisitor {
+    std::string name;
+    int count = 0;
+    void visit_(const ir::BufferLoadNode* op) override {
+      count += op->buffer->name == name ? 1 : 0;
+      ir::StmtExprVisitor::visit_(op);
+    }
+  } counter;
+  counter.name = buffer;
+  counter.visit(func->body);
+  return counter.count;
 }
 
 std::vector<Stage> lower_stages(const ir::PrimFunc& func, const Target& target, Lowered* result) {

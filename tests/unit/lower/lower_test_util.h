@@ -49,6 +49,9 @@ struct Stage {
 // lower() with an after_pass hook recording every stage, the input first (pass "input").
 std::vector<Stage> lower_stages(const ir::PrimFunc& func, const Target& target, Lowered* result = nullptr);
 
+// Loads of the buffer named `buffer` anywhere in a function's body.
+int loads_of(const ir::PrimFunc& func, const std::string& buffer);
+
 // Whether some line of `text`, trimmed, equals `line` exactly.
 ::testing::AssertionResult has_exact_line(const std::string& text, const std::string& line);
 

@@ -25,6 +25,7 @@ using schedule::Schedule;
 using testing::computes_the_same;
 using testing::has_exact_line;
 using testing::workload;
+using testing::loads_of;
 
 // A 16x16x16 matmul tiled 4x4x4 (i0, j0, k0, i1, j1, k1) with A read through a global
 // cache computed at k0.
@@ -346,21 +347,6 @@ TEST(UnrollLoops, NoNestPastTheOperationCapIsUnrolled) {
 }
 
 // ---- carry_loop_values -----------------------------------------------------------------
-
-// Loads of the buffer named `name` anywhere in a function.
-int loads_of(const ir::PrimFunc& func, const std::string& name) {
-  struct Counter : ir::StmtExprVisitor {
-    std::string name;
-    int count = 0;
-    void visit_(const ir::BufferLoadNode* op) override {
-      count += op->buffer->name == name ? 1 : 0;
-      ir::StmtExprVisitor::visit_(op);
-    }
-  } counter;
-  counter.name = name;
-  counter.visit(func->body);
-  return counter.count;
-}
 
 // The stages around the first run of `pass`: (before, after, changed).
 std::tuple<ir::PrimFunc, ir::PrimFunc, bool> around(const ir::PrimFunc& func, const std::string& pass,

@@ -47,20 +47,6 @@ bool applied(const Sketch& sketch, const std::string& what) {
   return std::find(sketch.applied.begin(), sketch.applied.end(), what) != sketch.applied.end();
 }
 
-int count_loads(const ir::PrimFunc& func, const std::string& buffer) {
-  struct Counter : ir::StmtExprVisitor {
-    std::string name;
-    int count = 0;
-    void visit_(const ir::BufferLoadNode* op) override {
-      count += op->buffer->name == name ? 1 : 0;
-      ir::StmtExprVisitor::visit_(op);
-    }
-  } counter;
-  counter.name = buffer;
-  counter.visit(func->body);
-  return counter.count;
-}
-
 int count_lines(const std::string& text, const std::string& prefix) {
   int n = 0;
   size_t at = 0;
@@ -390,7 +376,7 @@ TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
         ASSERT_TRUE(c.ok()) << c.failure().stage << ": " << c.failure().message << "\n" << text;
         std::vector<lower::testing::Stage> stages = lower::testing::lower_stages(c.candidate().func, kH200);
         const ir::PrimFunc& kernel = stages.back().func;
-        EXPECT_EQ(count_loads(kernel, "Y"), 0) << ir::print_function(kernel);
+        EXPECT_EQ(lower::testing::loads_of(kernel, "Y"), 0) << ir::print_function(kernel);
         EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)))
             << ir::print_function(kernel);
       }

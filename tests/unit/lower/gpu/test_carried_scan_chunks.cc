@@ -8,7 +8,6 @@
 
 #include <string>
 
-#include "dragon/ir/functor.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/schedule/schedule.h"
@@ -42,20 +41,6 @@ sa b1 0 0 32 1
 )";
 }
 
-int loads_of(const ir::Stmt& body, const std::string& name) {
-  struct Counter : ir::StmtExprVisitor {
-    std::string name;
-    int count = 0;
-    void visit_(const ir::BufferLoadNode* op) override {
-      count += op->buffer->name == name ? 1 : 0;
-      ir::StmtExprVisitor::visit_(op);
-    }
-  } counter;
-  counter.name = name;
-  counter.visit(body);
-  return counter.count;
-}
-
 TEST(CarriedScanChunks, EveryScanKindCarriesItsValueAcrossSharedMemoryChunks) {
   // The exclusive scan reads its running value first, then its input.
   for (auto [spec, read] : {std::pair{"cumsum:shape=16x12,dim=1", 0}, {"cumsum:shape=16x12,dim=1,reverse=true", 0},
@@ -68,8 +53,8 @@ TEST(CarriedScanChunks, EveryScanKindCarriesItsValueAcrossSharedMemoryChunks) {
     const ir::PrimFunc scheduled = sch.func();
     std::vector<testing::Stage> stages = testing::lower_stages(scheduled, Target::cuda_h200());
     const ir::PrimFunc& kernel = stages.back().func;
-    EXPECT_EQ(loads_of(kernel->body, "Y"), 0) << ir::print_function(kernel);
-    EXPECT_GT(loads_of(kernel->body, "Y_carry"), 0) << ir::print_function(kernel);
+    EXPECT_EQ(testing::loads_of(kernel, "Y"), 0) << ir::print_function(kernel);
+    EXPECT_GT(testing::loads_of(kernel, "Y_carry"), 0) << ir::print_function(kernel);
     // The copy's two barriers per chunk; none between a thread's own steps.
     EXPECT_EQ(testing::count_syncs(kernel->body), 2) << ir::print_function(kernel);
     EXPECT_TRUE(testing::close_outputs(func, testing::serialize_between_barriers(kernel))) << ir::print_function(kernel);
@@ -89,8 +74,8 @@ ro l2 l0 l3
                                      .func();
   std::vector<testing::Stage> stages = testing::lower_stages(scheduled, Target::cpu());
   const ir::PrimFunc& lowered = stages.back().func;
-  EXPECT_GT(loads_of(lowered->body, "Y"), 0) << ir::print_function(lowered);
-  EXPECT_EQ(loads_of(lowered->body, "Y_carry"), 0) << ir::print_function(lowered);
+  EXPECT_GT(testing::loads_of(lowered, "Y"), 0) << ir::print_function(lowered);
+  EXPECT_EQ(testing::loads_of(lowered, "Y_carry"), 0) << ir::print_function(lowered);
   EXPECT_TRUE(testing::close_outputs(func, lowered)) << ir::print_function(lowered);
 }
 
@@ -102,7 +87,7 @@ TEST(CarriedScanChunks, ASplitScanAxisOnTheCpuCarriesAcrossChunks) {
     const ir::PrimFunc scheduled = schedule::replay(script::decode("gb Y\ngl b0 2\nsp l1 None 3\n"), func).func();
     std::vector<testing::Stage> stages = testing::lower_stages(scheduled, Target::cpu());
     const ir::PrimFunc& lowered = stages.back().func;
-    EXPECT_EQ(loads_of(lowered->body, "Y"), 0) << ir::print_function(lowered);
+    EXPECT_EQ(testing::loads_of(lowered, "Y"), 0) << ir::print_function(lowered);
     EXPECT_TRUE(testing::close_outputs(func, lowered)) << ir::print_function(lowered);
   }
 }
