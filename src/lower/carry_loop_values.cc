@@ -13,8 +13,8 @@
 // (i0 - min0) * extent1 + (i1 - min1) and the store's index is linear in it.
 //
 // When it applies (else the loop is left alone):
-// - the loop, and every loop between it and the store (the chain) but those bound to GPU
-//   threads or blocks (each thread carries its own value: the carry is local), are serial
+// - the loop, and every loop between it and the store (the chain) but those bound to
+//   threadIdx (each thread carries its own value: the carry is local), are serial
 //   or unrolled, with bounds that do not depend on one another; the buffer has exactly one
 //   store in the loop's body, executed once per iteration of the chain: not inside any
 //   other loop nor under a condition that uses a chain variable (a condition that does not
@@ -193,9 +193,10 @@ class LoopValueCarrier : public ir::StmtMutator {
   }
 
  private:
+  // threadIdx loops only: a blockIdx loop inside a serial loop is a kernel launched per
+  // iteration, and a local carry would not outlive its launch.
   static bool bound_to_gpu_threads(const ir::ForNode* loop) {
-    return loop->for_kind == ir::ForKind::kThreadBinding &&
-           (loop->thread_tag.starts_with("threadIdx.") || loop->thread_tag.starts_with("blockIdx."));
+    return loop->for_kind == ir::ForKind::kThreadBinding && loop->thread_tag.starts_with("threadIdx.");
   }
 
   static bool in_order(const ir::ForNode* loop) {
@@ -216,8 +217,8 @@ class LoopValueCarrier : public ir::StmtMutator {
       LoadCounter in_body(buffer);
       in_body.visit(loop->body);
       if (in_body.count == 0) continue;
-      // Loops bound to GPU threads or blocks are not in the order: each thread keeps its
-      // own carry (local memory), as its own stores are the ones it reads back.
+      // Loops bound to GPU threads are not in the order: each thread keeps its own carry
+      // (local memory), as its own stores are the ones it reads back.
       std::vector<const ir::ForNode*> chain = {loop};
       for (const ir::ForNode* inner : site.inner_loops) {
         if (!bound_to_gpu_threads(inner)) chain.push_back(inner);
