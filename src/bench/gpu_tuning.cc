@@ -19,6 +19,7 @@
 #include "dragon/runtime/compile.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/cuda_function.h"
+#include "dragon/search/best_so_far.h"
 #include "dragon/search/byte_codec.h"
 #include "dragon/search/cpu_tuning.h"
 #include "dragon/search/mutator.h"
@@ -398,6 +399,7 @@ class CudaMeasurer final : public search::Measurer {
     for (Pending& p : prep.lowered) {
       if (!p.flat.defined()) continue;
       if (std::optional<MeasureResult> known = lookup(p.hash)) {
+        best_.consider(*known);
         prep.results[p.index] = std::move(*known);
         prep.results[p.index].from_cache = true;
         ++costs_.cached;
@@ -458,9 +460,9 @@ class CudaMeasurer final : public search::Measurer {
     out.f64(options_.timer.max_seconds);
     out.f64(options_.timer.target_relative_ci);
     out.u64(options_.timer.flush_l2 ? 1 : 0);
-    out.f64(best_ms_ ? options_.cutoff_factor * *best_ms_ : 0.0);
-    out.f64(best_ms_ ? options_.abandon_factor * *best_ms_ : 0.0);
-    out.f64(best_ms_ ? std::max(options_.slow_run_factor * *best_ms_, options_.min_slow_run_ms) : 0.0);
+    out.f64(best_.ms() ? options_.cutoff_factor * *best_.ms() : 0.0);
+    out.f64(best_.ms() ? options_.abandon_factor * *best_.ms() : 0.0);
+    out.f64(best_.ms() ? std::max(options_.slow_run_factor * *best_.ms(), options_.min_slow_run_ms) : 0.0);
     encode_build(out, build);
     // A worker without this problem sets it up first, under the setup's longer limit; the
     // candidate then runs under its own.
@@ -495,7 +497,7 @@ class CudaMeasurer final : public search::Measurer {
     costs_.run_check += in.f64() / 1000;
     costs_.run_time += in.f64() / 1000;
     costs_.timed_calls += static_cast<int64_t>(count);
-    if (std::optional<double> ms = r.median_ms(); ms && (!best_ms_ || *ms < *best_ms_)) best_ms_ = ms;
+    best_.consider(r);
     return r;
   }
 
@@ -505,8 +507,8 @@ class CudaMeasurer final : public search::Measurer {
   // runs for minutes is killed then, not after candidate_timeout (on KernelBench's 1.6G-
   // element softmax, rounds of such candidates outlasted the tuning budget by minutes).
   std::chrono::milliseconds candidate_timeout() const {
-    if (!best_ms_) return options_.candidate_timeout;
-    const double slow_run_ms = std::max(options_.slow_run_factor * *best_ms_, options_.min_slow_run_ms);
+    if (!best_.ms()) return options_.candidate_timeout;
+    const double slow_run_ms = std::max(options_.slow_run_factor * *best_.ms(), options_.min_slow_run_ms);
     const auto bounded = std::chrono::milliseconds(static_cast<int64_t>(3 * slow_run_ms + 1000 * options_.timer.max_seconds)) +
                          options_.candidate_timeout_margin;
     return std::min(options_.candidate_timeout, bounded);
@@ -519,7 +521,7 @@ class CudaMeasurer final : public search::Measurer {
   search::KnownResult known_;
   std::unordered_map<std::string, MeasureResult> cache_;
   search::MeasureCosts costs_;
-  std::optional<double> best_ms_;  // of this task's candidates so far: the cutoff's base
+  search::BestSoFar best_;  // of this task's results so far, known ones included: the cutoffs' base
 };
 
 // Several tasks' batches of a round: lowered per task, compiled in one spread of NVRTC

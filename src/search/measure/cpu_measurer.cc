@@ -21,6 +21,7 @@
 #include "dragon/harness/gpu_timer.h"
 #include "dragon/runtime/compile.h"
 #include "dragon/runtime/compile_cache.h"
+#include "dragon/search/best_so_far.h"
 #include "dragon/search/thread_cpu_time.h"
 #include "dragon/search/worker_process.h"
 #include "dragon/support/error.h"
@@ -241,6 +242,7 @@ class CpuMeasurer final : public Measurer {
       }
       costs_.lower_and_codegen += thread_cpu_seconds() - start;
       if (std::optional<MeasureResult> known = lookup(b.hash)) {
+        best_.consider(*known);
         results[i] = std::move(*known);
         results[i].from_cache = true;
         ++costs_.cached;
@@ -360,8 +362,8 @@ class CpuMeasurer final : public Measurer {
   // verified time: a candidate far slower than the best so far (a quadratic recomputation
   // a compute location made) is cut as timed out instead of holding the search for seconds.
   std::chrono::milliseconds run_limit() const {
-    if (!best_ms_) return options_.run_timeout;
-    auto relative = std::chrono::milliseconds(static_cast<int64_t>(options_.slow_run_factor * *best_ms_));
+    if (!best_.ms()) return options_.run_timeout;
+    auto relative = std::chrono::milliseconds(static_cast<int64_t>(options_.slow_run_factor * *best_.ms()));
     return std::clamp(relative, options_.min_run_timeout, options_.run_timeout);
   }
 
@@ -394,7 +396,7 @@ class CpuMeasurer final : public Measurer {
     }
     ByteWriter time_request;
     time_request.byte('T');
-    time_request.f64(best_ms_ ? options_.cutoff_factor * *best_ms_ : 0.0);
+    time_request.f64(best_.ms() ? options_.cutoff_factor * *best_.ms() : 0.0);
     WorkerReply timed = worker_->call(time_request.take(), options_.run_timeout);
     if (!timed.ok()) return MeasureResult::failure(status_of(timed), "timing: " + timed.error);
     WorkerReply after = worker_->call("G", options_.run_timeout);
@@ -410,7 +412,7 @@ class CpuMeasurer final : public Measurer {
     uint64_t count = in.u64();
     for (uint64_t i = 0; i < count; ++i) result.samples_ms.push_back(in.f64());
     if (result.samples_ms.empty()) return MeasureResult::failure(MeasureStatus::kRunFailed, "timing gave no samples");
-    if (std::optional<double> ms = result.median_ms(); ms && (!best_ms_ || *ms < *best_ms_)) best_ms_ = ms;
+    best_.consider(result);
     return result;
   }
 
@@ -421,7 +423,7 @@ class CpuMeasurer final : public Measurer {
   std::unordered_map<std::string, MeasureResult> cache_;
   MeasureCosts costs_;
   std::string device_ = "host cpu";
-  std::optional<double> best_ms_;  // of this task's candidates so far: the cutoff's base
+  BestSoFar best_;  // of this task's results so far, known ones included: the cutoffs' base
 };
 
 }  // namespace

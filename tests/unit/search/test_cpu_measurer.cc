@@ -126,6 +126,28 @@ TEST(CpuMeasurer, AKnownKernelIsNotMeasuredAgain) {
   EXPECT_EQ(results[0].median_ms(), 1.5);
 }
 
+// A task resumed from the database has a best time before it measures anything: its
+// known default sets the relative limit, so the first slow candidate is cut at its floor,
+// not at run_timeout.
+TEST(CpuMeasurer, AKnownResultSetsTheLimitOfTheFirstFreshCandidate) {
+  ir::PrimFunc task = scale(kCorrect);
+  std::unique_ptr<Measurer> measurer = make_cpu_measurer(task, fast_options());
+  int asked = 0;
+  measurer->set_known([&](const std::string&) -> std::optional<MeasureResult> {
+    if (++asked > 1) return std::nullopt;  // only the first kernel was measured before
+    MeasureResult r;
+    r.samples_ms = {0.001};
+    return r;
+  });
+  ASSERT_TRUE(measurer->measure({task})[0].from_cache);
+  std::vector<MeasureResult> slow = measurer->measure(
+      {scale("block B [vi: S 64 = i, r: R 1000000000 = j] { reads A[vi], B[vi] writes B[vi] "
+             "init { B[vi] = 0f32 } B[vi] = B[vi] + A[vi] }",
+             64, "for j in 1000000000 {")});
+  EXPECT_EQ(slow[0].status, MeasureStatus::kTimedOut) << slow[0].error;
+  EXPECT_NE(slow[0].error.find("within 200 ms"), std::string::npos) << slow[0].error;
+}
+
 TEST(CpuMeasurer, ACompilerThatFailsIsABuildFailure) {
   CpuMeasurerOptions options = fast_options();
   options.compiler.compiler = "/nonexistent/dragon-test-compiler";
