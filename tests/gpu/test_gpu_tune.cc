@@ -2,13 +2,15 @@
 // kernel computing something else is rejected as wrong without a time, a program beyond
 // the GPU's limits is rejected before it is built, the same kernel is measured once; and a
 // short tuning run of a small op commits its records and finds nothing slower than the
-// default; a candidate far slower than the best stops after one run. Skips, saying so,
-// without a GPU. GpuTuning is made first: its worker must be
+// default; a candidate far slower than the best stops after one run, also when the best
+// came from the database; one past its limit is killed and the next measured by a fresh
+// worker. Skips, saying so, without a GPU. GpuTuning is made first: its worker must be
 // forked before this process touches the GPU.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "dragon/bench/gpu_tuning.h"
 #include "dragon/ops/op_registry.h"
@@ -82,6 +84,26 @@ TEST(GpuTuning, ACandidateFarSlowerThanTheBestStopsAfterOneRun) {
   EXPECT_NE(r[1].error.find("not checked or timed further"), std::string::npos) << r[1].error;
   EXPECT_TRUE(r[1].samples_ms.empty());
   std::printf("default %.4g ms; one thread: %s\n", r[0].median_ms().value_or(0), r[1].error.c_str());
+}
+
+// A task resumed from the database has a best before it measures anything (its default's
+// record): the first fresh candidate, one thread over 16M elements, is held to the
+// slow-run limit too.
+TEST(GpuTuning, AResumedTasksFirstCandidateIsHeldToTheSlowRunLimit) {
+  REQUIRE_GPU_TUNING(tuning);
+  ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=16384x1024");
+  search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
+  int asked = 0;
+  env.measurer->set_known([&](const std::string&) -> std::optional<search::MeasureResult> {
+    if (++asked > 1) return std::nullopt;  // only the default was measured before
+    search::MeasureResult r;
+    r.samples_ms = {0.05};
+    return r;
+  });
+  ASSERT_TRUE(env.measurer->measure({env.default_schedule})[0].from_cache);
+  std::vector<search::MeasureResult> r = env.measurer->measure({one_thread(relu.func)});
+  EXPECT_EQ(r[0].status, search::MeasureStatus::kTimedOut) << r[0].error;
+  EXPECT_NE(r[0].error.find("not checked or timed further"), std::string::npos) << r[0].error;
 }
 
 // Once the task has a best time, a candidate's limit is what a kernel within the slow-run
