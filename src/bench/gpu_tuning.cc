@@ -462,7 +462,7 @@ class CudaMeasurer final : public search::Measurer {
     out.u64(options_.timer.flush_l2 ? 1 : 0);
     out.f64(best_.ms() ? options_.cutoff_factor * *best_.ms() : 0.0);
     out.f64(best_.ms() ? options_.abandon_factor * *best_.ms() : 0.0);
-    out.f64(best_.ms() ? std::max(options_.slow_run_factor * *best_.ms(), options_.min_slow_run_ms) : 0.0);
+    out.f64(slow_run_ms().value_or(0.0));
     encode_build(out, build);
     // A worker without this problem sets it up first, under the setup's longer limit; the
     // candidate then runs under its own.
@@ -507,11 +507,18 @@ class CudaMeasurer final : public search::Measurer {
   // runs for minutes is killed then, not after candidate_timeout (on KernelBench's 1.6G-
   // element softmax, rounds of such candidates outlasted the tuning budget by minutes).
   std::chrono::milliseconds candidate_timeout() const {
-    if (!best_.ms()) return options_.candidate_timeout;
-    const double slow_run_ms = std::max(options_.slow_run_factor * *best_.ms(), options_.min_slow_run_ms);
-    const auto bounded = std::chrono::milliseconds(static_cast<int64_t>(3 * slow_run_ms + 1000 * options_.timer.max_seconds)) +
+    const std::optional<double> slow_run = slow_run_ms();
+    if (!slow_run) return options_.candidate_timeout;
+    const auto bounded = std::chrono::milliseconds(static_cast<int64_t>(3 * *slow_run + 1000 * options_.timer.max_seconds)) +
                          options_.candidate_timeout_margin;
     return std::min(options_.candidate_timeout, bounded);
+  }
+
+  // A first checked run longer than this stops the candidate (GpuTuningOptions::
+  // slow_run_factor); none until the task has a best time.
+  std::optional<double> slow_run_ms() const {
+    if (!best_.ms()) return std::nullopt;
+    return std::max(options_.slow_run_factor * *best_.ms(), options_.min_slow_run_ms);
   }
 
   std::shared_ptr<GpuTuning::Worker> worker_;
