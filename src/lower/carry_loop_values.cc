@@ -223,11 +223,12 @@ class LoopValueCarrier : public ir::StmtMutator {
       for (const ir::ForNode* inner : site.inner_loops) {
         if (!bound_to_gpu_threads(inner)) chain.push_back(inner);
       }
-      std::optional<ir::Expr> previous, offset;
-      if (!linear_in_chain(chain, store->indices[0], previous, offset)) continue;
+      if (!rectangular_in_order(chain)) continue;
       ir::Analyzer analyzer;
       for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
-      CarriedLoadChecker checker(buffer, *previous, *offset, analyzer);
+      std::optional<ChainStep> step = linear_in_chain(chain, store->indices[0], analyzer);
+      if (!step) continue;
+      CarriedLoadChecker checker(buffer, step->previous, step->offset, analyzer);
       checker.visit(store->value);
       if (!checker.ok || checker.carried != in_body.count) continue;
       ir::Buffer carry = ir::Buffer::make(buffer->name + "_carry", buffer->dtype, {1}, "local");
@@ -242,35 +243,40 @@ class LoopValueCarrier : public ir::StmtMutator {
     return std::nullopt;
   }
 
-  // Whether `index` is linear in the chain's linear index (sum over the chain of
-  // (var - min) times the extents of the loops inside): a step back in any loop moves it
-  // by the innermost loop's step times those extents. Sets `previous` (the index one step
-  // back in the innermost loop) and `offset` (the linear index).
-  static bool linear_in_chain(const std::vector<const ir::ForNode*>& chain, const ir::Expr& index,
-                              std::optional<ir::Expr>& previous, std::optional<ir::Expr>& offset) {
+  // Chain loops that run in order (serial or unrolled), with bounds none of them sets.
+  static bool rectangular_in_order(const std::vector<const ir::ForNode*>& chain) {
     for (const ir::ForNode* l : chain) {
       if (!in_order(l)) return false;
       for (const ir::ForNode* other : chain) {
         if (ir::uses_var(l->min, other->loop_var.get()) || ir::uses_var(l->extent, other->loop_var.get())) return false;
       }
     }
-    ir::Analyzer analyzer;
-    for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
+    return true;
+  }
+
+  // The store's index one step back in the chain's order, and the chain's linear index
+  // (sum over the chain of (var - min) times the extents of the loops inside), when `index`
+  // is linear in that order: a step back in any loop moves it by the innermost loop's step
+  // times those extents. `analyzer` has the chain's loop ranges.
+  struct ChainStep {
+    ir::Expr previous, offset;
+  };
+  static std::optional<ChainStep> linear_in_chain(const std::vector<const ir::ForNode*>& chain, const ir::Expr& index,
+                                                  const ir::Analyzer& analyzer) {
     auto one_back = [&](const ir::ForNode* l) {
       ir::VarMap map;
       map[l->loop_var.get()] = l->loop_var - ir::make_const(l->loop_var.dtype(), 1);
       return ir::substitute(index, map);
     };
-    previous = one_back(chain.back());
-    const ir::Expr step = index - *previous;
+    ChainStep out{one_back(chain.back()), chain.back()->loop_var - chain.back()->min};
+    const ir::Expr step = index - out.previous;
     ir::Expr inside = ir::make_const(chain.back()->loop_var.dtype(), 1);  // iterations of the loops inside
-    offset = chain.back()->loop_var - chain.back()->min;
     for (size_t j = chain.size() - 1; j-- > 0;) {
       inside = inside * chain[j + 1]->extent;
-      if (!analyzer.can_prove_equal(index - one_back(chain[j]), step * inside)) return false;
-      offset = *offset + (chain[j]->loop_var - chain[j]->min) * inside;
+      if (!analyzer.can_prove_equal(index - one_back(chain[j]), step * inside)) return std::nullopt;
+      out.offset = out.offset + (chain[j]->loop_var - chain[j]->min) * inside;
     }
-    return true;
+    return out;
   }
 };
 

@@ -22,16 +22,17 @@
 namespace dragon::bench {
 namespace {
 
-std::unique_ptr<GpuTuning> tuning_or_null() {
+std::unique_ptr<GpuTuning> tuning_or_null(GpuTuningOptions options = {}) {
   try {
-    return std::make_unique<GpuTuning>(search::RuleSet::cuda());
+    return std::make_unique<GpuTuning>(search::RuleSet::cuda(), std::move(options));
   } catch (const UserError&) {
     return nullptr;
   }
 }
 
-#define REQUIRE_GPU_TUNING(t)     \
-  std::unique_ptr<GpuTuning> t = tuning_or_null(); \
+// GpuTuning with `...` (GpuTuningOptions, default ones when empty) as `t`, or a skip.
+#define REQUIRE_GPU_TUNING(t, ...)                                  \
+  std::unique_ptr<GpuTuning> t = tuning_or_null(__VA_ARGS__); \
   if (!t) GTEST_SKIP() << "[SKIP] no CUDA device on this machine"
 
 ir::PrimFunc bound(const ir::PrimFunc& func, int64_t threads) {
@@ -114,12 +115,7 @@ TEST(GpuTuning, ACandidatePastItsLimitIsKilledAndTheNextIsMeasured) {
   GpuTuningOptions options;
   options.timer.max_seconds = 0.05;
   options.candidate_timeout_margin = std::chrono::milliseconds(0);
-  std::unique_ptr<GpuTuning> tuning;
-  try {
-    tuning = std::make_unique<GpuTuning>(search::RuleSet::cuda(), options);
-  } catch (const UserError&) {
-    GTEST_SKIP() << "[SKIP] no CUDA device on this machine";
-  }
+  REQUIRE_GPU_TUNING(tuning, options);
   ops::Workload relu = ops::OpRegistry::global().make_workload("relu:shape=32768x4096");
   search::TaskEnvironment env = tuning->environment({"relu", relu.spec, relu.func, 1});
   auto start = std::chrono::steady_clock::now();
