@@ -1,6 +1,7 @@
 // Asynchronous copies on CUDA (sm_80+): stores under a loop annotated async_copy (set by
 // inject_software_pipeline, lower/passes.h) that copy global memory into shared memory
-// become cp.async (16 bytes .cg, 4 or 8 bytes .ca), and async_commit_group /
+// become cp.async (16 bytes .cg, 4 or 8 bytes .ca; 4-byte copies behind a guard, zero where
+// it fails, with cp.async's zero-fill), and async_commit_group /
 // async_wait_group become their PTX. A store that does not qualify (a 2-byte scalar, an
 // unaligned vector) stays a plain store: it lands at once, which the pipeline's barriers
 // cover as well. Not the vector loop itself (cuda_vector_loop.cc decides the widths).
@@ -13,26 +14,38 @@ namespace dragon::codegen {
 
 bool CudaEmitter::is_async_copy_loop(const ir::ForNode* op) { return op->annotations.count(lower::kAsyncCopyAnnotation) > 0; }
 
-const ir::BufferLoadNode* CudaEmitter::async_copy_source(const ir::BufferStoreNode* store) const {
-  if (async_depth_ == 0 || (store->buffer->scope != "shared" && store->buffer->scope != "shared.dyn")) return nullptr;
-  const auto* load = store->value.as<ir::BufferLoadNode>();
-  if (load == nullptr || load->buffer->scope != "global" || load->buffer->dtype != store->buffer->dtype) return nullptr;
-  return load;
+std::optional<lower::AsyncCopySource> CudaEmitter::async_copy_of(const ir::BufferStoreNode* store) const {
+  if (async_depth_ == 0) return std::nullopt;
+  return lower::async_copy_source(store);
 }
 
-void CudaEmitter::print_async_copy(const std::string& dst, const std::string& src, int64_t bytes) {
+void CudaEmitter::print_async_copy(const std::string& dst, const std::string& src, int64_t bytes,
+                                   const std::string& guard) {
   uses_async_copies_ = true;
-  line(fmt::format("dragon_cp_async_{}({}, {});", bytes, dst, src));
+  if (guard.empty()) {
+    line(fmt::format("dragon_cp_async_{}({}, {});", bytes, dst, src));
+  } else {
+    line(fmt::format("dragon_cp_async_{}_zfill({}, {}, {});", bytes, dst, src, guard));
+  }
 }
 
 void CudaEmitter::visit_(const ir::BufferStoreNode* op) {
-  const ir::BufferLoadNode* load = async_copy_source(op);
-  if (load == nullptr || op->buffer->dtype.bytes() != 4 || op->indices.size() != 1 || load->indices.size() != 1) {
+  std::optional<lower::AsyncCopySource> copy = async_copy_of(op);
+  if (!copy || op->buffer->dtype.bytes() != 4 || op->indices.size() != 1 || copy->load->indices.size() != 1) {
     CPrinter::visit_(op);
     return;
   }
-  print_async_copy(fmt::format("{} + {}", buffer_name(op->buffer), flat_index(op->buffer, op->indices)),
-                   fmt::format("{} + {}", buffer_name(load->buffer), flat_index(load->buffer, load->indices)), 4);
+  const ir::BufferLoadNode* load = copy->load;
+  const std::string dst = fmt::format("{} + {}", buffer_name(op->buffer), flat_index(op->buffer, op->indices));
+  const std::string src = fmt::format("{} + {}", buffer_name(load->buffer), flat_index(load->buffer, load->indices));
+  if (!copy->guard.defined()) {
+    print_async_copy(dst, src, 4);
+    return;
+  }
+  // Where the guard fails the index may lie outside the source (a padded gather's), so the
+  // address passed is the buffer's own: cp.async reads nothing there and writes zeros.
+  const std::string guard = print_expr(copy->guard);
+  print_async_copy(dst, fmt::format("({}) ? ({}) : {}", guard, src, buffer_name(load->buffer)), 4, guard);
 }
 
 void CudaEmitter::print_async_effect(const ir::CallNode* call) {
@@ -56,6 +69,10 @@ DRAGON_INLINE void dragon_cp_async_8(void* dst, const void* src) {
 }
 DRAGON_INLINE void dragon_cp_async_4(void* dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dragon_shared_address(dst)), "l"(src) : "memory");
+}
+DRAGON_INLINE void dragon_cp_async_4_zfill(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dragon_shared_address(dst)), "l"(src),
+               "r"(valid ? 4 : 0) : "memory");
 }
 )";
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 
 #include "dragon/codegen/c_printer.h"
 #include "dragon/codegen/cuda_codegen.h"
+#include "dragon/lower/async_copy_source.h"
 #include "cuda_warp_intrin.h"
 
 namespace dragon::codegen {
@@ -51,12 +53,14 @@ class CudaEmitter final : public CPrinter {
   // loads and a vector store; false when it does not qualify (printed as scalars then).
   bool try_print_vector_loop(const ir::ForNode* op);
 
-  // cuda_async_copy.cc: whether a loop carries the async_copy annotation; the load a store
+  // cuda_async_copy.cc: whether a loop carries the async_copy annotation; what a store
   // copies when it may be issued as cp.async (inside such a loop, shared <- global, one
-  // type), else nullptr; one cp.async of `bytes` bytes; commit and wait groups.
+  // type, perhaps zero where a guard fails: lower/async_copy_source.h), else nullopt; one
+  // cp.async of `bytes` bytes, zero-filled where `guard` (C code; empty: none) is false;
+  // commit and wait groups.
   static bool is_async_copy_loop(const ir::ForNode* op);
-  const ir::BufferLoadNode* async_copy_source(const ir::BufferStoreNode* store) const;
-  void print_async_copy(const std::string& dst, const std::string& src, int64_t bytes);
+  std::optional<lower::AsyncCopySource> async_copy_of(const ir::BufferStoreNode* store) const;
+  void print_async_copy(const std::string& dst, const std::string& src, int64_t bytes, const std::string& guard = "");
   void print_async_effect(const ir::CallNode* call);
 
   // cuda_tensor_intrin.cc: before a kernel is printed, its blocks annotated

@@ -82,7 +82,9 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   };
   std::optional<ir::Expr> store_base = aligned_base(store->buffer, store->indices[0]);
   if (!store_base) return false;
-  if (const ir::BufferLoadNode* source = async_copy_source(store); source != nullptr && source->indices.size() == 1) {
+  std::optional<lower::AsyncCopySource> copy = async_copy_of(store);
+  if (const ir::BufferLoadNode* source = copy && !copy->guard.defined() ? copy->load : nullptr;
+      source != nullptr && source->indices.size() == 1) {
     if (std::optional<ir::Expr> source_base = aligned_base(source->buffer, source->indices[0])) {
       print_async_copy(
           fmt::format("{} + {}", buffer_name(store->buffer), physical_index(store->buffer, print_expr(*store_base))),
@@ -91,6 +93,10 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
       return true;
     }
   }
+  // An asynchronous copy whose source is not one aligned vector (a gather, a guarded
+  // load) goes lane by lane: one 4-byte cp.async each, rather than loads the thread waits
+  // for before a vector store.
+  if (copy && dtype.bytes() == 4) return false;
   TopLevelLoads top;
   top.visit(store->value);
   std::vector<std::pair<const ir::BufferLoadNode*, ir::Expr>> vector_loads;

@@ -19,6 +19,7 @@
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/substitute.h"
+#include "dragon/lower/async_copy_source.h"
 #include "dragon/lower/passes.h"
 #include "dragon/support/error.h"
 #include "gpu_ir_util.h"
@@ -57,8 +58,9 @@ std::vector<int64_t> parse_int_list(const std::string& loop, std::string_view ke
 
 std::string join_ints(const std::vector<int64_t>& values) { return fmt::format("{}", fmt::join(values, " ")); }
 
-// The buffers a statement reads and writes, and whether it is a plain copy from global
-// memory into shared memory (what cp.async can issue): `copy_problem` says why not.
+// The buffers a statement reads and writes, and whether each of its stores is a copy from
+// global memory into shared memory that cp.async can issue (async_copy_source.h):
+// `copy_problem` says why not.
 class StatementAccesses : public ir::StmtExprVisitor {
  public:
   std::set<const ir::BufferNode*> reads, writes;
@@ -72,16 +74,7 @@ class StatementAccesses : public ir::StmtExprVisitor {
   }
   void visit_(const ir::BufferStoreNode* op) override {
     writes.insert(op->buffer.get());
-    const auto* load = op->value.as<ir::BufferLoadNode>();
-    if (copy_problem.empty()) {
-      if (!gpu::is_shared_scope(op->buffer->scope)) {
-        copy_problem = fmt::format("it stores to {} in scope '{}', not shared memory", op->buffer->name,
-                                   op->buffer->scope);
-      } else if (load == nullptr || load->buffer->scope != "global" || load->buffer->dtype != op->buffer->dtype) {
-        copy_problem = fmt::format("its store to {} is not a copy of a global buffer of the same type",
-                                   op->buffer->name);
-      }
-    }
+    if (copy_problem.empty()) async_copy_source(op, &copy_problem);
     ir::StmtExprVisitor::visit_(op);
   }
   void visit_(const ir::EvaluateNode* op) override {

@@ -201,6 +201,11 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
   };
   std::map<int64_t, Pending> copies;               // copy block RV id -> what it copies
   std::map<int64_t, Pending> accumulators;         // local or warp write cache RV id -> whose write
+  // A tiled block's output staged in shared memory (a tensor-core rule's write cache):
+  // shared write cache RV id -> whose write, and the block that writes that cache's buffer
+  // (the accumulator's copy made after it), whose storage_align pads its rows.
+  std::map<int64_t, Pending> shared_outputs;
+  std::map<int64_t, int64_t> shared_output_writer;
   std::map<int64_t, Pending> fragments;            // warp read cache RV id -> what it reads
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
   // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum; split-K: RFactor, whose
@@ -413,7 +418,18 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
       case InstructionKind::CacheWrite: {
         const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
         const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
-        if (b == nullptr || scope == nullptr || inst.outputs.empty() || (*scope != "local" && *scope != "warp")) break;
+        if (b == nullptr || scope == nullptr || inst.outputs.empty()) break;
+        if (scope->rfind("shared", 0) == 0) {
+          shared_outputs[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 1};
+          break;
+        }
+        if (*scope != "local" && *scope != "warp") break;
+        // The block's write goes to this cache now, which writes the staged buffer.
+        for (auto& [staged, pending] : shared_outputs) {
+          if (pending.block == b->id && shared_output_writer.count(staged) == 0) {
+            shared_output_writer[staged] = inst.outputs[0].id;
+          }
+        }
         accumulators[inst.outputs[0].id] =
             Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), *scope == "warp" ? warp_lanes(b->id) : 1};
         break;
@@ -425,6 +441,21 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         // count of register arrays, which past 255 registers spill).
         const RandomVar* cache = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[0]);
         const RandomVar* at = inst.inputs.size() < 2 ? nullptr : rv_of(inst.inputs[1]);
+        if (cache != nullptr && at != nullptr && shared_outputs.count(cache->id) != 0) {
+          // A staged output tile: the block's whole tile below that loop, in shared memory
+          // beside the operands' copies; its rows padded by its writer's storage_align.
+          const Pending& pending = shared_outputs[cache->id];
+          std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/true, at->id,
+                                               [](const std::string& tag) { return tag.rfind("blockIdx.", 0) != 0; });
+          if (!c) break;
+          FootprintBudget& budget = budgets[pending.block];
+          budget.limit = target.max_shared_memory_per_block;
+          budget.copies.push_back(std::move(*c));
+          auto writer = shared_output_writer.find(cache->id);
+          shared_copy_sites.push_back({pending.block, budget.copies.size() - 1,
+                                       writer != shared_output_writer.end() ? writer->second : cache->id, at->id});
+          break;
+        }
         if (cache == nullptr || at == nullptr || accumulators.count(cache->id) == 0) break;
         add_register_array(accumulators[cache->id], /*written=*/true, at->id);
         break;

@@ -103,10 +103,17 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
     }
   }
   if (roles.groups[0].empty() || roles.groups[1].empty() || roles.groups[2].empty()) return std::nullopt;
+  // The variable of the output's innermost index, when it is one (trivial bindings: its
+  // block position names its group).
+  bool output_follows_m = false;
+  if (const auto* innermost = b->writes[0].region.back().min.as<ir::VarNode>()) {
+    for (size_t p : roles.groups[0]) output_follows_m |= b->iter_vars[p].var.get() == innermost;
+  }
 
   schedule::Schedule attempt = sch.copy();
   BlockRV block = attempt.get_block(name);
   ImplicitGemm out;
+  out.output_follows_m = output_follows_m;
   out.a_copy = attempt.reindex(block, read_index[0], Type::kRead);
   out.b_copy = attempt.reindex(block, read_index[1], Type::kRead);
   out.c_back = attempt.reindex(block, 0, Type::kWrite);

@@ -23,6 +23,10 @@ struct ImplicitGemm {
   // The block copying C'[m, n] back into C; none where C' is an intermediate already (a
   // padded plain GEMM whose output another block reads, as an f16 GEMM's cast does).
   std::optional<schedule::BlockRV> c_back;
+  // Whether C's innermost dimension follows m rather than n: a convolution's output
+  // C[b, co, h, w] has its positions (b, h, w) in m and its channels in n, so the copy back
+  // writes whole rows of C only when it walks m innermost. A plain GEMM's C follows n.
+  bool output_follows_m = false;
 };
 
 // Applies the presentation to `block` of `sch` when the block is a leaf reduction with one

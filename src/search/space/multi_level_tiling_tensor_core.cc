@@ -81,12 +81,14 @@ struct TensorCoreOptions {
   // convolutions in TF32 and the harness calibrates its tolerance on eager's own error, so
   // one-pass TF32 may pass there while it fails every plain f32 GEMM's check.
   std::vector<int64_t> implicit_tf32_passes = {1, 3};
-  // Software-pipeline depths of the k-step loop to sample among (1: unpipelined), for a
-  // plain GEMM: its shared tiles are then filled by cp.async a step or two ahead of the
-  // mma loop that reads them (rewrite_software_pipeline, inject_software_pipeline), so the
-  // global loads overlap the math instead of stalling it behind a barrier every k step.
-  // Not for an implicit or padded GEMM, whose copies compute (gather, zeros): cp.async
-  // copies memory as it is. Empty: never pipelined.
+  // Software-pipeline depths of the k-step loop to sample among (1: unpipelined): the
+  // shared tiles are then filled by cp.async a step or two ahead of the mma loop that
+  // reads them (rewrite_software_pipeline, inject_software_pipeline), so the global loads
+  // overlap the math instead of stalling it behind a barrier every k step. An implicit or
+  // padded GEMM's tiles gather and hold zeros: each element is a 4-byte cp.async at its
+  // gathered address, zero-filled where the padding is (lower/async_copy_source.h); what
+  // cp.async cannot copy (2-byte elements one at a time) is stored at once, which the
+  // pipeline's barriers cover too. Empty: never pipelined.
   std::vector<int64_t> pipeline_stages = {1, 2, 3};
 };
 
@@ -102,26 +104,38 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     // Shapes that are not whole mma tiles are padded to them (zeros in the operand copies),
     // unless that would more than double the work (kMaxPaddedWork, implicit_gemm.h).
     if (!pad_to_tiles(*gemm, block, 16, 8, mma_intrins(gemm->match).k)) return {};
-    Schedule& s = gemm->schedule;
-    const GemmMatch* match = &gemm->match;
+    const GemmMatch& match = gemm->match;
     const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
-    if (match->dtype == ir::DataType::f32() && passes.empty()) return {};
-    try {
-      sketch(s, block, *match, gemm->copies, passes);
-    } catch (const schedule::ScheduleError&) {
-      return {};
+    if (match.dtype == ir::DataType::f32() && passes.empty()) return {};
+    // An output copied back from C'[m, n] (a convolution's, a padded GEMM's) is staged
+    // through shared memory and written straight into C; where the copy back cannot fold
+    // into that write (C' padded beyond C), the sketch stores C' and keeps the copy.
+    const bool copied_back = gemm->copies && gemm->copies->c_back;
+    for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+      Schedule s = gemm->schedule.copy();
+      try {
+        sketch(s, block, match, gemm->copies, passes, staged);
+      } catch (const schedule::ScheduleError&) {
+        continue;
+      }
+      if (tensorizes(s, target_)) return {s, sch};
     }
-    if (!tensorizes(s, target_)) return {};
-    return {s, sch};
+    return {};
   }
 
  private:
+  // `stage_output`: the accumulators go through a shared tile of the block's C' into C
+  // itself (copies->c_back folded into that tile's write), instead of into C' in global
+  // memory and a second kernel's copy back: the copy back of a convolution's C'[m, n] read
+  // one layout and wrote the other, so one side of it was a strided access per element.
   void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::optional<ImplicitGemm>& copies,
-              const std::vector<int64_t>& tf32_passes) const {
+              const std::vector<int64_t>& tf32_passes, bool stage_output) const {
     const MmaIntrins intrins = mma_intrins(m);
     const bool f32 = m.dtype == ir::DataType::f32();
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("SSSRRSRS"));
+    std::optional<BlockRV> c_shared;
+    if (stage_output) c_shared = s.cache_write(c, 0, options_.shared_scope);
     BlockRV c_warp = s.cache_write(c, 0, "warp");
     BlockRV a_shared = s.cache_read(c, 0, options_.shared_scope, {c});
     BlockRV a_warp = s.cache_read(c, 0, "warp", {c});
@@ -162,6 +176,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(c, "meta_schedule.thread_extent_low_inclusive", options_.tiling.warp_size);
     s.annotate(c, "meta_schedule.thread_extent_high_inclusive", options_.tiling.max_threads_per_block);
     s.reverse_compute_at(c_warp, ty, true, -1);
+    if (c_shared) stage_output_tile(s, *c_shared, c_warp, bx, *copies);
     // Fragments per R1 step, shared tiles per R0 step (consumers first: compute_at needs
     // every reader of a cache under the loop).
     s.compute_at(a_warp, k[1], true, -1);
@@ -178,7 +193,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
-    if (!copies && !options_.pipeline_stages.empty()) {
+    if (!options_.pipeline_stages.empty()) {
       const size_t n = options_.pipeline_stages.size();
       s.annotate(k[0], std::string(kSoftwarePipelineDepth),
                  s.sample_categorical(options_.pipeline_stages, std::vector<double>(n, 1.0 / static_cast<double>(n))));
@@ -192,6 +207,30 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(a_warp, kAutoTensorize, intrins.load_a);
     s.annotate(b_warp, kAutoTensorize, intrins.load_b);
     s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
+  }
+
+  // The block's tile of C' from the warps' stores (c_warp, into shared memory) to C: the
+  // copy back folded into the tile's write (its layout map then indexes C), walked so that
+  // consecutive threads write consecutive elements of C, by the whole block.
+  void stage_output_tile(Schedule& s, BlockRV c_shared, BlockRV c_warp, LoopRV block_loop,
+                         const ImplicitGemm& copies) const {
+    s.reverse_compute_at(c_shared, block_loop, true, -1);
+    s.reverse_compute_inline(*copies.c_back);
+    std::vector<LoopRV> cl = s.get_loops(c_shared);
+    LoopRV rows = cl[cl.size() - 2], cols = cl[cl.size() - 1];
+    if (copies.output_follows_m) {
+      // Threads walk down the tile's columns: rows of 1 mod 32 words keep those reads
+      // conflict-free.
+      s.reorder({cols, rows});
+      s.fuse({cols, rows});
+      s.storage_align(c_warp, 0, -2, 32, 1);
+    } else {
+      s.fuse({rows, cols});
+      s.storage_align(c_warp, 0, -2, 32, 8);
+    }
+    // One element per thread and step: C's index is a layout map's (div and mod of m),
+    // which no vector access follows.
+    s.annotate(c_shared, "meta_schedule.cooperative_fetch", int64_t{1});
   }
 
   TensorCoreOptions options_;
