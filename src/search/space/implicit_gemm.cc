@@ -156,6 +156,21 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   return out;
 }
 
+schedule::LoopRV stage_output_tile(schedule::Schedule& s, BlockRV c_shared, BlockRV c_warp, schedule::LoopRV block_loop,
+                                   const ImplicitGemm& copies) {
+  s.reverse_compute_at(c_shared, block_loop, true, -1);
+  s.reverse_compute_inline(*copies.c_back);
+  std::vector<schedule::LoopRV> loops = s.get_loops(c_shared);
+  schedule::LoopRV rows = loops[loops.size() - 2], cols = loops[loops.size() - 1];
+  if (copies.output_follows_m) {
+    s.reorder({cols, rows});
+    s.storage_align(c_warp, 0, -2, 32, 1);
+    return s.fuse({cols, rows});
+  }
+  s.storage_align(c_warp, 0, -2, 32, 8);
+  return s.fuse({rows, cols});
+}
+
 bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k) {
   const GemmMatch& m = gemm.match;
   auto rounded = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile * tile; };

@@ -51,6 +51,19 @@ struct TensorCoreGemm {
 };
 std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block);
 
+// The tile of C' a tensor-core sketch's block computes, from its warps' stores into shared
+// memory to C itself: `c_shared` is the block's shared write cache (made before the
+// accumulator's, `c_warp`, which then writes it), computed at `block_loop`, the innermost
+// loop bound to blockIdx; `copies.c_back` is folded into its write (its layout map then
+// indexes C: no C' in global memory, no second kernel). Returns the tile copy's one fused
+// loop, walked so that consecutive iterations write consecutive elements of C, for the rule
+// to spread over its threads. The shared rows are padded (storage_align on c_warp): 1 word
+// mod 32 where that walk goes down the tile's columns, so that a warp's reads of them hit
+// 32 banks. Throws what the primitives throw (C' padded beyond C: the copy back then does
+// not fold).
+schedule::LoopRV stage_output_tile(schedule::Schedule& s, schedule::BlockRV c_shared, schedule::BlockRV c_warp,
+                                   schedule::LoopRV block_loop, const ImplicitGemm& copies);
+
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
 // it the tile padding wastes more than the tensor cores' edge over the plain tiling that
 // the rule's untouched fork keeps exploring: mma.sync at twice the work still runs well

@@ -15,7 +15,8 @@
 // A convolution-like block (a reduction whose reads are not a plain GEMM's) is first
 // presented as one (implicit_gemm.h: reindexed operands, a fused m x n x k block), its
 // operand copies then inlined into the shared-memory reads, so the shared tiles gather
-// straight from the padded input and the weights (implicit GEMM, no im2col buffer).
+// straight from the padded input and the weights (implicit GEMM, no im2col buffer), and
+// its output staged through a shared tile into C (stage_output_tile, implicit_gemm.h).
 // A GEMM whose i, j or k is not a multiple of the mma tile (a conv's k = 3 * 3 * 3 = 27,
 // a 100 x 60 matmul) is padded to whole tiles first (pad_to_tiles, implicit_gemm.h: a
 // plain GEMM's operands reindexed, then pad_einsum; the copies write zeros in the padding
@@ -176,7 +177,12 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(c, "meta_schedule.thread_extent_low_inclusive", options_.tiling.warp_size);
     s.annotate(c, "meta_schedule.thread_extent_high_inclusive", options_.tiling.max_threads_per_block);
     s.reverse_compute_at(c_warp, ty, true, -1);
-    if (c_shared) stage_output_tile(s, *c_shared, c_warp, bx, *copies);
+    if (c_shared) {
+      stage_output_tile(s, *c_shared, c_warp, bx, *copies);
+      // One element per thread and step: C's index is a layout map's (div and mod of m),
+      // which no vector access follows.
+      s.annotate(*c_shared, "meta_schedule.cooperative_fetch", int64_t{1});
+    }
     // Fragments per R1 step, shared tiles per R0 step (consumers first: compute_at needs
     // every reader of a cache under the loop).
     s.compute_at(a_warp, k[1], true, -1);
@@ -207,30 +213,6 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(a_warp, kAutoTensorize, intrins.load_a);
     s.annotate(b_warp, kAutoTensorize, intrins.load_b);
     s.annotate(c_warp, kAutoTensorize, std::string("mma_store_m16n8_f32"));
-  }
-
-  // The block's tile of C' from the warps' stores (c_warp, into shared memory) to C: the
-  // copy back folded into the tile's write (its layout map then indexes C), walked so that
-  // consecutive threads write consecutive elements of C, by the whole block.
-  void stage_output_tile(Schedule& s, BlockRV c_shared, BlockRV c_warp, LoopRV block_loop,
-                         const ImplicitGemm& copies) const {
-    s.reverse_compute_at(c_shared, block_loop, true, -1);
-    s.reverse_compute_inline(*copies.c_back);
-    std::vector<LoopRV> cl = s.get_loops(c_shared);
-    LoopRV rows = cl[cl.size() - 2], cols = cl[cl.size() - 1];
-    if (copies.output_follows_m) {
-      // Threads walk down the tile's columns: rows of 1 mod 32 words keep those reads
-      // conflict-free.
-      s.reorder({cols, rows});
-      s.fuse({cols, rows});
-      s.storage_align(c_warp, 0, -2, 32, 1);
-    } else {
-      s.fuse({rows, cols});
-      s.storage_align(c_warp, 0, -2, 32, 8);
-    }
-    // One element per thread and step: C's index is a layout map's (div and mod of m),
-    // which no vector access follows.
-    s.annotate(c_shared, "meta_schedule.cooperative_fetch", int64_t{1});
   }
 
   TensorCoreOptions options_;

@@ -16,7 +16,8 @@
 // (the intrinsics read both operands K-major; a B stored [k, n] would need a transposed
 // descriptor, which the intrinsics do not offer yet) with i % 64, j % (some N), k % 64.
 // A convolution-like block is presented as a GEMM first (implicit_gemm.h: B becomes
-// [n, k]), its operand copies inlined into the shared tiles' copies. Shapes that are not
+// [n, k]), its operand copies inlined into the shared tiles' copies, and its output staged
+// through a shared tile into C (stage_output_tile, implicit_gemm.h). Shapes that are not
 // whole tiles are padded to them (pad_to_tiles, implicit_gemm.h: i to 64 times the fewest
 // warpgroups, j to the smallest N tile, k to 64) unless that would more than double the work.
 #include <algorithm>
@@ -91,27 +92,35 @@ class MultiLevelTilingWgmma : public ScheduleRule {
       const int64_t wg_min = *std::min_element(options_.warpgroups.begin(), options_.warpgroups.end());
       if (!pad_to_tiles(*gemm, block, 64 * wg_min, n_min, kSharedRow)) return {};
     }
-    Schedule& s = gemm->schedule;
-    const GemmMatch* match = &gemm->match;
-    if (!match->trans_b || match->k_extent % kSharedRow != 0) return {};
-    std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match->i_extent, 64);
-    std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match->j_extent, 1);
+    const GemmMatch& match = gemm->match;
+    if (!match.trans_b || match.k_extent % kSharedRow != 0) return {};
+    std::vector<int64_t> warpgroups = dividing(options_.warpgroups, match.i_extent, 64);
+    std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match.j_extent, 1);
     if (warpgroups.empty() || n_tiles.empty()) return {};
-    try {
-      sketch(s, block, *match, warpgroups, n_tiles, gemm->copies);
-    } catch (const schedule::ScheduleError&) {
-      return {};
+    // An output copied back from C'[m, n] is staged through shared memory into C where the
+    // copy back folds into that write (stage_output_tile), else C' is stored and copied.
+    const bool copied_back = gemm->copies && gemm->copies->c_back;
+    for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+      Schedule s = gemm->schedule.copy();
+      try {
+        sketch(s, block, match, warpgroups, n_tiles, gemm->copies, staged);
+      } catch (const schedule::ScheduleError&) {
+        continue;
+      }
+      if (tensorizes(s, target_)) return {s, sch};
     }
-    if (!tensorizes(s, target_)) return {};
-    return {s, sch};
+    return {};
   }
 
  private:
   void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::vector<int64_t>& warpgroups,
-              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& copies) const {
+              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& copies,
+              bool stage_output) const {
     const std::string half = ir::to_string(m.dtype);
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("wgmma"));
+    std::optional<BlockRV> c_shared;
+    if (stage_output) c_shared = s.cache_write(c, 0, "shared.dyn");
     BlockRV c_warp = s.cache_write(c, 0, "warp");
     BlockRV a_shared = s.cache_read(c, 0, "shared.dyn", {c});
     BlockRV b_shared = s.cache_read(c, 1, "shared.dyn", {c});
@@ -143,6 +152,13 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     s.annotate(c, "meta_schedule.thread_extent_low_inclusive", kWarpgroupLanes);
     s.annotate(c, "meta_schedule.thread_extent_high_inclusive", target_.max_threads_per_block);
     s.reverse_compute_at(c_warp, i[1], true, -1);
+    if (c_shared) {
+      // The block's threads copy the tile into C one element each per step.
+      LoopRV tile = stage_output_tile(s, *c_shared, c_warp, j[0], *copies);
+      std::vector<LoopRV> parts = s.split(tile, {None{}, wg, kWarpgroupLanes});
+      s.bind(parts[1], "threadIdx.y");
+      s.bind(parts[2], "threadIdx.x");
+    }
     for (BlockRV shared : {a_shared, b_shared}) {
       s.compute_at(shared, k[0], true, -1);
       std::vector<LoopRV> cl = s.get_loops(shared);

@@ -273,6 +273,12 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
       EXPECT_NE(text.find("ri b"), std::string::npos) << text;
       EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
       EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << text;
+      // The output staged through shared memory into Y (the copy back folded in), and the
+      // kernel right with threads interleaving only at barriers.
+      EXPECT_NE(text.find("\nrci b"), std::string::npos) << text;
+      const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200).func;
+      EXPECT_EQ(ir::print_function(kernel).find("_reindex: "), std::string::npos);
+      EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel))) << text;
     }
   }
 }
