@@ -82,6 +82,7 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
     p.run("unify_thread_bindings", [&](const ir::PrimFunc& f) { return unify_thread_bindings(f, target); });
     p.run("inject_software_pipeline", inject_software_pipeline);
     p.run("plan_gpu_allocations", plan_gpu_allocations);
+    p.run("share_shared_memory", share_shared_memory);
     p.run("insert_thread_syncs", insert_thread_syncs);
     p.run("simplify_func", simplify_func);
     p.check("verify_gpu_code", [&](const ir::PrimFunc& f) { verify_gpu_code(f, target); });

@@ -133,6 +133,19 @@ ir::PrimFunc inject_software_pipeline(const ir::PrimFunc& func);
 // innermost launch loop; shared first, then per-thread scopes, in order of appearance),
 // renaming a buffer whose name another one of the kernel already uses (name_1, ...).
 ir::PrimFunc plan_gpu_allocations(const ir::PrimFunc& func);
+// Shared buffers of a kernel whose lifetimes do not overlap share memory: a buffer's
+// lifetime is the range of the kernel body's top-level statements (below the launch loops
+// and allocations) that use it, and buffers of one type and scope with disjoint ranges
+// become one buffer of the largest size, named after its members in order of use
+// (A_shared_then_C_shared), found by greedy interval colouring. Left alone: buffers a
+// wgmma block reads (the emitter swizzles them from a 1024-byte aligned start), buffers
+// referenced outside the top-level statements, and a buffer written by async copies after
+// another (it may only be a slot's first member). After a member written by async copies,
+// async_wait_group(0) and a barrier precede the next member's first statement; otherwise
+// insert_thread_syncs, which runs next, sees one buffer and places the barrier between the
+// last read of the old contents and the first write of the new. Kernel form, after
+// plan_gpu_allocations; values computed are unchanged.
+ir::PrimFunc share_shared_memory(const ir::PrimFunc& func);
 // Inserts Evaluate(sync_threads()) where a shared (or global) buffer written by some
 // threads is then read by others (and before it is overwritten while others may still
 // read it, also across iterations of a loop); none elsewhere. Two accesses are one thread's own element

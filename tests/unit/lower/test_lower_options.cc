@@ -98,7 +98,10 @@ TEST(LowerOptions, CudaRunsTheGpuPassesAroundTheCorePasses) {
   auto position = [&](const char* pass) { return std::find(names.begin(), names.end(), pass) - names.begin(); };
   EXPECT_LT(position("lower_blocks"), position("inject_virtual_threads"));
   EXPECT_LT(position("flatten_buffers"), position("unify_thread_bindings"));
-  EXPECT_LT(position("plan_gpu_allocations"), position("insert_thread_syncs"));
+  EXPECT_LT(position("plan_gpu_allocations"), position("share_shared_memory"));
+  // Merged buffers are one buffer to insert_thread_syncs, which places the barrier between
+  // one member's last read and the next member's first write.
+  EXPECT_LT(position("share_shared_memory"), position("insert_thread_syncs"));
   EXPECT_EQ(std::count(names.begin(), names.end(), "serialize_thread_loops"), 0);
 }
 

@@ -3,10 +3,11 @@
 // sketch (mma.sync m16n8k16, or m16n8k8 tf32) whose block is the fused m x n x k GEMM and
 // whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
 // candidates tensorize every annotated block and compute the convolution on the
-// interpreter; tile mutations replay; on sm_90 the wgmma rule's candidates compute the
-// conv too. A matmul whose A is stored [k, m] goes the same way. GEMMs and convs of partial
-// tiles are padded to whole ones (pad_einsum), unless that more than doubles the work; a
-// block that is not one GEMM (a grouped conv) gets none. The ResNet-50 expert script is
+// interpreter; a pipelined conv's output tile takes the memory of an operand tile
+// (share_shared_memory); tile mutations replay; on sm_90 the wgmma rule's candidates
+// compute the conv too. A matmul whose A is stored [k, m] goes the same way. GEMMs and
+// convs of partial tiles are padded to whole ones (pad_einsum), unless that more than
+// doubles the work; a block that is not one GEMM (a grouped conv) gets none. The ResNet-50 expert script is
 // the rule's candidate. f32 convs sample one-pass TF32 and 3xTF32, f32 GEMMs only the
 // latter. NVRTC compiles are test_search_nvrtc's.
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include "dragon/codegen/cuda_codegen.h"
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
+#include "dragon/ir/functor.h"
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
@@ -171,6 +173,73 @@ TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCo
   }
 }
 
+// The bytes of the shared buffers `func` allocates, each in its own memory.
+int64_t shared_buffer_bytes(const ir::PrimFunc& func) {
+  struct Sum : ir::StmtVisitor {
+    int64_t bytes = 0;
+    using ir::StmtVisitor::visit_;
+    void visit_(const ir::AllocateNode* op) override {
+      if (op->buffer->scope == "shared" || op->buffer->scope == "shared.dyn") {
+        bytes += op->buffer->num_elements() * op->buffer->dtype.bytes();
+      }
+      ir::StmtVisitor::visit_(op);
+    }
+  } sum;
+  sum.visit(func->body);
+  return sum.bytes;
+}
+
+// share_shared_memory on the pipelined conv kernels: the operand tiles, used only in the
+// k loop, and the output tile Y_reindex_shared_dyn, used only after it, take turns in one
+// piece of shared memory. The kernel asks for less than the sum of its buffers and still
+// computes the conv with copies landing at their waits and threads interleaved only at
+// barriers. (The barrier before the tile's first write is needed on the GPU, but the
+// model cannot show it here: it ends a phase at the end of the k loop, whose steps hold
+// barriers, anyway; test_share_shared_memory.cc shows the model catching it.)
+TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
+  struct Case {
+    const char* spec;
+    std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles, as in the test above
+  };
+  const Case cases[] = {
+      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32",
+       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
+      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
+       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
+  };
+  for (const Case& c : cases) {
+    for (int64_t depth : {2, 3}) {
+      SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth));
+      ir::PrimFunc func = workload(c.spec);
+      std::vector<Sketch> s = builtin_tensor_core_sketches(c.spec);
+      ASSERT_EQ(s.size(), 1u);
+      CandidateResult r = testing::candidate_at_decisions(
+          s[0], func, RuleSet::cuda(), c.tiles,
+          [&](SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
+            if (role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
+            return std::nullopt;
+          });
+      ASSERT_TRUE(r.ok()) << r.failure().message;
+      int64_t separate_bytes = 0;
+      lower::LowerOptions options;
+      options.after_pass = [&](const std::string& pass, const ir::PrimFunc& after, bool) {
+        if (pass == "plan_gpu_allocations") separate_bytes = shared_buffer_bytes(after);
+      };
+      const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200, options).func;
+      const codegen::CudaSource source = codegen::generate_cuda(kernel, kH200);
+      ASSERT_EQ(source.kernels.size(), 1u);
+      EXPECT_GT(separate_bytes, 0);
+      EXPECT_LT(source.kernels[0].dynamic_shared_bytes, separate_bytes) << source.code;
+      EXPECT_LT(shared_buffer_bytes(kernel), separate_bytes);
+      EXPECT_NE(source.code.find("_then_Y_reindex_shared_dyn = "), std::string::npos) << source.code;
+      EXPECT_NE(source.code.find("cp.async.wait_group 0;"), std::string::npos) << source.code;
+      EXPECT_TRUE(lower::testing::close_outputs(
+          func, lower::testing::serialize_between_barriers(lower::testing::delay_async_copies(kernel))))
+          << script::encode(r.candidate().trace);
+    }
+  }
+}
+
 TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
   // cuda.json: f32_implicit_gemm_intrins ["tf32", "3xtf32"] (eager's convolutions run in
   // TF32, so the harness's calibrated tolerance may admit it), f32_intrins ["3xtf32"].
@@ -278,6 +347,9 @@ TEST(ImplicitGemmTensorCore, WgmmaCandidatesComputeTheConv) {
       EXPECT_NE(text.find("\nrci b"), std::string::npos) << text;
       const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200).func;
       EXPECT_EQ(ir::print_function(kernel).find("_reindex: "), std::string::npos);
+      // The operand tiles wgmma reads are swizzled from a 1024-byte aligned start: they keep
+      // their own memory, and the output tile has nothing else to share (share_shared_memory).
+      EXPECT_EQ(ir::print_function(kernel).find("_then_"), std::string::npos);
       EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel))) << text;
     }
   }
