@@ -448,6 +448,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
           std::optional<Copy> c = footprint_at(pending.block, pending.read, /*written=*/true, at->id,
                                                [](const std::string& tag) { return tag.rfind("blockIdx.", 0) != 0; });
           if (!c) break;
+          c->after_the_others = true;
           FootprintBudget& budget = budgets[pending.block];
           budget.limit = target.max_shared_memory_per_block;
           budget.copies.push_back(std::move(*c));
@@ -552,8 +553,7 @@ bool DecisionSampler::fits(const Draw& draw) const {
 }
 
 int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Draw& draw) const {
-  int64_t bytes = 0;
-  for (const Copy& copy : budget.copies) {
+  auto bytes_of = [&](const Copy& copy) {
     std::vector<int64_t> extents;
     for (const std::vector<Term>& dim : copy.dims) {
       int64_t extent = 1;
@@ -564,7 +564,23 @@ int64_t DecisionSampler::footprint_bytes(const FootprintBudget& budget, const Dr
     int64_t elements = copy.bytes * ir::aligned_allocation_size(extents, strides);
     if (copy.stages) elements *= value(*copy.stages, draw);
     // A lane's share of a warp's fragment, in whole 32-bit registers.
-    bytes += copy.lanes == 1 ? elements : 4 * ((elements + 4 * copy.lanes - 1) / (4 * copy.lanes));
+    return copy.lanes == 1 ? elements : 4 * ((elements + 4 * copy.lanes - 1) / (4 * copy.lanes));
+  };
+  int64_t bytes = 0;
+  std::map<int64_t, int64_t> largest_by_element_size;  // of the copies live together
+  for (const Copy& copy : budget.copies) {
+    if (copy.after_the_others) continue;
+    const int64_t b = bytes_of(copy);
+    bytes += b;
+    int64_t& largest = largest_by_element_size[copy.bytes];
+    largest = std::max(largest, b);
+  }
+  for (const Copy& copy : budget.copies) {
+    if (!copy.after_the_others) continue;
+    int64_t& reusable = largest_by_element_size[copy.bytes];
+    const int64_t b = bytes_of(copy);
+    bytes += std::max<int64_t>(0, b - reusable);
+    reusable = std::max(reusable, b);
   }
   return bytes;
 }

@@ -94,6 +94,10 @@ class DecisionSampler {
     std::vector<ir::BufferDimAlign> aligns;
     // The copies of a software-pipelined loop: one buffer per stage (the sampled depth).
     std::optional<Factor> stages;
+    // A staged output tile, live only once the operand copies are dead: lowering's
+    // share_shared_memory gives it the memory of the largest of them of its element size,
+    // so it adds only what it exceeds that one by.
+    bool after_the_others = false;
   };
   // The shared copies of one tiled block (limit: a block's shared memory), or the local
   // accumulator a thread of it holds (limit: its registers less the overhead): their bytes

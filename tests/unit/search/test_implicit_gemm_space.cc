@@ -240,6 +240,35 @@ TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
   }
 }
 
+// The decision sampler counts the staged output tile as lowering allocates it: in the
+// memory of the largest operand tile (share_shared_memory), adding only what it exceeds
+// that one by. Under a tight shared limit, some of its draws hold buffers whose sum is past
+// the limit, and every kernel it makes fits (sample_candidate verifies the lowered code).
+TEST(ImplicitGemmTensorCore, TheSamplerCountsTheOutputTileInTheOperandsMemory) {
+  const std::string spec = "conv2d:batch=2,in_channels=32,out_channels=64,size=18x18,kernel=3x3,dtype=f32";
+  lower::Target tight = kH200;
+  tight.max_shared_memory_per_block = 24 * 1024;
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> s = testing::tensor_core_sketches_of(func, RuleSet::cuda());
+  ASSERT_EQ(s.size(), 1u);
+  int past_the_limit_summed = 0, ok = 0;
+  for (int seed = 1; seed <= 24; ++seed) {
+    CandidateResult r = sample_candidate(s[0], func, tight, RuleSet::cuda(), seed);
+    if (!r.ok()) continue;
+    ++ok;
+    int64_t separate_bytes = 0;
+    lower::LowerOptions options;
+    options.after_pass = [&](const std::string& pass, const ir::PrimFunc& after, bool) {
+      if (pass == "plan_gpu_allocations") separate_bytes = shared_buffer_bytes(after);
+    };
+    const ir::PrimFunc kernel = lower::lower(r.candidate().func, tight, options).func;
+    EXPECT_LE(shared_buffer_bytes(kernel), tight.max_shared_memory_per_block);
+    if (separate_bytes > tight.max_shared_memory_per_block) ++past_the_limit_summed;
+  }
+  EXPECT_GE(ok, 20);
+  EXPECT_GE(past_the_limit_summed, 1);
+}
+
 TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
   // cuda.json: f32_implicit_gemm_intrins ["tf32", "3xtf32"] (eager's convolutions run in
   // TF32, so the harness's calibrated tolerance may admit it), f32_intrins ["3xtf32"].
