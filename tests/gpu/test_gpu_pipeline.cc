@@ -2,7 +2,9 @@
 // commit/wait groups) match the interpreter running the unscheduled function: SIMT f32
 // GEMMs with partial tiles and 2-4 stages, 16-byte and 4-byte copies and synchronous
 // stages; tensor-core GEMMs 2-4 stages deep with double-buffered fragments; and the
-// pipelined expert scripts at a shape the interpreter checks quickly. Without a device
+// pipelined expert scripts at a shape the interpreter checks quickly; tensor-core
+// convolutions (implicit GEMMs) whose gathered tiles are cp.async copies, zero-filled
+// where the padding is, with the output staged through shared memory. Without a device
 // every test says [SKIP]. The same schedules are checked on the CPU against a model of
 // cp.async in tests/unit/lower/gpu/test_software_pipeline.cc.
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "dragon/support/file.h"
 #include "interpreter_match.h"
 #include "unit/lower/gpu/pipelined_gemm.h"
+#include "unit/search/search_test_sketches.h"
 
 namespace dragon::codegen {
 namespace {
@@ -65,6 +68,42 @@ TEST(GpuPipeline, TensorCoreGemmsMatchInterpreterAtTwoToFourStages) {
         std::string label = std::string(spec) + " stages " + stages + (inner ? " + fragments" : "");
         EXPECT_TRUE(runs_like_interpreter(label, unscheduled(spec), sch.func(), kGpuToleranceScale));
       }
+    }
+  }
+}
+
+// Convolutions presented as GEMMs, two and three k steps deep: their gathered tiles are
+// 4-byte cp.async copies (zero-filled in the padded one, and where k = 27 is padded to
+// 32), the output tile goes through shared memory into Y in the memory of an operand tile.
+// TF32 rounds the operands, so the check is the 3xTF32 variant's: f32-close.
+TEST(GpuPipeline, ConvolutionsWithZeroFilledAsyncGathersMatchInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  struct Case {
+    const char* spec;
+    std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles
+  };
+  const Case cases[] = {
+      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32",
+       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
+      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
+       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
+  };
+  for (const Case& c : cases) {
+    const ir::PrimFunc func = unscheduled(c.spec);
+    std::vector<search::Sketch> sketches = search::testing::tensor_core_sketches_of(func, search::RuleSet::cuda());
+    ASSERT_EQ(sketches.size(), 1u) << c.spec;
+    for (int64_t depth : {2, 3}) {
+      search::CandidateResult r = search::testing::candidate_at_decisions(
+          sketches[0], func, search::RuleSet::cuda(), c.tiles,
+          [&](search::SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
+            if (role == search::SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
+            if (role == search::SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 3}) return 3;
+            return std::nullopt;
+          });
+      ASSERT_TRUE(r.ok()) << c.spec << ": " << r.failure().message;
+      EXPECT_TRUE(runs_like_interpreter(std::string(c.spec) + " depth " + std::to_string(depth) + "\n" +
+                                            script::encode(r.candidate().trace),
+                                        func, r.candidate().func, kGpuToleranceScale));
     }
   }
 }
