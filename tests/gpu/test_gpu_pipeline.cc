@@ -78,28 +78,10 @@ TEST(GpuPipeline, TensorCoreGemmsMatchInterpreterAtTwoToFourStages) {
 // TF32 rounds the operands, so the check is the 3xTF32 variant's: f32-close.
 TEST(GpuPipeline, ConvolutionsWithZeroFilledAsyncGathersMatchInterpreter) {
   DRAGON_REQUIRE_GPU();
-  struct Case {
-    const char* spec;
-    std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles
-  };
-  const Case cases[] = {
-      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32",
-       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
-      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
-       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
-  };
-  for (const Case& c : cases) {
+  for (const search::testing::PipelinedConv& c : search::testing::pipelined_convs()) {
     const ir::PrimFunc func = unscheduled(c.spec);
-    std::vector<search::Sketch> sketches = search::testing::tensor_core_sketches_of(func, search::RuleSet::cuda());
-    ASSERT_EQ(sketches.size(), 1u) << c.spec;
     for (int64_t depth : {2, 3}) {
-      search::CandidateResult r = search::testing::candidate_at_decisions(
-          sketches[0], func, search::RuleSet::cuda(), c.tiles,
-          [&](search::SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
-            if (role == search::SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
-            if (role == search::SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 3}) return 3;
-            return std::nullopt;
-          });
+      search::CandidateResult r = search::testing::pipelined_conv_candidate(c, func, depth, /*three_pass=*/true);
       ASSERT_TRUE(r.ok()) << c.spec << ": " << r.failure().message;
       EXPECT_TRUE(runs_like_interpreter(std::string(c.spec) + " depth " + std::to_string(depth) + "\n" +
                                             script::encode(r.candidate().trace),

@@ -104,4 +104,45 @@ std::vector<ir::Stmt> find_kernels(const ir::Stmt& body, std::vector<ir::Stmt>* 
   return kernels;
 }
 
+LaunchNest peel_launch_nest(const ir::Stmt& kernel) {
+  LaunchNest nest;
+  nest.body = kernel;
+  while (const auto* loop = nest.body.as<ir::ForNode>()) {
+    if (loop->for_kind != ir::ForKind::kThreadBinding || !(is_block_tag(loop->thread_tag) || is_thread_tag(loop->thread_tag))) {
+      break;
+    }
+    nest.loops.push_back(loop);
+    nest.body = loop->body;
+  }
+  return nest;
+}
+
+ir::Stmt LaunchNest::with_launch(ir::Stmt new_body) const {
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    const ir::ForNode* l = *it;
+    new_body = ir::ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, new_body, l->thread_tag, l->annotations);
+  }
+  return new_body;
+}
+
+ir::Stmt rewrite_each_kernel(const ir::Stmt& top, std::set<std::string>& global_names,
+                             const std::function<ir::Stmt(const ir::Stmt&)>& rewrite_kernel) {
+  if (const auto* seq = top.as<ir::SeqStmtNode>()) {
+    std::vector<ir::Stmt> out;
+    bool changed = false;
+    for (const ir::Stmt& child : seq->seq) {
+      out.push_back(rewrite_each_kernel(child, global_names, rewrite_kernel));
+      changed = changed || !out.back().same_as(child);
+    }
+    return changed ? ir::SeqStmtNode::make(std::move(out)) : top;
+  }
+  if (const auto* alloc = top.as<ir::AllocateNode>(); alloc != nullptr && alloc->buffer->scope == "global") {
+    global_names.insert(alloc->buffer->name);
+    ir::Stmt body = rewrite_each_kernel(alloc->body, global_names, rewrite_kernel);
+    return body.same_as(alloc->body) ? top : ir::AllocateNode::make(alloc->buffer, body);
+  }
+  if (!contains_launch_loop(top)) return top;
+  return rewrite_kernel(top);
+}
+
 }  // namespace dragon::lower::gpu

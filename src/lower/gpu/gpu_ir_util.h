@@ -3,6 +3,8 @@
 #pragma once
 
 #include <functional>
+#include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,5 +34,21 @@ bool contains_launch_loop(const ir::Stmt& s);
 // through the root block, sequences and allocations at the top of the body (in program
 // order). Statements without launch loops found there go to `unbound` when given.
 std::vector<ir::Stmt> find_kernels(const ir::Stmt& body, std::vector<ir::Stmt>* unbound = nullptr);
+
+// A kernel's launch nest (the loops bound to blockIdx.* and threadIdx.* at its top, outermost
+// first) and what lies under it; `with_launch` puts a new body back under the same loops.
+struct LaunchNest {
+  std::vector<const ir::ForNode*> loops;
+  ir::Stmt body;
+  ir::Stmt with_launch(ir::Stmt new_body) const;
+};
+LaunchNest peel_launch_nest(const ir::Stmt& kernel);
+
+// Rebuilds the top of a function's body, sequences and global allocations (whose names it
+// adds to `global_names`: a name a kernel's new buffer must not take), with each statement
+// that holds a launch loop replaced by `rewrite_kernel`'s result, for the passes that work
+// kernel by kernel. A statement left the same keeps its node.
+ir::Stmt rewrite_each_kernel(const ir::Stmt& top, std::set<std::string>& global_names,
+                             const std::function<ir::Stmt(const ir::Stmt&)>& rewrite_kernel);
 
 }  // namespace dragon::lower::gpu

@@ -71,37 +71,15 @@ class KernelRewriter : public ir::StmtMutator {
   }
 
   ir::Stmt rewrite(const ir::Stmt& s) {
-    if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-      std::vector<ir::Stmt> out;
-      bool changed = false;
-      for (const ir::Stmt& child : seq->seq) {
-        out.push_back(rewrite(child));
-        changed = changed || !out.back().same_as(child);
-      }
-      return changed ? ir::SeqStmtNode::make(std::move(out)) : s;
-    }
-    if (const auto* alloc = s.as<ir::AllocateNode>(); alloc != nullptr && alloc->buffer->scope == "global") {
-      global_names_.insert(alloc->buffer->name);
-      ir::Stmt body = rewrite(alloc->body);
-      return body.same_as(alloc->body) ? s : ir::AllocateNode::make(alloc->buffer, body);
-    }
-    if (!gpu::contains_launch_loop(s)) return s;
-    return hoist(s, fmt::format("kernel {} of function '{}'", kernels_++, func_->name));
+    return gpu::rewrite_each_kernel(s, global_names_, [&](const ir::Stmt& kernel) {
+      return hoist(kernel, fmt::format("kernel {} of function '{}'", kernels_++, func_->name));
+    });
   }
 
  private:
   ir::Stmt hoist(const ir::Stmt& kernel, const std::string& name) {
-    // Peel the launch nest.
-    std::vector<const ir::ForNode*> launch;
-    ir::Stmt body = kernel;
-    while (const auto* loop = body.as<ir::ForNode>()) {
-      if (loop->for_kind != ir::ForKind::kThreadBinding ||
-          !(gpu::is_block_tag(loop->thread_tag) || gpu::is_thread_tag(loop->thread_tag))) {
-        break;
-      }
-      launch.push_back(loop);
-      body = loop->body;
-    }
+    const gpu::LaunchNest nest = gpu::peel_launch_nest(kernel);
+    const ir::Stmt& body = nest.body;
     if (already_hoisted(body)) return kernel;
     AllocationHoister hoister(name, global_names_);
     ir::Stmt new_body = hoister.visit(body);
@@ -109,11 +87,7 @@ class KernelRewriter : public ir::StmtMutator {
     std::vector<ir::Buffer> order = hoister.per_thread;
     order.insert(order.begin(), hoister.shared.begin(), hoister.shared.end());
     for (auto it = order.rbegin(); it != order.rend(); ++it) new_body = ir::AllocateNode::make(*it, new_body);
-    for (auto it = launch.rbegin(); it != launch.rend(); ++it) {
-      const ir::ForNode* l = *it;
-      new_body = ir::ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, new_body, l->thread_tag, l->annotations);
-    }
-    return new_body;
+    return nest.with_launch(new_body);
   }
 
   // Shared allocations, then per-thread ones, at the top, none further down, distinct names.

@@ -130,40 +130,15 @@ class SharedMemorySharer {
   }
 
   ir::Stmt rewrite(const ir::Stmt& s) {
-    if (const auto* seq = s.as<ir::SeqStmtNode>()) {
-      std::vector<ir::Stmt> out;
-      bool changed = false;
-      for (const ir::Stmt& child : seq->seq) {
-        out.push_back(rewrite(child));
-        changed = changed || !out.back().same_as(child);
-      }
-      return changed ? ir::SeqStmtNode::make(std::move(out)) : s;
-    }
-    if (const auto* alloc = s.as<ir::AllocateNode>(); alloc != nullptr && alloc->buffer->scope == "global") {
-      global_names_.insert(alloc->buffer->name);
-      ir::Stmt body = rewrite(alloc->body);
-      return body.same_as(alloc->body) ? s : ir::AllocateNode::make(alloc->buffer, body);
-    }
-    if (gpu::as_bound_loop(s, gpu::is_block_tag) == nullptr && gpu::as_bound_loop(s, gpu::is_thread_tag) == nullptr) {
-      return s;
-    }
-    return share(s);
+    return gpu::rewrite_each_kernel(s, global_names_, [&](const ir::Stmt& kernel) { return share(kernel); });
   }
 
  private:
   // One kernel: launch loops, then its allocations (plan_gpu_allocations put them there),
   // then the body whose top-level statements give the lifetimes.
   ir::Stmt share(const ir::Stmt& kernel) {
-    std::vector<const ir::ForNode*> launch;
-    ir::Stmt body = kernel;
-    while (const auto* loop = body.as<ir::ForNode>()) {
-      if (loop->for_kind != ir::ForKind::kThreadBinding ||
-          !(gpu::is_block_tag(loop->thread_tag) || gpu::is_thread_tag(loop->thread_tag))) {
-        break;
-      }
-      launch.push_back(loop);
-      body = loop->body;
-    }
+    const gpu::LaunchNest launch = gpu::peel_launch_nest(kernel);
+    ir::Stmt body = launch.body;
     std::vector<ir::Buffer> allocs;
     while (const auto* alloc = body.as<ir::AllocateNode>()) {
       allocs.push_back(alloc->buffer);
@@ -229,11 +204,7 @@ class SharedMemorySharer {
       }
     }
     for (auto it = new_allocs.rbegin(); it != new_allocs.rend(); ++it) out = ir::AllocateNode::make(*it, out);
-    for (auto it = launch.rbegin(); it != launch.rend(); ++it) {
-      const ir::ForNode* l = *it;
-      out = ir::ForNode::make(l->loop_var, l->min, l->extent, l->for_kind, out, l->thread_tag, l->annotations);
-    }
-    return out;
+    return launch.with_launch(out);
   }
 
   // The kernel-top shared buffers whose every reference lies in some top-level statement,

@@ -150,4 +150,47 @@ inline schedule::Trace gpu_autobind_sketch(const ir::PrimFunc& func) {
   return sch.trace();
 }
 
+// Tensor-core convolutions small enough for the interpreter, at tiles that leave k steps
+// to pipeline: one of whole tiles, one whose input padding and k (27 to 32) are padded.
+struct PipelinedConv {
+  const char* spec;
+  bool padded;
+  std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles; k steps of one mma k
+};
+inline const std::vector<PipelinedConv>& pipelined_convs() {
+  static const std::vector<PipelinedConv> convs = {
+      // m = 2 * 4 * 4 = 32, n = 16, k = 8 * 9 = 72: nine k steps.
+      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32", false,
+       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
+      // m = 128, n = 16, k = 27 padded to 32: four k steps.
+      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1", true,
+       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
+  };
+  return convs;
+}
+
+// The mma.sync rule's candidate of `conv` (built-in CUDA set) at its tiles, pipelined
+// `depth` k steps deep; f32 with 3xTF32 where `three_pass` (f32-close results), else as
+// sampled.
+inline CandidateResult pipelined_conv_candidate(const PipelinedConv& conv, const ir::PrimFunc& func, int64_t depth,
+                                                bool three_pass = false) {
+  std::vector<Sketch> sketches = tensor_core_sketches_of(func, RuleSet::cuda());
+  if (sketches.size() != 1) {
+    return CandidateFailure{FailureKind::kReplay, "test", std::string(conv.spec) + ": not one tensor-core sketch"};
+  }
+  size_t tiles_set = 0;
+  CandidateResult r = candidate_at_decisions(
+      sketches[0], func, RuleSet::cuda(), conv.tiles,
+      [&](SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
+        if (role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
+        if (three_pass && role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 3}) return 3;
+        return std::nullopt;
+      },
+      &tiles_set);
+  if (r.ok() && tiles_set != conv.tiles.size()) {
+    return CandidateFailure{FailureKind::kReplay, "test", std::string(conv.spec) + ": the tiles did not all apply"};
+  }
+  return r;
+}
+
 }  // namespace dragon::search::testing

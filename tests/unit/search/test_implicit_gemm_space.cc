@@ -130,35 +130,12 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
 // only at their waits and threads interleaving only at barriers (which also checks the
 // barrier between the warps' stores of the output tile and the block's copy of it into Y).
 TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCopies) {
-  struct Case {
-    const char* spec;
-    bool padded;
-    std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles; k steps of one mma k
-  };
-  const Case cases[] = {
-      // m = 2 * 4 * 4 = 32, n = 16, k = 8 * 9 = 72: nine k steps.
-      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32", false,
-       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
-      // m = 128, n = 16, k = 27 padded to 32: four k steps.
-      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1", true,
-       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
-  };
-  for (const Case& c : cases) {
+  for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
     for (int64_t depth : {2, 3}) {
       SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth));
       ir::PrimFunc func = workload(c.spec);
-      std::vector<Sketch> s = builtin_tensor_core_sketches(c.spec);
-      ASSERT_EQ(s.size(), 1u);
-      size_t tiles_set = 0;
-      CandidateResult r = testing::candidate_at_decisions(
-          s[0], func, RuleSet::cuda(), c.tiles,
-          [&](SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
-            if (role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
-            return std::nullopt;
-          },
-          &tiles_set);
+      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth);
       ASSERT_TRUE(r.ok()) << r.failure().message;
-      ASSERT_EQ(tiles_set, 3u);
       const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200).func;
       const std::string code = codegen::generate_cuda(kernel, kH200).code;
       EXPECT_NE(code.find("cp.async.wait_group " + std::to_string(depth - 2)), std::string::npos) << code;
@@ -197,28 +174,11 @@ int64_t shared_buffer_bytes(const ir::PrimFunc& func) {
 // model cannot show it here: it ends a phase at the end of the k loop, whose steps hold
 // barriers, anyway; test_share_shared_memory.cc shows the model catching it.)
 TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
-  struct Case {
-    const char* spec;
-    std::vector<std::vector<int64_t>> tiles;  // i, j, k in mma tiles, as in the test above
-  };
-  const Case cases[] = {
-      {"conv2d:batch=2,in_channels=8,out_channels=16,size=6x6,kernel=3x3,dtype=f32",
-       {{1, 1, 2, 1, 1}, {1, 1, 2, 1, 1}, {9, 1, 1}}},
-      {"conv2d:batch=2,in_channels=3,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
-       {{2, 1, 2, 2, 1}, {1, 1, 2, 1, 1}, {4, 1, 1}}},
-  };
-  for (const Case& c : cases) {
+  for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
     for (int64_t depth : {2, 3}) {
       SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth));
       ir::PrimFunc func = workload(c.spec);
-      std::vector<Sketch> s = builtin_tensor_core_sketches(c.spec);
-      ASSERT_EQ(s.size(), 1u);
-      CandidateResult r = testing::candidate_at_decisions(
-          s[0], func, RuleSet::cuda(), c.tiles,
-          [&](SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
-            if (role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
-            return std::nullopt;
-          });
+      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth);
       ASSERT_TRUE(r.ok()) << r.failure().message;
       int64_t separate_bytes = 0;
       lower::LowerOptions options;
