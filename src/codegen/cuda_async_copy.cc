@@ -43,9 +43,15 @@ void CudaEmitter::visit_(const ir::BufferStoreNode* op) {
     return;
   }
   // Where the guard fails the index may lie outside the source (a padded gather's), so the
-  // address passed is the buffer's own: cp.async reads nothing there and writes zeros.
-  const std::string guard = print_expr(copy->guard);
-  print_async_copy(dst, fmt::format("({}) ? ({}) : {}", guard, src, buffer_name(load->buffer)), 4, guard);
+  // address passed is the buffer's own: cp.async reads nothing there and writes zeros. The
+  // guard is evaluated once, into a local.
+  line("{");
+  ++indent_;
+  line(fmt::format("const bool dragon_in_bounds = {};", print_expr(copy->guard)));
+  print_async_copy(dst, fmt::format("dragon_in_bounds ? ({}) : {}", src, buffer_name(load->buffer)), 4,
+                   "dragon_in_bounds");
+  --indent_;
+  line("}");
 }
 
 void CudaEmitter::print_async_effect(const ir::CallNode* call) {

@@ -2,6 +2,7 @@
 #include "gpu_ir_util.h"
 
 #include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 
 namespace dragon::lower::gpu {
 namespace {
@@ -102,6 +103,15 @@ std::vector<ir::Stmt> find_kernels(const ir::Stmt& body, std::vector<ir::Stmt>* 
   std::vector<ir::Stmt> kernels;
   collect_kernels(body, kernels, unbound);
   return kernels;
+}
+
+ir::Stmt sync_threads() { return ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::SyncThreads, {})); }
+ir::Stmt async_commit_group() {
+  return ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::AsyncCommitGroup, {}));
+}
+ir::Stmt async_wait_group(int64_t in_flight) {
+  return ir::EvaluateNode::make(ir::CallNode::make(
+      ir::Intrinsic::AsyncWaitGroup, {ir::make_const(ir::DataType::i32(), static_cast<double>(in_flight))}));
 }
 
 LaunchNest peel_launch_nest(const ir::Stmt& kernel) {

@@ -35,6 +35,12 @@ bool contains_launch_loop(const ir::Stmt& s);
 // order). Statements without launch loops found there go to `unbound` when given.
 std::vector<ir::Stmt> find_kernels(const ir::Stmt& body, std::vector<ir::Stmt>* unbound = nullptr);
 
+// The statements a kernel synchronizes with: __syncthreads(), cp.async.commit_group, and
+// cp.async.wait_group(in_flight) (wait until at most that many groups are in flight).
+ir::Stmt sync_threads();
+ir::Stmt async_commit_group();
+ir::Stmt async_wait_group(int64_t in_flight);
+
 // A kernel's launch nest (the loops bound to blockIdx.* and threadIdx.* at its top, outermost
 // first) and what lies under it; `with_launch` puts a new body back under the same loops.
 struct LaunchNest {

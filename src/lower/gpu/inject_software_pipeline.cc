@@ -163,13 +163,6 @@ class StatementInstance : public ir::StmtExprMutator {
   std::unordered_map<const ir::BufferNode*, ir::Buffer> renamed_;  // allocated inside the statement
 };
 
-ir::Stmt sync_threads() { return ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::SyncThreads, {})); }
-ir::Stmt commit_group() { return ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::AsyncCommitGroup, {})); }
-ir::Stmt wait_group(int64_t in_flight) {
-  return ir::EvaluateNode::make(ir::CallNode::make(
-      ir::Intrinsic::AsyncWaitGroup, {ir::make_const(ir::DataType::i32(), static_cast<double>(in_flight))}));
-}
-
 // The statement with async_copy on its outermost loop (a unit loop around it when it is
 // not a loop), so code generation issues its stores as cp.async.
 ir::Stmt mark_async(const ir::Stmt& s, const std::string& name) {
@@ -418,13 +411,13 @@ class Pipeline {
       }
       // One group per time step, even an empty one, so that the group a reader needs is
       // always the same number of groups back.
-      if (s == last_async) step.push_back(commit_group());
+      if (s == last_async) step.push_back(gpu::async_commit_group());
     }
     if (reads_async) {
       // Groups up to step t - min_async_lag must have landed; step t's own group is not
       // committed yet. The barrier then shows every thread's copies to all, and tells each
       // writer of this step that every reader of the slot it overwrites is done.
-      step.insert(step.begin(), {wait_group(min_async_lag_ - 1), sync_threads()});
+      step.insert(step.begin(), {gpu::async_wait_group(min_async_lag_ - 1), gpu::sync_threads()});
     }
     ir::Annotations annotations = loop_->annotations;
     annotations.erase(std::string(kSoftwarePipelineStage));
@@ -439,7 +432,7 @@ class Pipeline {
     // The prologue's copies overwrite what an earlier run of this pipeline (an enclosing
     // loop's previous iteration) may still be reading; async writes are invisible to
     // insert_thread_syncs, so the barrier is ours to place.
-    if (has_async_) out.push_back(sync_threads());
+    if (has_async_) out.push_back(gpu::sync_threads());
     int64_t steady_begin = std::min(max_stage_, extent_);
     int64_t steady_end = std::max(max_stage_, extent_);
     for (auto [begin, end, suffix] : {std::tuple{int64_t{0}, steady_begin, "prologue"},

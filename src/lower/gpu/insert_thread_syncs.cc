@@ -217,7 +217,7 @@ class SyncInserter {
   ir::Stmt emit(const ir::Stmt& s) {
     ir::Stmt out = rebuild(s);
     if (!planner_.sync_before.count(s.get())) return out;
-    return ir::SeqStmtNode::make({ir::EvaluateNode::make(ir::CallNode::make(ir::Intrinsic::SyncThreads, {})), out});
+    return ir::SeqStmtNode::make({gpu::sync_threads(), out});
   }
 
  private:

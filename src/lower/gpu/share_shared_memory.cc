@@ -119,10 +119,6 @@ class AccessRedirector : public ir::StmtExprMutator {
   const std::unordered_map<const ir::BufferNode*, ir::Buffer>& target_;
 };
 
-ir::Stmt effect(ir::Intrinsic op, std::vector<ir::Expr> args = {}) {
-  return ir::EvaluateNode::make(ir::CallNode::make(op, std::move(args)));
-}
-
 class SharedMemorySharer {
  public:
   explicit SharedMemorySharer(const ir::PrimFunc& func) {
@@ -185,8 +181,8 @@ class SharedMemorySharer {
     std::vector<ir::Stmt> new_stmts;
     for (size_t i = 0; i < stmts.size(); ++i) {
       if (drain_before.count(i)) {
-        new_stmts.push_back(effect(ir::Intrinsic::AsyncWaitGroup, {ir::make_zero(ir::DataType::i32())}));
-        new_stmts.push_back(effect(ir::Intrinsic::SyncThreads));
+        new_stmts.push_back(gpu::async_wait_group(0));
+        new_stmts.push_back(gpu::sync_threads());
       }
       new_stmts.push_back(redirect.visit(stmts[i]));
     }

@@ -171,6 +171,22 @@ schedule::LoopRV stage_output_tile(schedule::Schedule& s, BlockRV c_shared, Bloc
   return s.fuse({rows, cols});
 }
 
+std::optional<schedule::Schedule> staged_sketch_or_plain(
+    const TensorCoreGemm& gemm, const lower::Target& target,
+    const std::function<void(schedule::Schedule& s, bool staged)>& sketch) {
+  const bool copied_back = gemm.copies && gemm.copies->c_back;
+  for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+    schedule::Schedule s = gemm.schedule.copy();
+    try {
+      sketch(s, staged);
+    } catch (const schedule::ScheduleError&) {
+      continue;
+    }
+    if (tensorizes(s, target)) return s;
+  }
+  return std::nullopt;
+}
+
 bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k) {
   const GemmMatch& m = gemm.match;
   auto rounded = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile * tile; };

@@ -9,6 +9,7 @@
 // memory); the output's copy back stays, a permutation of the output.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -63,6 +64,14 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
 // not fold).
 schedule::LoopRV stage_output_tile(schedule::Schedule& s, schedule::BlockRV c_shared, schedule::BlockRV c_warp,
                                    schedule::LoopRV block_loop, const ImplicitGemm& copies);
+
+// What a tensor-core rule offers for `gemm`: the schedule `sketch(s, staged)` makes of a copy
+// of gemm.schedule, with its output staged through a shared tile (stage_output_tile) where
+// gemm copies its output back, else, or where that sketch throws or does not tensorize on
+// `target` (C' padded beyond C), unstaged; nullopt when neither sketch tensorizes.
+std::optional<schedule::Schedule> staged_sketch_or_plain(
+    const TensorCoreGemm& gemm, const lower::Target& target,
+    const std::function<void(schedule::Schedule& s, bool staged)>& sketch);
 
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
 // it the tile padding wastes more than the tensor cores' edge over the plain tiling that

@@ -109,19 +109,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
     if (match.dtype == ir::DataType::f32() && passes.empty()) return {};
     // An output copied back from C'[m, n] (a convolution's, a padded GEMM's) is staged
-    // through shared memory and written straight into C; where the copy back cannot fold
-    // into that write (C' padded beyond C), the sketch stores C' and keeps the copy.
-    const bool copied_back = gemm->copies && gemm->copies->c_back;
-    for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-      Schedule s = gemm->schedule.copy();
-      try {
-        sketch(s, block, match, gemm->copies, passes, staged);
-      } catch (const schedule::ScheduleError&) {
-        continue;
-      }
-      if (tensorizes(s, target_)) return {s, sch};
-    }
-    return {};
+    // through shared memory and written straight into C where the copy back folds.
+    std::optional<Schedule> s = staged_sketch_or_plain(
+        *gemm, target_, [&](Schedule& t, bool staged) { sketch(t, block, match, gemm->copies, passes, staged); });
+    if (!s) return {};
+    return {*s, sch};
   }
 
  private:

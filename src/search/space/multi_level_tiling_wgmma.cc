@@ -99,17 +99,11 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     if (warpgroups.empty() || n_tiles.empty()) return {};
     // An output copied back from C'[m, n] is staged through shared memory into C where the
     // copy back folds into that write (stage_output_tile), else C' is stored and copied.
-    const bool copied_back = gemm->copies && gemm->copies->c_back;
-    for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
-      Schedule s = gemm->schedule.copy();
-      try {
-        sketch(s, block, match, warpgroups, n_tiles, gemm->copies, staged);
-      } catch (const schedule::ScheduleError&) {
-        continue;
-      }
-      if (tensorizes(s, target_)) return {s, sch};
-    }
-    return {};
+    std::optional<Schedule> s = staged_sketch_or_plain(*gemm, target_, [&](Schedule& t, bool staged) {
+      sketch(t, block, match, warpgroups, n_tiles, gemm->copies, staged);
+    });
+    if (!s) return {};
+    return {*s, sch};
   }
 
  private:
