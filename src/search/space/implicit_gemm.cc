@@ -36,11 +36,12 @@ std::vector<int64_t> operand_read_indices(const ir::BlockNode* block) {
   return read_index;
 }
 
-// The block's iteration variables by name and extent, and the groups m, n, k.
+// The block's iteration variables by name and extent, and the groups batch, m, n, k.
 struct Roles {
+  enum Group : size_t { kBatch, kM, kN, kK, kGroups };
   std::vector<std::string> names;
   std::vector<int64_t> extents;
-  std::vector<std::vector<size_t>> groups;  // m, n, k: block positions
+  std::vector<std::vector<size_t>> groups;  // batch, m, n, k: block positions
 };
 
 // The fusion map of the variables `used` (block positions, in order): the groups
@@ -79,7 +80,7 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   if (read_index.size() != 2) return std::nullopt;
 
   Roles roles;
-  roles.groups.assign(3, {});
+  roles.groups.assign(Roles::kGroups, {});
   std::vector<size_t> a_used, b_used, c_used;
   for (size_t p = 0; p < b->iter_vars.size(); ++p) {
     const ir::IterVar& iv = b->iter_vars[p];
@@ -94,20 +95,24 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
     if (in_c) c_used.push_back(p);
     if (iv.kind == ir::IterKind::kReduce) {
       if (!(in_a && in_b) && *extent > 1) return std::nullopt;
-      roles.groups[2].push_back(p);
-    } else if (in_a && in_b) {
-      if (*extent > 1) return std::nullopt;  // a batch or grouped channel: not one GEMM
-      roles.groups[0].push_back(p);
+      roles.groups[Roles::kK].push_back(p);
+    } else if (in_a && in_b && *extent > 1) {
+      // Read by both inputs: a batch of GEMMs when the output keeps it apart too (a split-K
+      // GEMM's chunk, add_rfactor's partial sums), and only then.
+      if (!in_c) return std::nullopt;
+      roles.groups[Roles::kBatch].push_back(p);
     } else {
-      roles.groups[in_b ? 1 : 0].push_back(p);
+      roles.groups[in_b && !in_a ? Roles::kN : Roles::kM].push_back(p);
     }
   }
-  if (roles.groups[0].empty() || roles.groups[1].empty() || roles.groups[2].empty()) return std::nullopt;
+  if (roles.groups[Roles::kM].empty() || roles.groups[Roles::kN].empty() || roles.groups[Roles::kK].empty()) {
+    return std::nullopt;
+  }
   // The variable of the output's innermost index, when it is one (trivial bindings: its
   // block position names its group).
   bool output_follows_m = false;
   if (const auto* innermost = b->writes[0].region.back().min.as<ir::VarNode>()) {
-    for (size_t p : roles.groups[0]) output_follows_m |= b->iter_vars[p].var.get() == innermost;
+    for (size_t p : roles.groups[Roles::kM]) output_follows_m |= b->iter_vars[p].var.get() == innermost;
   }
 
   schedule::Schedule attempt = sch.copy();
@@ -126,7 +131,9 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   attempt.transform_block_layout(out.a_copy, a_map);
   attempt.transform_block_layout(out.b_copy, b_map);
   attempt.transform_block_layout(*out.c_back, c_map);
-  attempt.transform_block_layout(block, IndexMap::fusing(roles.names, roles.extents, roles.groups));
+  std::vector<size_t> every(roles.names.size());
+  for (size_t p = 0; p < every.size(); ++p) every[p] = p;
+  attempt.transform_block_layout(block, restricted(roles, every));  // no batch: (m, n, k)
   sch = std::move(attempt);
   return out;
 }

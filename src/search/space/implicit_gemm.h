@@ -4,7 +4,10 @@
 // transform_block_layout on the copies and the block), so the block becomes
 // C'[m, n] += A'[m, k] * B'[n, k] with trivial bindings, which match_gemm (gemm_match.h)
 // accepts. m fuses the spatial variables only A reads, n those only B reads, k the
-// reduction variables (which both read). The input copies are left for the caller to
+// reduction variables (which both read). Spatial variables both inputs and the output read
+// are a batch, fused in front of each (C'[b, m, n] += A'[b, m, k] * B'[b, n, k]): the chunk
+// of a split-K GEMM's partial sums (add_rfactor's C_rf[chunk, i, j], whose A and B read
+// chunk * K' + k), so that a long-K GEMM runs on tensor cores too. The input copies are left for the caller to
 // inline into the shared-memory reads that replace them (no im2col buffer in global
 // memory); the output's copy back stays, a permutation of the output.
 #pragma once
@@ -31,8 +34,8 @@ struct ImplicitGemm {
 };
 
 // Applies the presentation to `block` of `sch` when the block is a leaf reduction with one
-// write and two inputs, each spatial variable read by at most one input (a grouped conv's
-// channel, read by both, is refused), each reduction variable read by both, and the
+// write and two inputs, each spatial variable read by at most one input or by both and the
+// output (a grouped conv's channel leaves no variable to B alone and is refused), each reduction variable read by both, and the
 // block's loops its own; nullopt otherwise, `sch` then unchanged. Throws what the
 // primitives throw on preconditions this check did not foresee (the rule catches it).
 std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& block);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "dragon/interp/input_generator.h"
+#include "dragon/interp/interpreter.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
@@ -12,6 +14,7 @@
 #include "dragon/script/script.h"
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
+#include "unit/codegen/codegen_test_util.h"
 #include "unit/lower/gpu/barrier_simulator.h"
 #include "unit/lower/gpu/gpu_test_util.h"
 #include "unit/lower/lower_test_util.h"
@@ -226,6 +229,47 @@ TEST(AddRFactor, NoCandidateOfALongSumSumsMoreThanAChunkInOneThread) {
     }
     EXPECT_GT(split, 0);
     EXPECT_GT(checked, 0);
+  }
+}
+
+// A split-K GEMM's partial sums C_rf[chunk, i, j] read A and B at the chunk as well: a batch
+// of GEMMs (present_as_gemm's batch group), so the tensor-core rules tile them (mma.sync in
+// f32 as 3xTF32 and in f16; wgmma in f16 on tiles of 64 x 128) instead of leaving a long-K
+// GEMM to CUDA-core FMAs. Every candidate tensorizes its partial sums and computes the GEMM
+// on the interpreter.
+TEST(AddRFactor, ASplitKGemmsPartialSumsRunOnTensorCores) {
+  const RuleSet rules = cuda_with_short_serial_sums();
+  struct Case {
+    const char* spec;
+    const char* rule;
+    const char* tensorized;  // a line of every candidate's script
+  };
+  for (const Case& c : {Case{"matmul:m=32,n=16,k=2048", "multi_level_tiling_tensor_core(", "mma_store_m16n8_f32"},
+                        Case{"matmul:m=32,n=16,k=2048,trans_b=true,dtype=f16", "multi_level_tiling_tensor_core(",
+                             "mma_store_m16n8_f32"},
+                        Case{"matmul:m=64,n=128,k=2048,dtype=f16", "multi_level_tiling_wgmma(", "wgmma_"}}) {
+    SCOPED_TRACE(c.spec);
+    ir::PrimFunc func = workload(c.spec);
+    int checked = 0;
+    for (const Sketch& sketch : generate_design_space(func, kH200, rules)) {
+      const bool partial_sums_tiled = std::any_of(sketch.applied.begin(), sketch.applied.end(), [&](const std::string& a) {
+        return a.starts_with(c.rule) && a.ends_with("_rf)");
+      });
+      if (!partial_sums_tiled) continue;
+      CandidateResult r = sample_candidate(sketch, func, kH200, rules, checked);
+      ASSERT_TRUE(r.ok()) << r.failure().message << "\n" << script_of(sketch);
+      ++checked;
+      const std::string text = script::encode(r.candidate().trace);
+      EXPECT_NE(text.find(c.tensorized), std::string::npos) << text;
+      EXPECT_LE(longest_serial_sum(r.candidate().func), 256) << text;
+      // Compared at the output type's tolerance (an f16 C rounds the f32 sums).
+      std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 5, interp::Distribution::kNormal);
+      std::vector<tensor::HostTensor> actual = expected;
+      interp::run(func, expected);
+      interp::run(r.candidate().func, actual);
+      EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << text;
+    }
+    EXPECT_GT(checked, 0) << "no tensor-core sketch of the partial sums";
   }
 }
 
