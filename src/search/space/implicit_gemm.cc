@@ -144,9 +144,10 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   for (const ir::ForNode* l : site->loops) {
     if (l->for_kind != ir::ForKind::kSerial || !l->annotations.empty()) return std::nullopt;
   }
-  TensorCoreGemm out{sch.copy(), {}, std::nullopt, std::nullopt};
+  TensorCoreGemm out{sch.copy(), {}, std::nullopt, std::nullopt, std::nullopt};
   if (std::optional<GemmMatch> match = match_gemm(*site)) {
     out.match = *match;
+    out.epilogue = epilogue_of(sch.func(), block);
     return out;
   }
   try {
@@ -163,13 +164,52 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   return out;
 }
 
+std::optional<std::string> epilogue_of(const ir::PrimFunc& func, const std::string& gemm) {
+  std::optional<BlockSite> producer = find_block(func, gemm);
+  if (!producer || producer->block->writes.size() != 1 || producer->parent == nullptr) return std::nullopt;
+  const ir::Buffer& output = producer->block->writes[0].buffer;
+  const bool intermediate = std::any_of(producer->parent->alloc_buffers.begin(), producer->parent->alloc_buffers.end(),
+                                        [&](const ir::Buffer& a) { return a.same_as(output); });
+  if (!intermediate) return std::nullopt;
+  // Whether `region` indexes its buffer at exactly `block`'s iteration variables, in order.
+  auto at_own_variables = [](const ir::BufferRegion& region, const ir::BlockNode* block) {
+    if (region.region.size() != block->iter_vars.size()) return false;
+    for (size_t d = 0; d < region.region.size(); ++d) {
+      const auto* var = region.region[d].min.as<ir::VarNode>();
+      if (var == nullptr || var != block->iter_vars[d].var.get() || !ir::is_const_int(region.region[d].extent, 1)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::optional<std::string> consumer;
+  for (const std::string& name : block_names(func)) {
+    if (name == gemm) continue;
+    std::optional<BlockSite> site = find_block(func, name);
+    if (!site) continue;
+    const ir::BlockNode* b = site->block;
+    const bool reads = std::any_of(b->reads.begin(), b->reads.end(),
+                                   [&](const ir::BufferRegion& r) { return r.buffer.same_as(output); });
+    if (!reads) continue;
+    if (consumer) return std::nullopt;  // a second reader
+    if (!is_spatial(b) || b->writes.size() != 1 || !has_trivial_bindings(*site)) return std::nullopt;
+    for (const ir::BufferRegion& r : b->reads) {
+      if (r.buffer.same_as(output) && !at_own_variables(r, b)) return std::nullopt;
+    }
+    if (!at_own_variables(b->writes[0], b)) return std::nullopt;
+    consumer = name;
+  }
+  return consumer;
+}
+
 schedule::LoopRV stage_output_tile(schedule::Schedule& s, BlockRV c_shared, BlockRV c_warp, schedule::LoopRV block_loop,
-                                   const ImplicitGemm& copies) {
+                                   const TensorCoreGemm& gemm) {
   s.reverse_compute_at(c_shared, block_loop, true, -1);
-  s.reverse_compute_inline(*copies.c_back);
+  const bool copied_back = gemm.copies && gemm.copies->c_back;
+  s.reverse_compute_inline(copied_back ? *gemm.copies->c_back : s.get_block(gemm.epilogue.value()));
   std::vector<schedule::LoopRV> loops = s.get_loops(c_shared);
   schedule::LoopRV rows = loops[loops.size() - 2], cols = loops[loops.size() - 1];
-  if (copies.output_follows_m) {
+  if (copied_back && gemm.copies->output_follows_m) {
     s.reorder({cols, rows});
     s.storage_align(c_warp, 0, -2, 32, 1);
     return s.fuse({cols, rows});
@@ -181,8 +221,8 @@ schedule::LoopRV stage_output_tile(schedule::Schedule& s, BlockRV c_shared, Bloc
 std::optional<schedule::Schedule> staged_sketch_or_plain(
     const TensorCoreGemm& gemm, const lower::Target& target,
     const std::function<void(schedule::Schedule& s, bool staged)>& sketch) {
-  const bool copied_back = gemm.copies && gemm.copies->c_back;
-  for (bool staged : copied_back ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
+  const bool foldable = (gemm.copies && gemm.copies->c_back) || gemm.epilogue;
+  for (bool staged : foldable ? std::vector<bool>{true, false} : std::vector<bool>{false}) {
     schedule::Schedule s = gemm.schedule.copy();
     try {
       sketch(s, staged);
@@ -251,6 +291,7 @@ bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i
   gemm.schedule = std::move(attempt);
   gemm.match = *match;
   gemm.copies = copies;
+  gemm.epilogue.reset();  // it reads the valid region of the grown intermediate, not the tiles
   return true;
 }
 

@@ -52,26 +52,38 @@ struct TensorCoreGemm {
   // or those pad_to_tiles made for a plain GEMM. Their loads may be guarded (the padding),
   // so the shared tiles are filled by threads, not by cp.async of global memory as it is.
   std::optional<ImplicitGemm> copies;
+  // A plain GEMM's epilogue (epilogue_of): the block the staged output tile's write takes
+  // over when there is no copy back, by name (looked up only where a sketch stages).
+  std::optional<std::string> epilogue;
 };
 std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block);
+
+// The one consumer of the GEMM block `gemm`'s output that may take over the write of its
+// staged output tile (an epilogue: a bias, an activation, the cast of an f32 accumulator to
+// a 16-bit output): the output is an intermediate of the function that exactly one other
+// block reads, spatially, at its own iteration variables in order, writing one buffer at
+// those same variables in order, so the tile's copy computes it on the way to global
+// memory and neither the f32 intermediate nor a second kernel remains. nullopt otherwise.
+std::optional<std::string> epilogue_of(const ir::PrimFunc& func, const std::string& gemm);
 
 // The tile of C' a tensor-core sketch's block computes, from its warps' stores into shared
 // memory to C itself: `c_shared` is the block's shared write cache (made before the
 // accumulator's, `c_warp`, which then writes it), computed at `block_loop`, the innermost
-// loop bound to blockIdx; `copies.c_back` is folded into its write (its layout map then
-// indexes C: no C' in global memory, no second kernel). Returns the tile copy's one fused
-// loop, walked so that consecutive iterations write consecutive elements of C, for the rule
-// to spread over its threads. The shared rows are padded (storage_align on c_warp): 1 word
-// mod 32 where that walk goes down the tile's columns, so that a warp's reads of them hit
-// 32 banks. Throws what the primitives throw (C' padded beyond C: the copy back then does
-// not fold).
+// loop bound to blockIdx; gemm.copies->c_back, or else gemm.epilogue, is folded into its
+// write (a copy back's layout map then indexes C: no C' in global memory, no second
+// kernel). Returns the tile copy's one fused loop, walked so that consecutive iterations
+// write consecutive elements of C, for the rule to spread over its threads. The shared rows
+// are padded (storage_align on c_warp): 1 word mod 32 where that walk goes down the tile's
+// columns, so that a warp's reads of them hit 32 banks. Throws what the primitives throw
+// (C' padded beyond C: the copy back then does not fold).
 schedule::LoopRV stage_output_tile(schedule::Schedule& s, schedule::BlockRV c_shared, schedule::BlockRV c_warp,
-                                   schedule::LoopRV block_loop, const ImplicitGemm& copies);
+                                   schedule::LoopRV block_loop, const TensorCoreGemm& gemm);
 
 // What a tensor-core rule offers for `gemm`: the schedule `sketch(s, staged)` makes of a copy
 // of gemm.schedule, with its output staged through a shared tile (stage_output_tile) where
-// gemm copies its output back, else, or where that sketch throws or does not tensorize on
-// `target` (C' padded beyond C), unstaged; nullopt when neither sketch tensorizes.
+// gemm copies its output back or has an epilogue, else, or where that sketch throws or does
+// not tensorize on `target` (C' padded beyond C), unstaged; nullopt when neither sketch
+// tensorizes.
 std::optional<schedule::Schedule> staged_sketch_or_plain(
     const TensorCoreGemm& gemm, const lower::Target& target,
     const std::function<void(schedule::Schedule& s, bool staged)>& sketch);

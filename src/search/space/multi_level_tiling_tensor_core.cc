@@ -109,20 +109,24 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
     if (match.dtype == ir::DataType::f32() && passes.empty()) return {};
     // An output copied back from C'[m, n] (a convolution's, a padded GEMM's) is staged
-    // through shared memory and written straight into C where the copy back folds.
+    // through shared memory and written straight into C where the copy back folds; a plain
+    // GEMM's epilogue (bias, activation, cast) is computed on the tile's way out.
     std::optional<Schedule> s = staged_sketch_or_plain(
-        *gemm, target_, [&](Schedule& t, bool staged) { sketch(t, block, match, gemm->copies, passes, staged); });
+        *gemm, target_, [&](Schedule& t, bool staged) { sketch(t, block, *gemm, passes, staged); });
     if (!s) return {};
     return {*s, sch};
   }
 
  private:
   // `stage_output`: the accumulators go through a shared tile of the block's C' into C
-  // itself (copies->c_back folded into that tile's write), instead of into C' in global
-  // memory and a second kernel's copy back: the copy back of a convolution's C'[m, n] read
-  // one layout and wrote the other, so one side of it was a strided access per element.
-  void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::optional<ImplicitGemm>& copies,
-              const std::vector<int64_t>& tf32_passes, bool stage_output) const {
+  // itself (copies->c_back, or the epilogue, folded into that tile's write), instead of
+  // into C' in global memory and a second kernel's copy back: the copy back of a
+  // convolution's C'[m, n] read one layout and wrote the other, so one side of it was a
+  // strided access per element; an epilogue's kernel read the whole f32 C' back.
+  void sketch(Schedule& s, const std::string& name, const TensorCoreGemm& gemm, const std::vector<int64_t>& tf32_passes,
+              bool stage_output) const {
+    const GemmMatch& m = gemm.match;
+    const std::optional<ImplicitGemm>& copies = gemm.copies;
     const MmaIntrins intrins = mma_intrins(m);
     const bool f32 = m.dtype == ir::DataType::f32();
     BlockRV c = s.get_block(name);
@@ -170,7 +174,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.annotate(c, "meta_schedule.thread_extent_high_inclusive", options_.tiling.max_threads_per_block);
     s.reverse_compute_at(c_warp, ty, true, -1);
     if (c_shared) {
-      stage_output_tile(s, *c_shared, c_warp, bx, *copies);
+      stage_output_tile(s, *c_shared, c_warp, bx, gemm);
       // One element per thread and step: C's index is a layout map's (div and mod of m),
       // which no vector access follows.
       s.annotate(*c_shared, "meta_schedule.cooperative_fetch", int64_t{1});

@@ -98,18 +98,24 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     std::vector<int64_t> n_tiles = dividing(options_.n_tiles, match.j_extent, 1);
     if (warpgroups.empty() || n_tiles.empty()) return {};
     // An output copied back from C'[m, n] is staged through shared memory into C where the
-    // copy back folds into that write (stage_output_tile), else C' is stored and copied.
+    // copy back folds into that write (stage_output_tile), else C' is stored and copied. A
+    // plain GEMM's epilogue stays a kernel of its own: wgmma's swizzled operand tiles keep
+    // their memory (share_shared_memory), so a staged f32 tile of 128 x 256 (128 KiB) came
+    // on top of a 3-deep pipeline's 144 KiB, past the 227 KiB a block may have, at the f16
+    // GEMM expert's decisions.
+    gemm->epilogue.reset();
     std::optional<Schedule> s = staged_sketch_or_plain(*gemm, target_, [&](Schedule& t, bool staged) {
-      sketch(t, block, match, warpgroups, n_tiles, gemm->copies, staged);
+      sketch(t, block, *gemm, warpgroups, n_tiles, staged);
     });
     if (!s) return {};
     return {*s, sch};
   }
 
  private:
-  void sketch(Schedule& s, const std::string& name, const GemmMatch& m, const std::vector<int64_t>& warpgroups,
-              const std::vector<int64_t>& n_tiles, const std::optional<ImplicitGemm>& copies,
-              bool stage_output) const {
+  void sketch(Schedule& s, const std::string& name, const TensorCoreGemm& gemm, const std::vector<int64_t>& warpgroups,
+              const std::vector<int64_t>& n_tiles, bool stage_output) const {
+    const GemmMatch& m = gemm.match;
+    const std::optional<ImplicitGemm>& copies = gemm.copies;
     const std::string half = ir::to_string(m.dtype);
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("wgmma"));
@@ -148,7 +154,7 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     s.reverse_compute_at(c_warp, i[1], true, -1);
     if (c_shared) {
       // The block's threads copy the tile into C one element each per step.
-      LoopRV tile = stage_output_tile(s, *c_shared, c_warp, j[0], *copies);
+      LoopRV tile = stage_output_tile(s, *c_shared, c_warp, j[0], gemm);
       std::vector<LoopRV> parts = s.split(tile, {None{}, wg, kWarpgroupLanes});
       s.bind(parts[1], "threadIdx.y");
       s.bind(parts[2], "threadIdx.x");

@@ -19,6 +19,7 @@
 #include "dragon/interp/input_generator.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/ir/functor.h"
+#include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/ops/op_registry.h"
@@ -360,6 +361,124 @@ TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
     EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
     EXPECT_NE(text.find("wgmma"), std::string::npos) << text;
     EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << text;
+  }
+}
+
+// A plain GEMM's epilogue (a bias and an activation, or the cast of its f32 accumulator to
+// f16) is computed on the mma.sync sketch's staged output tile's way to global memory: the
+// f32 intermediate and the epilogue's own kernel are gone, the tile is staged through shared
+// memory (barrier-checked), and every candidate computes the op. (The wgmma rule keeps the
+// epilogue a kernel of its own: multi_level_tiling_wgmma.cc says why.)
+TEST(ImplicitGemmTensorCore, APlainGemmsEpilogueRunsOnTheStagedOutputTile) {
+  struct Case {
+    const char* spec;
+    const char* rule;
+    const char* intermediate;  // the GEMM's f32 output, an allocation before
+  };
+  for (const Case& c : {Case{"matmul_bias_act:m=32,n=16,k=32,activation=relu,dtype=bf16", "multi_level_tiling_tensor_core",
+                             "matmul: f32"},
+                        Case{"matmul:m=32,n=16,k=32,dtype=f16", "multi_level_tiling_tensor_core", "C_acc: f32"},
+                        Case{"matmul_bias_act:m=32,n=16,k=32,activation=gelu,trans_w=true,dtype=f16",
+                             "multi_level_tiling_tensor_core", "matmul: f32"}}) {
+    SCOPED_TRACE(c.spec);
+    ir::PrimFunc func = workload(c.spec);
+    ASSERT_NE(ir::print_function(func).find(c.intermediate), std::string::npos);
+    std::vector<Sketch> sketches = testing::sketches_of_rule(func, RuleSet::cuda(), c.rule);
+    ASSERT_EQ(sketches.size(), 1u);
+    for (int seed = 0; seed < 2; ++seed) {
+      CandidateResult r = sample_candidate(sketches[0], func, kH200, RuleSet::cuda(), seed);
+      ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+      const std::string text = script::encode(r.candidate().trace);
+      EXPECT_NE(text.find("\nrci b"), std::string::npos) << text;
+      const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200).func;
+      const std::string kernel_text = ir::print_function(kernel);
+      EXPECT_EQ(kernel_text.find(c.intermediate), std::string::npos) << kernel_text;
+      EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << text;
+      EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel))) << text;
+    }
+  }
+}
+
+// No epilogue is folded where the GEMM's consumer is not one elementwise block at the
+// GEMM's own indices (an output read by two blocks, or written transposed): the
+// tensor-core sketch then keeps its output unstaged, in global memory.
+TEST(ImplicitGemmTensorCore, OnlyOneElementwiseConsumerAtTheGemmsIndicesIsAnEpilogue) {
+  const char* two_readers = R"(func two_readers(in A: f16[32, 32], in B: f16[32, 16], out C: f16[32, 16], out D: f16[32, 16]) {
+  block root {
+    alloc acc: f32[32, 16]
+    for i0 in 32 {
+      for i1 in 16 {
+        for r0 in 32 {
+          block acc [vi0: S 32 = i0, vi1: S 16 = i1, vr0: R 32 = r0] {
+            reads A[vi0, vr0], B[vr0, vi1]
+            writes acc[vi0, vi1]
+            init {
+              acc[vi0, vi1] = 0f32
+            }
+            acc[vi0, vi1] = acc[vi0, vi1] + f32(A[vi0, vr0]) * f32(B[vr0, vi1])
+          }
+        }
+      }
+    }
+    for i0 in 32 {
+      for i1 in 16 {
+        block C [vi0: S 32 = i0, vi1: S 16 = i1] {
+          reads acc[vi0, vi1]
+          writes C[vi0, vi1]
+          C[vi0, vi1] = f16(acc[vi0, vi1])
+        }
+      }
+    }
+    for i0 in 32 {
+      for i1 in 16 {
+        block D [vi0: S 32 = i0, vi1: S 16 = i1] {
+          reads acc[vi0, vi1]
+          writes D[vi0, vi1]
+          D[vi0, vi1] = f16(acc[vi0, vi1] * 2f32)
+        }
+      }
+    }
+  }
+}
+)";
+  const char* transposed = R"(func transposed(in A: f16[32, 32], in B: f16[32, 16], out C: f16[16, 32]) {
+  block root {
+    alloc acc: f32[32, 16]
+    for i0 in 32 {
+      for i1 in 16 {
+        for r0 in 32 {
+          block acc [vi0: S 32 = i0, vi1: S 16 = i1, vr0: R 32 = r0] {
+            reads A[vi0, vr0], B[vr0, vi1]
+            writes acc[vi0, vi1]
+            init {
+              acc[vi0, vi1] = 0f32
+            }
+            acc[vi0, vi1] = acc[vi0, vi1] + f32(A[vi0, vr0]) * f32(B[vr0, vi1])
+          }
+        }
+      }
+    }
+    for i0 in 32 {
+      for i1 in 16 {
+        block C [vi0: S 32 = i0, vi1: S 16 = i1] {
+          reads acc[vi0, vi1]
+          writes C[vi1, vi0]
+          C[vi1, vi0] = f16(acc[vi0, vi1])
+        }
+      }
+    }
+  }
+}
+)";
+  for (const char* text : {two_readers, transposed}) {
+    const ir::PrimFunc func = ir::parse_function(text);
+    std::vector<Sketch> sketches = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_tensor_core");
+    ASSERT_EQ(sketches.size(), 1u) << text;
+    const std::string script = script::encode(sketches[0].trace);
+    EXPECT_EQ(script.find("\nrci b"), std::string::npos) << script;
+    CandidateResult r = sample_candidate(sketches[0], func, kH200, RuleSet::cuda(), 0);
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    EXPECT_TRUE(computes_like(func, r.candidate().func, 3)) << script;
   }
 }
 
