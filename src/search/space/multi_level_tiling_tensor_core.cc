@@ -175,9 +175,19 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.reverse_compute_at(c_warp, ty, true, -1);
     if (c_shared) {
       stage_output_tile(s, *c_shared, c_warp, bx, gemm);
-      // One element per thread and step: C's index is a layout map's (div and mod of m),
-      // which no vector access follows.
-      s.annotate(*c_shared, "meta_schedule.cooperative_fetch", int64_t{1});
+      if (copies && copies->c_back) {
+        // One element per thread and step: C's index is a layout map's (div and mod of m),
+        // which no vector access follows.
+        s.annotate(*c_shared, "meta_schedule.cooperative_fetch", int64_t{1});
+      } else {
+        // An epilogue writes C at the tile's own indices: rows of whole vectors, as wide as
+        // its widest element allows (the f32 tile it reads, where it writes 16 bits).
+        int widest = 1;
+        for (const auto* regions : {&s.get(*c_shared)->reads, &s.get(*c_shared)->writes}) {
+          for (const ir::BufferRegion& r : *regions) widest = std::max(widest, r.buffer->dtype.bytes());
+        }
+        annotate_cooperative_fetch(s, *c_shared, widest, options_.tiling);
+      }
     }
     // Fragments per R1 step, shared tiles per R0 step (consumers first: compute_at needs
     // every reader of a cache under the loop).

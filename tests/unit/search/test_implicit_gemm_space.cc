@@ -367,7 +367,8 @@ TEST(ImplicitGemmTensorCore, WgmmaPadsPartialTiles) {
 // A plain GEMM's epilogue (a bias and an activation, or the cast of its f32 accumulator to
 // f16) is computed on the mma.sync sketch's staged output tile's way to global memory: the
 // f32 intermediate and the epilogue's own kernel are gone, the tile is staged through shared
-// memory (barrier-checked), and every candidate computes the op. (The wgmma rule keeps the
+// memory (barrier-checked) and written in sampled vectors, and every candidate computes the
+// op. (The wgmma rule keeps the
 // epilogue a kernel of its own: multi_level_tiling_wgmma.cc says why.)
 TEST(ImplicitGemmTensorCore, APlainGemmsEpilogueRunsOnTheStagedOutputTile) {
   struct Case {
@@ -385,7 +386,7 @@ TEST(ImplicitGemmTensorCore, APlainGemmsEpilogueRunsOnTheStagedOutputTile) {
     ASSERT_NE(ir::print_function(func).find(c.intermediate), std::string::npos);
     std::vector<Sketch> sketches = testing::sketches_of_rule(func, RuleSet::cuda(), c.rule);
     ASSERT_EQ(sketches.size(), 1u);
-    for (int seed = 0; seed < 2; ++seed) {
+    for (int seed = 0; seed < 4; ++seed) {  // vector stores of 1, 2 and 4 lanes among them
       CandidateResult r = sample_candidate(sketches[0], func, kH200, RuleSet::cuda(), seed);
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const std::string text = script::encode(r.candidate().trace);
