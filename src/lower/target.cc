@@ -14,7 +14,17 @@ Target Target::cuda_h200() {
   t.max_vthreads = 8;
   t.max_vector_bytes = 16;
   t.warp_size = 32;
+  t.max_grid_x = 2147483647;
+  t.max_grid_y = 65535;
+  t.max_grid_z = 65535;
   return t;
+}
+
+int64_t Target::max_grid_extent(std::string_view block_tag) const {
+  if (block_tag == "blockIdx.x") return max_grid_x;
+  if (block_tag == "blockIdx.y") return max_grid_y;
+  if (block_tag == "blockIdx.z") return max_grid_z;
+  return 0;
 }
 
 std::string Target::to_string() const {

@@ -21,11 +21,20 @@ struct Target {
   int64_t max_vthreads = 0;
   int64_t max_vector_bytes = 0;
   int64_t warp_size = 0;
+  // The most blocks a launch's grid holds along blockIdx.x, .y and .z (0: unchecked).
+  // cuLaunchKernel refuses a larger grid with CUDA_ERROR_INVALID_VALUE, which ends the
+  // process's CUDA context for a tuning worker: checked before a kernel is built.
+  int64_t max_grid_x = 0;
+  int64_t max_grid_y = 0;
+  int64_t max_grid_z = 0;
+  // The limit of a blockIdx.* tag, or 0 for another tag.
+  int64_t max_grid_extent(std::string_view block_tag) const;
 
   // The host CPU (OpenMP threads, simd loops).
   static Target cpu();
   // An H200 (sm_90a): 1024 threads, 227 KB shared memory per block with opt-in
-  // (232448 bytes), 8 virtual threads, 16-byte vectors, 32-lane warps.
+  // (232448 bytes), 8 virtual threads, 16-byte vectors, 32-lane warps, grids of at most
+  // 2^31 - 1 x 65535 x 65535 blocks.
   static Target cuda_h200();
 
   bool is_gpu() const { return kind == Kind::kCuda; }

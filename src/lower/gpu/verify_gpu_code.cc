@@ -1,5 +1,6 @@
 // verify_gpu_code (passes.h): MetaSchedule's VerifyGPUCode on lowered (or block) IR, per
-// kernel: threads per block, shared memory per block, virtual threads, vector width.
+// kernel: threads per block, blocks per grid dimension, shared memory per block, virtual
+// threads, vector width.
 // Throws UserError naming the limit, the value and the kernel. Changes nothing.
 #include <algorithm>
 #include <map>
@@ -122,6 +123,14 @@ void verify_gpu_code(const ir::PrimFunc& func, const Target& target) {
     if (threads > target.max_threads_per_block) {
       throw UserError(fmt::format("{} launches {} threads per block ({}), above the limit max_threads_per_block = {}",
                                   kernel, threads, shape, target.max_threads_per_block));
+    }
+    for (const auto& [tag, extent] : m.launch_extent) {
+      const int64_t limit = target.max_grid_extent(tag);
+      if (limit > 0 && extent > limit) {
+        throw UserError(fmt::format("{} launches a grid of {} blocks along {}, above the limit of {} (CUDA's grid "
+                                    "dimensions)",
+                                    kernel, extent, tag, limit));
+      }
     }
     if (m.shared_bytes > target.max_shared_memory_per_block) {
       throw UserError(fmt::format("{} uses {} bytes of shared memory per block, above the limit "

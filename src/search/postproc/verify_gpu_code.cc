@@ -1,6 +1,6 @@
 // VerifyGPUCode (MetaSchedule's postprocessor): rejects a candidate the GPU cannot run or
-// the sketch did not mean: per kernel (each top-level nest), threads per block, virtual
-// threads, the bytes of a vectorized access and shared memory against the target's
+// the sketch did not mean: per kernel (each top-level nest), threads per block, blocks per
+// grid dimension (a grid past CUDA's 65535 along y cannot launch), virtual threads, the bytes of a vectorized access and shared memory against the target's
 // limits (shared buffers of a software pipeline counted once per stage), each tiled
 // block's thread-extent bounds (the multi-level tiling rule's
 // "thread_extent_low/high_inclusive" annotations), a thread loop nested in one of the
@@ -366,6 +366,12 @@ class VerifyGpuCode : public Postproc {
     if (threads > target_.max_threads_per_block) {
       return fmt::format("kernel {}: {} threads per block, above the limit {}", kernel, threads,
                          target_.max_threads_per_block);
+    }
+    for (const auto& [tag, extent] : use.extents) {
+      const int64_t limit = target_.max_grid_extent(tag);
+      if (limit > 0 && extent > limit) {
+        return fmt::format("kernel {}: a grid of {} blocks along {}, above the limit {}", kernel, extent, tag, limit);
+      }
     }
     if (vthreads > target_.max_vthreads) {
       return fmt::format("kernel {}: {} virtual threads, above the limit {}", kernel, vthreads, target_.max_vthreads);
