@@ -1,6 +1,7 @@
 // unify_thread_bindings (passes.h): each kernel's loops bound to blockIdx/threadIdx tags
 // become one launch loop per tag around the kernel (lower.h's kernel form); a bound loop
-// shorter than its tag's launch extent becomes a guard. Not the place of allocations
+// shorter than its tag's launch extent becomes a guard; a grid too tall for CUDA along y
+// or z is folded into x. Not the place of allocations
 // (plan_gpu_allocations) nor of barriers (insert_thread_syncs).
 #include <algorithm>
 #include <array>
@@ -411,6 +412,49 @@ ir::Stmt unify_kernel(const ir::Stmt& original, const std::string& name) {
   return body;
 }
 
+// A grid past CUDA's 65535 blocks along blockIdx.y or .z cannot launch (a tensor-core
+// conv's row blocks: 32769 x 2 of them). When the whole grid fits along x, the kernel's
+// blockIdx loops become one blockIdx.x loop over them all and each former index is read
+// off it: x = b % X, y = b / X % Y, z = b / (X * Y). The blocks run in the same order (x
+// fastest). Other kernels are left as they are (verify_gpu_code refuses what still
+// exceeds a limit).
+ir::Stmt fold_grid_into_x(const ir::Stmt& kernel, const Target& target) {
+  if (const auto* alloc = kernel.as<ir::AllocateNode>()) {  // hoisted global buffers
+    ir::Stmt body = fold_grid_into_x(alloc->body, target);
+    return body.same_as(alloc->body) ? kernel : ir::AllocateNode::make(alloc->buffer, body);
+  }
+  gpu::LaunchNest nest = gpu::peel_launch_nest(kernel);
+  std::map<std::string, const ir::ForNode*, std::less<>> block_loop;
+  for (const ir::ForNode* l : nest.loops) {
+    if (gpu::is_block_tag(l->thread_tag)) block_loop[l->thread_tag] = l;
+  }
+  auto extent_of = [&](std::string_view tag) -> int64_t {
+    auto it = block_loop.find(tag);
+    return it == block_loop.end() ? 1 : *ir::as_const_int(it->second->extent);
+  };
+  const int64_t x = extent_of("blockIdx.x"), y = extent_of("blockIdx.y"), z = extent_of("blockIdx.z");
+  const bool too_tall = (target.max_grid_y > 0 && y > target.max_grid_y) || (target.max_grid_z > 0 && z > target.max_grid_z);
+  if (!too_tall || target.max_grid_x <= 0 || x * y * z > target.max_grid_x) return kernel;
+  ir::Var fused("blockIdx_x", ir::DataType::i32());
+  ir::VarMap map;
+  auto bind = [&](std::string_view tag, ir::Expr value) {
+    auto it = block_loop.find(tag);
+    if (it != block_loop.end()) map[it->second->loop_var.get()] = value;
+  };
+  bind("blockIdx.x", ir::floormod(fused, x));
+  bind("blockIdx.y", ir::floormod(ir::floordiv(fused, x), y));
+  bind("blockIdx.z", ir::floordiv(fused, x * y));
+  std::vector<const ir::ForNode*> threads;
+  for (const ir::ForNode* l : nest.loops) {
+    if (!gpu::is_block_tag(l->thread_tag)) threads.push_back(l);
+  }
+  gpu::LaunchNest inner{threads, ir::substitute(nest.body, map)};
+  ir::Stmt body = inner.with_launch(inner.body);
+  return ir::ForNode::make(fused, ir::make_zero(ir::DataType::i32()),
+                           ir::make_const(ir::DataType::i32(), static_cast<double>(x * y * z)),
+                           ir::ForKind::kThreadBinding, body, "blockIdx.x");
+}
+
 // Names what a statement left outside every kernel computes, for the error message.
 std::string describe(const ir::Stmt& s) {
   struct Finder : ir::StmtVisitor {
@@ -444,7 +488,7 @@ int launch_nests(const ir::Stmt& s) {
 // Rebuilds the top of the body (sequences, allocations) with each kernel unified.
 class TopLevelRewriter {
  public:
-  explicit TopLevelRewriter(const ir::PrimFunc& func) : func_(func) {}
+  TopLevelRewriter(const ir::PrimFunc& func, const Target& target) : func_(func), target_(target) {}
 
   ir::Stmt rewrite(const ir::Stmt& s) {
     if (const auto* seq = s.as<ir::SeqStmtNode>()) {
@@ -476,11 +520,13 @@ class TopLevelRewriter {
                                   "(search::auto_bind gives every block a default binding)",
                                   func_->name, describe(s)));
     }
-    return unify_kernel(s, fmt::format("kernel {} of function '{}'", kernels_++, func_->name));
+    ir::Stmt kernel = unify_kernel(s, fmt::format("kernel {} of function '{}'", kernels_++, func_->name));
+    return fold_grid_into_x(kernel, target_);
   }
 
  private:
   const ir::PrimFunc& func_;
+  const Target& target_;
   int kernels_ = 0;
 };
 
@@ -488,7 +534,7 @@ class TopLevelRewriter {
 
 ir::PrimFunc unify_thread_bindings(const ir::PrimFunc& func, const Target& target) {
   DRAGON_CHECK(func.root_block() == nullptr, "unify_thread_bindings runs on block-free IR (after lower_blocks)");
-  ir::Stmt body = TopLevelRewriter(func).rewrite(func->body);
+  ir::Stmt body = TopLevelRewriter(func, target).rewrite(func->body);
   return body.same_as(func->body) ? func : func.with_body(body);
 }
 

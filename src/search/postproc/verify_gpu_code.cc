@@ -1,6 +1,7 @@
 // VerifyGPUCode (MetaSchedule's postprocessor): rejects a candidate the GPU cannot run or
 // the sketch did not mean: per kernel (each top-level nest), threads per block, blocks per
-// grid dimension (a grid past CUDA's 65535 along y cannot launch), virtual threads, the bytes of a vectorized access and shared memory against the target's
+// grid (one too tall for CUDA along y or z is folded into x by lowering where it fits),
+// virtual threads, the bytes of a vectorized access and shared memory against the target's
 // limits (shared buffers of a software pipeline counted once per stage), each tiled
 // block's thread-extent bounds (the multi-level tiling rule's
 // "thread_extent_low/high_inclusive" annotations), a thread loop nested in one of the
@@ -11,6 +12,7 @@
 // own verify_gpu_code is exact, instead.
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -367,11 +369,19 @@ class VerifyGpuCode : public Postproc {
       return fmt::format("kernel {}: {} threads per block, above the limit {}", kernel, threads,
                          target_.max_threads_per_block);
     }
+    // A grid too tall along y or z is folded into x by lowering (unify_thread_bindings)
+    // when all of it fits there.
+    int64_t blocks = 1;
+    bool too_tall = false;
     for (const auto& [tag, extent] : use.extents) {
+      if (!starts_with(tag, "blockIdx.")) continue;
+      if (__builtin_mul_overflow(blocks, extent, &blocks)) blocks = std::numeric_limits<int64_t>::max();
       const int64_t limit = target_.max_grid_extent(tag);
-      if (limit > 0 && extent > limit) {
-        return fmt::format("kernel {}: a grid of {} blocks along {}, above the limit {}", kernel, extent, tag, limit);
-      }
+      too_tall = too_tall || (limit > 0 && extent > limit);
+    }
+    if (too_tall && target_.max_grid_x > 0 && blocks > target_.max_grid_x) {
+      return fmt::format("kernel {}: a grid of {} blocks, above the {} a launch holds", kernel, blocks,
+                         target_.max_grid_x);
     }
     if (vthreads > target_.max_vthreads) {
       return fmt::format("kernel {}: {} virtual threads, above the limit {}", kernel, vthreads, target_.max_vthreads);

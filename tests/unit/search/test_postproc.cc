@@ -61,6 +61,27 @@ TEST(VerifyGpuCode, RejectsTooManyThreadsPerBlock) {
   EXPECT_EQ(f->message, "kernel 0: 2048 threads per block, above the limit 1024");
 }
 
+// CUDA grids hold at most 65535 blocks along y and z (2^31 - 1 along x): lowering folds a
+// grid too tall along y into x where the whole grid fits there, so 65536 blocks along y
+// pass; 2^32 blocks in all fit nowhere and are refused before the kernel is built.
+TEST(VerifyGpuCode, RejectsGridsNoLaunchHolds) {
+  auto grid = [](int64_t y, int64_t x) {
+    Schedule sch(workload("relu:shape=" + std::to_string(y * x * 32)));
+    BlockRV b = sch.get_block("relu");
+    std::vector<LoopRV> parts = sch.split(sch.get_loops(b)[0], {y, x, int64_t{32}});
+    sch.bind(parts[0], "blockIdx.y");
+    sch.bind(parts[1], "blockIdx.x");
+    sch.bind(parts[2], "threadIdx.x");
+    return sch;
+  };
+  EXPECT_FALSE(verify(grid(65536, 2)).has_value());
+  EXPECT_FALSE(verify(grid(65536, 2), /*by_lowering=*/true).has_value());
+  std::optional<CandidateFailure> f = verify(grid(65536, 65536));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->kind, FailureKind::kRejected);
+  EXPECT_EQ(f->message, "kernel 0: a grid of 4294967296 blocks, above the 2147483647 a launch holds");
+}
+
 TEST(VerifyGpuCode, RejectsTooManyVirtualThreads) {
   Schedule sch = elementwise(8192, 16, 1, "vthread.x");
   std::optional<CandidateFailure> f = verify(sch);

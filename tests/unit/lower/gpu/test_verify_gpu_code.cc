@@ -1,5 +1,5 @@
-// verify_gpu_code: each H200 limit (threads per block, shared memory per block, virtual
-// threads, vector width) refused with a message naming the limit, the value and the
+// verify_gpu_code: each H200 limit (threads per block, blocks per grid dimension, shared
+// memory per block, virtual threads, vector width) refused with a message naming the limit, the value and the
 // kernel; code within the limits passes. Also the other kernel-form passes' checks
 // (unify_thread_bindings, plan_gpu_allocations) and their messages.
 #include <gtest/gtest.h>
@@ -44,6 +44,29 @@ TEST(VerifyGpuCode, AcceptsCodeWithinTheLimits) {
 }
 )");
   EXPECT_NO_THROW(verify_gpu_code(f, kH200));  // 58112 * 4 = 232448 bytes: exactly the limit
+}
+
+TEST(VerifyGpuCode, GridsPastCudasDimensions) {
+  ir::PrimFunc tall = parse(R"(func tall(in A: f32[2097152], out B: f32[2097152]) {
+  for blockIdx_y in 65536 bind blockIdx.y {
+    for threadIdx_x in 32 bind threadIdx.x {
+      B[blockIdx_y * 32 + threadIdx_x] = A[blockIdx_y * 32 + threadIdx_x]
+    }
+  }
+}
+)");
+  EXPECT_EQ(user_error([&] { verify_gpu_code(tall, kH200); }),
+            "kernel 0 of function 'tall' launches a grid of 65536 blocks along blockIdx.y, above the limit of 65535 "
+            "(CUDA's grid dimensions)");
+  ir::PrimFunc wide = parse(R"(func wide(in A: f32[2097152], out B: f32[2097152]) {
+  for blockIdx_x in 65536 bind blockIdx.x {
+    for threadIdx_x in 32 bind threadIdx.x {
+      B[blockIdx_x * 32 + threadIdx_x] = A[blockIdx_x * 32 + threadIdx_x]
+    }
+  }
+}
+)");
+  EXPECT_NO_THROW(verify_gpu_code(wide, kH200));
 }
 
 TEST(VerifyGpuCode, TooManyThreadsPerBlock) {
@@ -162,6 +185,37 @@ TEST(UnifyThreadBindings, LoopsOfOneTagShareTheLaunchVariableWithGuards) {
   }
 }
 )");
+}
+
+// A grid taller than the target allows along y (here a target of 4 rows of blocks, CUDA's
+// being 65535) becomes one blockIdx.x loop over all its blocks, each former index read off
+// it (x fastest, as before); the kernel computes the same, and a second run changes
+// nothing. A grid within the limits keeps its shape.
+TEST(UnifyThreadBindings, AGridTooTallAlongYIsFoldedIntoX) {
+  ir::PrimFunc f = parse(R"(func tall(in A: f32[64], out B: f32[64]) {
+  for by in 8 bind blockIdx.y {
+    for bx in 2 bind blockIdx.x {
+      for tx in 4 bind threadIdx.x {
+        B[by * 8 + bx * 4 + tx] = A[by * 8 + bx * 4 + tx] * 2f32
+      }
+    }
+  }
+}
+)");
+  Target short_grid = kH200;
+  short_grid.max_grid_y = 4;
+  ir::PrimFunc g = unify_thread_bindings(f, short_grid);
+  EXPECT_TRUE(unify_thread_bindings(g, short_grid).same_as(g)) << "a second run changes nothing";
+  EXPECT_EQ(ir::print_function(g), R"(func tall(in A: f32[64], out B: f32[64]) {
+  for blockIdx_x in 16 bind blockIdx.x {
+    for tx in 4 bind threadIdx.x {
+      B[blockIdx_x // 2 % 8 * 8 + blockIdx_x % 2 * 4 + tx] = A[blockIdx_x // 2 % 8 * 8 + blockIdx_x % 2 * 4 + tx] * 2f32
+    }
+  }
+}
+)");
+  EXPECT_TRUE(testing::close_outputs(f, g));
+  EXPECT_NE(ir::print_function(unify_thread_bindings(f, kH200)).find("bind blockIdx.y"), std::string::npos);
 }
 
 TEST(UnifyThreadBindings, UnboundNestsAndKernelsInsideLoopsAreUserErrors) {
