@@ -234,11 +234,13 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
   return std::nullopt;
 }
 
-bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k) {
+bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k,
+                  bool copy_operands) {
   const GemmMatch& m = gemm.match;
   auto rounded = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile * tile; };
   const int64_t i = rounded(m.i_extent, tile_i), j = rounded(m.j_extent, tile_j), k = rounded(m.k_extent, tile_k);
-  if (i == m.i_extent && j == m.j_extent && k == m.k_extent) return true;
+  const bool whole = i == m.i_extent && j == m.j_extent && k == m.k_extent;
+  if (whole && (!copy_operands || gemm.copies)) return true;
   const double work = static_cast<double>(i) * static_cast<double>(j) * static_cast<double>(k) /
                       (static_cast<double>(m.i_extent) * static_cast<double>(m.j_extent) * static_cast<double>(m.k_extent));
   if (work > kMaxPaddedWork) return false;
@@ -279,7 +281,7 @@ bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i
       }
       padding.push_back(pad);
     }
-    attempt.pad_einsum(b, padding);
+    if (!whole) attempt.pad_einsum(b, padding);
   } catch (const schedule::ScheduleError&) {
     return false;
   }

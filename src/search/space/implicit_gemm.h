@@ -102,8 +102,11 @@ inline constexpr double kMaxPaddedWork = 2.0;
 // intermediates only; the copies, zero where the padding is, are inlined into the shared
 // reads as an implicit GEMM's are), and its output too when it is a parameter (the copy
 // back then reads the valid region). `gemm.match` and `gemm.copies` are updated. A GEMM
-// already whole is left alone (true). false, `gemm` unchanged, when the padded GEMM would
-// do more than kMaxPaddedWork times the work, or a primitive refuses.
-bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k);
+// already whole is left alone (true), unless `copy_operands` asks for a plain GEMM's
+// operands reindexed all the same (its B then read [n, k] by the copies, as wgmma reads
+// it, whatever its stored layout). false, `gemm` unchanged, when the padded GEMM would do
+// more than kMaxPaddedWork times the work, or a primitive refuses.
+bool pad_to_tiles(TensorCoreGemm& gemm, const std::string& block, int64_t tile_i, int64_t tile_j, int64_t tile_k,
+                  bool copy_operands = false);
 
 }  // namespace dragon::search

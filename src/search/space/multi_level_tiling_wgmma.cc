@@ -87,10 +87,12 @@ class MultiLevelTilingWgmma : public ScheduleRule {
     const bool whole = before.k_extent % kSharedRow == 0 &&
                        !dividing(options_.warpgroups, before.i_extent, 64).empty() &&
                        !dividing(options_.n_tiles, before.j_extent, 1).empty();
-    if (!whole) {
+    // A whole GEMM whose B is stored [k, n] has its operands reindexed the same way, so the
+    // threads' copies lay B out [n, k] in the shared tile (unpipelined, as a padded GEMM's).
+    if (!whole || !before.trans_b) {
       const int64_t n_min = *std::min_element(options_.n_tiles.begin(), options_.n_tiles.end());
       const int64_t wg_min = *std::min_element(options_.warpgroups.begin(), options_.warpgroups.end());
-      if (!pad_to_tiles(*gemm, block, 64 * wg_min, n_min, kSharedRow)) return {};
+      if (!pad_to_tiles(*gemm, block, 64 * wg_min, n_min, kSharedRow, /*copy_operands=*/!before.trans_b)) return {};
     }
     const GemmMatch& match = gemm->match;
     if (!match.trans_b || match.k_extent % kSharedRow != 0) return {};
