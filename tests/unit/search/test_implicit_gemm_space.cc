@@ -404,7 +404,8 @@ TEST(ImplicitGemmTensorCore, APlainGemmsEpilogueRunsOnTheStagedOutputTile) {
 // GEMM's own indices (an output read by two blocks, or written transposed): the
 // tensor-core sketch then keeps its output unstaged, in global memory.
 TEST(ImplicitGemmTensorCore, OnlyOneElementwiseConsumerAtTheGemmsIndicesIsAnEpilogue) {
-  const char* two_readers = R"(func two_readers(in A: f16[32, 32], in B: f16[32, 16], out C: f16[32, 16], out D: f16[32, 16]) {
+  // An f16 GEMM accumulating in f32 (acc, 32 x 16), then the consumers each case names.
+  const std::string gemm = R"(
   block root {
     alloc acc: f32[32, 16]
     for i0 in 32 {
@@ -421,57 +422,20 @@ TEST(ImplicitGemmTensorCore, OnlyOneElementwiseConsumerAtTheGemmsIndicesIsAnEpil
         }
       }
     }
-    for i0 in 32 {
-      for i1 in 16 {
-        block C [vi0: S 32 = i0, vi1: S 16 = i1] {
-          reads acc[vi0, vi1]
-          writes C[vi0, vi1]
-          C[vi0, vi1] = f16(acc[vi0, vi1])
-        }
-      }
-    }
-    for i0 in 32 {
-      for i1 in 16 {
-        block D [vi0: S 32 = i0, vi1: S 16 = i1] {
-          reads acc[vi0, vi1]
-          writes D[vi0, vi1]
-          D[vi0, vi1] = f16(acc[vi0, vi1] * 2f32)
-        }
-      }
-    }
-  }
-}
 )";
-  const char* transposed = R"(func transposed(in A: f16[32, 32], in B: f16[32, 16], out C: f16[16, 32]) {
-  block root {
-    alloc acc: f32[32, 16]
-    for i0 in 32 {
-      for i1 in 16 {
-        for r0 in 32 {
-          block acc [vi0: S 32 = i0, vi1: S 16 = i1, vr0: R 32 = r0] {
-            reads A[vi0, vr0], B[vr0, vi1]
-            writes acc[vi0, vi1]
-            init {
-              acc[vi0, vi1] = 0f32
-            }
-            acc[vi0, vi1] = acc[vi0, vi1] + f32(A[vi0, vr0]) * f32(B[vr0, vi1])
-          }
-        }
-      }
-    }
-    for i0 in 32 {
-      for i1 in 16 {
-        block C [vi0: S 32 = i0, vi1: S 16 = i1] {
-          reads acc[vi0, vi1]
-          writes C[vi1, vi0]
-          C[vi1, vi0] = f16(acc[vi0, vi1])
-        }
-      }
-    }
-  }
-}
-)";
-  for (const char* text : {two_readers, transposed}) {
+  // A block `name` writing `write` = `value` over acc's 32 x 16.
+  auto consumer = [](const std::string& name, const std::string& write, const std::string& value) {
+    return "    for i0 in 32 {\n      for i1 in 16 {\n        block " + name +
+           " [vi0: S 32 = i0, vi1: S 16 = i1] {\n          reads acc[vi0, vi1]\n          writes " + write +
+           "\n          " + write + " = " + value + "\n        }\n      }\n    }\n";
+  };
+  const std::string two_readers =
+      "func two_readers(in A: f16[32, 32], in B: f16[32, 16], out C: f16[32, 16], out D: f16[32, 16]) {" + gemm +
+      consumer("C", "C[vi0, vi1]", "f16(acc[vi0, vi1])") + consumer("D", "D[vi0, vi1]", "f16(acc[vi0, vi1] * 2f32)") +
+      "  }\n}\n";
+  const std::string transposed = "func transposed(in A: f16[32, 32], in B: f16[32, 16], out C: f16[16, 32]) {" + gemm +
+                                 consumer("C", "C[vi1, vi0]", "f16(acc[vi0, vi1])") + "  }\n}\n";
+  for (const std::string& text : {two_readers, transposed}) {
     const ir::PrimFunc func = ir::parse_function(text);
     std::vector<Sketch> sketches = testing::sketches_of_rule(func, RuleSet::cuda(), "multi_level_tiling_tensor_core");
     ASSERT_EQ(sketches.size(), 1u) << text;
