@@ -1,6 +1,7 @@
 // On the GPU: generated kernels of every op kind (default schedule: AutoBind), of random
 // GPU-style schedules, of vectorized loops (float4, half2) and of a block using more than
-// 48 KB of shared memory, and of the tensor-core GEMM sketch match the interpreter.
+// 48 KB of shared memory, of a grid too tall along y, and of the tensor-core GEMM sketch
+// match the interpreter.
 // Without a device every test says [SKIP].
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -138,6 +139,19 @@ TEST(GpuKernels, SharedMemoryAbove48KbIsOptedIn) {
   for (int64_t b = 0; b < 4; ++b) {
     for (int64_t t = 0; t < 256; ++t) ASSERT_EQ(args[1].get(b * 256 + t), args[0].get(b * 256 + 255 - t));
   }
+}
+
+// A grid of 70000 blocks along blockIdx.y (CUDA launches at most 65535 there) is folded
+// into blockIdx.x by lowering: the kernel launches and computes the op.
+TEST(GpuKernels, AGridTooTallAlongYIsFoldedIntoXAndRuns) {
+  DRAGON_REQUIRE_GPU();
+  ops::Workload w = ops::OpRegistry::global().make_workload("relu:shape=70000x32");
+  schedule::Schedule sch(w.func);
+  schedule::BlockRV b = sch.get_block("relu");
+  std::vector<schedule::LoopRV> loops = sch.get_loops(b);
+  sch.bind(loops[0], "blockIdx.y");
+  sch.bind(loops[1], "threadIdx.x");
+  EXPECT_TRUE(runs_like_interpreter("relu 70000 x 32", w.func, sch.func(), kGpuToleranceScale));
 }
 
 // The tensor-core GEMM sketch (ldmatrix, mma.sync m16n8k16, f32 accumulators) against the
