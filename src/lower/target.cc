@@ -20,6 +20,15 @@ Target Target::cuda_h200() {
   return t;
 }
 
+Target::GridLaunch Target::grid_launch(int64_t x, int64_t y, int64_t z) const {
+  auto within = [](int64_t extent, int64_t limit) { return limit <= 0 || extent <= limit; };
+  if (!within(x, max_grid_x)) return GridLaunch::kNever;
+  if (within(y, max_grid_y) && within(z, max_grid_z)) return GridLaunch::kAsIs;
+  int64_t blocks = 0;
+  if (__builtin_mul_overflow(x, y, &blocks) || __builtin_mul_overflow(blocks, z, &blocks)) return GridLaunch::kNever;
+  return within(blocks, max_grid_x) ? GridLaunch::kFoldedIntoX : GridLaunch::kNever;
+}
+
 int64_t Target::max_grid_extent(std::string_view block_tag) const {
   if (block_tag == "blockIdx.x") return max_grid_x;
   if (block_tag == "blockIdx.y") return max_grid_y;

@@ -29,6 +29,11 @@ struct Target {
   int64_t max_grid_z = 0;
   // The limit of a blockIdx.* tag, or 0 for another tag.
   int64_t max_grid_extent(std::string_view block_tag) const;
+  // How a grid of x by y by z blocks launches: as it is (each within its limit), folded
+  // into x (too tall along y or z, but all of it fits along x: lowering's
+  // unify_thread_bindings folds it), or not at all. Limits of 0 are not checked.
+  enum class GridLaunch : uint8_t { kAsIs, kFoldedIntoX, kNever };
+  GridLaunch grid_launch(int64_t x, int64_t y, int64_t z) const;
 
   // The host CPU (OpenMP threads, simd loops).
   static Target cpu();

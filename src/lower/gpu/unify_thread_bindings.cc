@@ -433,8 +433,7 @@ ir::Stmt fold_grid_into_x(const ir::Stmt& kernel, const Target& target) {
     return it == block_loop.end() ? 1 : *ir::as_const_int(it->second->extent);
   };
   const int64_t x = extent_of("blockIdx.x"), y = extent_of("blockIdx.y"), z = extent_of("blockIdx.z");
-  const bool too_tall = (target.max_grid_y > 0 && y > target.max_grid_y) || (target.max_grid_z > 0 && z > target.max_grid_z);
-  if (!too_tall || target.max_grid_x <= 0 || x * y * z > target.max_grid_x) return kernel;
+  if (target.grid_launch(x, y, z) != Target::GridLaunch::kFoldedIntoX) return kernel;
   ir::Var fused("blockIdx_x", ir::DataType::i32());
   ir::VarMap map;
   auto bind = [&](std::string_view tag, ir::Expr value) {
@@ -448,8 +447,7 @@ ir::Stmt fold_grid_into_x(const ir::Stmt& kernel, const Target& target) {
   for (const ir::ForNode* l : nest.loops) {
     if (!gpu::is_block_tag(l->thread_tag)) threads.push_back(l);
   }
-  gpu::LaunchNest inner{threads, ir::substitute(nest.body, map)};
-  ir::Stmt body = inner.with_launch(inner.body);
+  ir::Stmt body = gpu::LaunchNest{threads, {}}.with_launch(ir::substitute(nest.body, map));
   return ir::ForNode::make(fused, ir::make_zero(ir::DataType::i32()),
                            ir::make_const(ir::DataType::i32(), static_cast<double>(x * y * z)),
                            ir::ForKind::kThreadBinding, body, "blockIdx.x");

@@ -12,7 +12,6 @@
 // own verify_gpu_code is exact, instead.
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -369,19 +368,15 @@ class VerifyGpuCode : public Postproc {
       return fmt::format("kernel {}: {} threads per block, above the limit {}", kernel, threads,
                          target_.max_threads_per_block);
     }
-    // A grid too tall along y or z is folded into x by lowering (unify_thread_bindings)
-    // when all of it fits there.
-    int64_t blocks = 1;
-    bool too_tall = false;
-    for (const auto& [tag, extent] : use.extents) {
-      if (!starts_with(tag, "blockIdx.")) continue;
-      if (__builtin_mul_overflow(blocks, extent, &blocks)) blocks = std::numeric_limits<int64_t>::max();
-      const int64_t limit = target_.max_grid_extent(tag);
-      too_tall = too_tall || (limit > 0 && extent > limit);
-    }
-    if (too_tall && target_.max_grid_x > 0 && blocks > target_.max_grid_x) {
-      return fmt::format("kernel {}: a grid of {} blocks, above the {} a launch holds", kernel, blocks,
-                         target_.max_grid_x);
+    // A grid too tall along y or z launches folded into x where all of it fits there.
+    auto blocks_along = [&](const char* tag) {
+      auto it = use.extents.find(tag);
+      return it == use.extents.end() ? int64_t{1} : it->second;
+    };
+    const int64_t x = blocks_along("blockIdx.x"), y = blocks_along("blockIdx.y"), z = blocks_along("blockIdx.z");
+    if (target_.grid_launch(x, y, z) == lower::Target::GridLaunch::kNever) {
+      return fmt::format("kernel {}: a grid of {} blocks, above the {} a launch holds", kernel,
+                         static_cast<double>(x) * static_cast<double>(y) * static_cast<double>(z), target_.max_grid_x);
     }
     if (vthreads > target_.max_vthreads) {
       return fmt::format("kernel {}: {} virtual threads, above the limit {}", kernel, vthreads, target_.max_vthreads);
