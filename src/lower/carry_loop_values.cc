@@ -19,12 +19,20 @@
 //   store in the loop's body, executed once per iteration of the chain: not inside any
 //   other loop nor under a condition that uses a chain variable (a condition that does not
 //   is the same every iteration);
-// - the store's index is linear in the chain's linear index: a step back in any chain loop
-//   moves it by the innermost loop's step times the iterations of the loops inside;
-// - every load of the buffer in the body is in that store's value, at the store's index
-//   one step back in the innermost loop, and where the chain's first iteration cannot
-//   reach it (the false side of a select on "linear index at 0", or the true side of its
-//   negation), since at the first iteration the carried value does not exist yet.
+// - each dimension of the store's index is linear in the chain's linear index: a step back
+//   in any chain loop moves it by the innermost loop's step times the iterations of the
+//   loops inside;
+// - every load of the buffer in the stored value is at that index one step back in the
+//   innermost loop, and where the chain's first iteration cannot reach it (the false side
+//   of a select on "linear index at 0", or the true side of its negation), since at the
+//   first iteration the carried value does not exist yet. Loads elsewhere in the loop stay
+//   (the store still writes every element): a chunk of a staged scan copied out of shared
+//   memory after its loop reads what the stores wrote.
+//
+// Lowering runs it twice: on buffers of several dimensions before compact_buffers, so that
+// a scan's read of its previous element no longer widens the region a staged (shared)
+// output is compacted to (the first element of a chunk would read the compacted copy's
+// stale slot, not the previous chunk's last value), and again after flattening.
 #include <optional>
 #include <vector>
 
@@ -97,7 +105,7 @@ class LoadCounter : public ir::StmtExprVisitor {
 // linear index, 0 at its first iteration.
 class CarriedLoadChecker : public ir::ExprVisitor {
  public:
-  CarriedLoadChecker(const ir::BufferNode* buffer, const ir::Expr& previous, const ir::Expr& offset,
+  CarriedLoadChecker(const ir::BufferNode* buffer, const std::vector<ir::Expr>& previous, const ir::Expr& offset,
                      const ir::Analyzer& analyzer)
       : buffer_(buffer), previous_(previous), offset_(offset), analyzer_(analyzer) {}
   int carried = 0;
@@ -116,7 +124,11 @@ class CarriedLoadChecker : public ir::ExprVisitor {
   void visit_(const ir::BufferLoadNode* op) override {
     ir::ExprVisitor::visit_(op);
     if (op->buffer.get() != buffer_) return;
-    if (!past_first_ || op->indices.size() != 1 || !analyzer_.can_prove_equal(op->indices[0], previous_)) {
+    bool at_previous = past_first_ && op->indices.size() == previous_.size();
+    for (size_t d = 0; at_previous && d < previous_.size(); ++d) {
+      at_previous = analyzer_.can_prove_equal(op->indices[d], previous_[d]);
+    }
+    if (!at_previous) {
       ok = false;
       return;
     }
@@ -140,7 +152,8 @@ class CarriedLoadChecker : public ir::ExprVisitor {
   }
 
   const ir::BufferNode* buffer_;
-  ir::Expr previous_, offset_;
+  std::vector<ir::Expr> previous_;
+  ir::Expr offset_;
   const ir::Analyzer& analyzer_;
   bool past_first_ = false;
 };
@@ -210,13 +223,13 @@ class LoopValueCarrier : public ir::StmtMutator {
     for (const StoreSite& site : collector.stores) {
       const ir::BufferStoreNode* store = site.store;
       const ir::BufferNode* buffer = store->buffer.get();
-      if (site.conditional || store->indices.size() != 1 || store->buffer->scope == "warp") continue;
+      if (site.conditional || store->buffer->scope == "warp") continue;
       int stores_to_buffer = 0;
       for (const StoreSite& other : collector.stores) stores_to_buffer += other.store->buffer.get() == buffer ? 1 : 0;
       if (stores_to_buffer != 1) continue;
-      LoadCounter in_body(buffer);
-      in_body.visit(loop->body);
-      if (in_body.count == 0) continue;
+      LoadCounter in_value(buffer);
+      in_value.visit(store->value);
+      if (in_value.count == 0) continue;
       // Loops bound to GPU threads are not in the order: each thread keeps its own carry
       // (local memory), as its own stores are the ones it reads back.
       std::vector<const ir::ForNode*> chain = {loop};
@@ -226,11 +239,13 @@ class LoopValueCarrier : public ir::StmtMutator {
       if (!rectangular_in_order(chain)) continue;
       ir::Analyzer analyzer;
       for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
-      std::optional<ChainStep> step = linear_in_chain(chain, store->indices[0], analyzer);
-      if (!step) continue;
+      std::optional<ChainStep> step = linear_in_chain(chain, store->indices, analyzer);
+      // A store to one element every iteration moves nothing along the chain: a carry
+      // already (the earlier run's), or an accumulator its first iteration reads.
+      if (!step || same_element_every_iteration(store->indices, step->previous, analyzer)) continue;
       CarriedLoadChecker checker(buffer, step->previous, step->offset, analyzer);
       checker.visit(store->value);
-      if (!checker.ok || checker.carried != in_body.count) continue;
+      if (!checker.ok || checker.carried != in_value.count) continue;
       ir::Buffer carry = ir::Buffer::make(buffer->name + "_carry", buffer->dtype, {1}, "local");
       ir::Stmt body = StoreRewriter(store, carry).visit(loop->body);
       ir::Stmt rewritten = ir::ForNode::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, std::move(body),
@@ -241,6 +256,14 @@ class LoopValueCarrier : public ir::StmtMutator {
       return ir::AllocateNode::make(carry, ir::SeqStmtNode::make({std::move(init), std::move(rewritten)}));
     }
     return std::nullopt;
+  }
+
+  static bool same_element_every_iteration(const std::vector<ir::Expr>& index, const std::vector<ir::Expr>& previous,
+                                           const ir::Analyzer& analyzer) {
+    for (size_t d = 0; d < index.size(); ++d) {
+      if (!analyzer.can_prove_equal(index[d], previous[d])) return false;
+    }
+    return true;
   }
 
   // Chain loops that run in order (serial or unrolled), with bounds none of them sets.
@@ -255,25 +278,29 @@ class LoopValueCarrier : public ir::StmtMutator {
   }
 
   // The store's index one step back in the chain's order, and the chain's linear index
-  // (sum over the chain of (var - min) times the extents of the loops inside), when `index`
-  // is linear in that order: a step back in any loop moves it by the innermost loop's step
-  // times those extents. `analyzer` has the chain's loop ranges.
+  // (sum over the chain of (var - min) times the extents of the loops inside), when each
+  // dimension of `index` is linear in that order: a step back in any loop moves it by the
+  // innermost loop's step times those extents. `analyzer` has the chain's loop ranges.
   struct ChainStep {
-    ir::Expr previous, offset;
+    std::vector<ir::Expr> previous;
+    ir::Expr offset;
   };
-  static std::optional<ChainStep> linear_in_chain(const std::vector<const ir::ForNode*>& chain, const ir::Expr& index,
-                                                  const ir::Analyzer& analyzer) {
-    auto one_back = [&](const ir::ForNode* l) {
+  static std::optional<ChainStep> linear_in_chain(const std::vector<const ir::ForNode*>& chain,
+                                                  const std::vector<ir::Expr>& index, const ir::Analyzer& analyzer) {
+    auto one_back = [&](const ir::ForNode* l, const ir::Expr& e) {
       ir::VarMap map;
       map[l->loop_var.get()] = l->loop_var - ir::make_const(l->loop_var.dtype(), 1);
-      return ir::substitute(index, map);
+      return ir::substitute(e, map);
     };
-    ChainStep out{one_back(chain.back()), chain.back()->loop_var - chain.back()->min};
-    const ir::Expr step = index - out.previous;
+    ChainStep out{{}, chain.back()->loop_var - chain.back()->min};
+    for (const ir::Expr& e : index) out.previous.push_back(one_back(chain.back(), e));
     ir::Expr inside = ir::make_const(chain.back()->loop_var.dtype(), 1);  // iterations of the loops inside
     for (size_t j = chain.size() - 1; j-- > 0;) {
       inside = inside * chain[j + 1]->extent;
-      if (!analyzer.can_prove_equal(index - one_back(chain[j]), step * inside)) return std::nullopt;
+      for (size_t d = 0; d < index.size(); ++d) {
+        const ir::Expr step = index[d] - out.previous[d];
+        if (!analyzer.can_prove_equal(index[d] - one_back(chain[j], index[d]), step * inside)) return std::nullopt;
+      }
       out.offset = out.offset + (chain[j]->loop_var - chain[j]->min) * inside;
     }
     return out;

@@ -71,6 +71,9 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
   p.run("lower_blocks", lower_blocks);
   // Block-free from here on.
   p.run("simplify_func", simplify_func);  // bindings substituted: tidy the indices compaction bounds
+  // Before compaction: a scan's read of its previous element would widen a staged output's
+  // compacted region (carry_loop_values.cc); after flattening again, for what only then is linear.
+  p.run("carry_loop_values", carry_loop_values);
   p.run("compact_buffers", compact_buffers);
   if (!target.is_gpu()) p.run("serialize_thread_loops", serialize_thread_loops);
   p.run("unroll_loops", unroll_loops);

@@ -697,15 +697,29 @@ detail::Planned<detail::ComputeAtPlan> plan_reverse_compute_at_loop(const Placem
         at_loop);
   }
   // 7) the loop and those above it do not feed a reduction writing the produced buffer:
-  // its values are final at the end of each iteration.
+  // its values are final at the end of each iteration. A scan's ordered variable may be
+  // fed when it indexes a dimension of what the scan writes: each iteration then writes its
+  // own element once, from elements written before it, so the element is final when written
+  // (a scan staged in chunks copies each chunk out after computing it).
   std::vector<const VarNode*> outer;
   for (const ForNode* f : c.tree.find(loop)->scope_loops) outer.push_back(f->loop_var.get());
   outer.push_back(loop->loop_var.get());
+  auto indexes_a_written_dimension = [&](const BlockNode* writer, const IterVar& iv) {
+    if (iv.kind != IterKind::kOrdered) return false;
+    for (const BufferRegion& w : writer->writes) {
+      if (w.buffer.get() != in) continue;
+      for (const Range& r : w.region) {
+        if (r.min.same_as(iv.var) && is_const_int(r.extent, 1)) return true;
+      }
+    }
+    return false;
+  };
   for (const BlockRealizeNode* r : loop_children) {
     const BlockNode* other = r->block.get();
     if (!writes_buffer(other, in)) continue;
     for (size_t i = 0; i < other->iter_vars.size(); ++i) {
-      if (other->iter_vars[i].kind != IterKind::kSpatial && detail::uses_any_var(r->iter_values[i], outer)) {
+      if (other->iter_vars[i].kind != IterKind::kSpatial && !indexes_a_written_dimension(other, other->iter_vars[i]) &&
+          detail::uses_any_var(r->iter_values[i], outer)) {
         return c.error(
             7, "LoopFeedsReduction", [&] { return c.loop_operand(); },
             [&] {

@@ -7,9 +7,12 @@
 // reads along its axis copied into shared memory at the chunk loop by the block's threads
 // together (cooperative fetch, coalesced), rows padded one word against bank conflicts.
 // Lowering carries the running value across the chunks in a register (carry_loop_values).
+// The output may be staged too: the scan writes a shared tile, copied out per chunk by the
+// block's threads (coalesced stores instead of one word per row and warp store).
 // Decisions: the thread count and the chunk length (categoricals over the parameters'
-// values that divide the extents). Forks {staged, untouched}.
+// values that divide the extents). Forks {input and output staged, input staged, untouched}.
 #include <algorithm>
+#include <optional>
 
 #include "dragon/ir/op.h"
 #include "dragon/schedule/schedule_error.h"
@@ -44,6 +47,7 @@ class StagedScan : public ScheduleRule {
     const std::vector<int64_t> chunks = dividing(options_.chunk_extents, constant_extent(scan_loop));
     if (threads.empty() || chunks.empty()) return {};
     Schedule s = sch.copy();
+    std::optional<Schedule> staged;  // the input staged, the output stored from the threads
     try {
       BlockRV b = s.get_block(block);
       std::vector<LoopRV> loops = s.get_loops(b);
@@ -74,10 +78,23 @@ class StagedScan : public ScheduleRule {
         s.annotate(copy, "meta_schedule.cooperative_fetch", int64_t{1});
         s.storage_align(copy, 0, -2, 32, 1);
       }
+      staged = s.copy();
+      // The output the same way: each thread's stores of its row (one 4-byte word per row
+      // and warp store, 32 rows apart) go into a shared tile, which the block's threads copy
+      // out together per chunk, coalesced. The scan's read of its previous element is carried
+      // in a register by lowering, so the tile holds one chunk.
+      BlockRV out_copy = s.cache_write(b, 0, "shared");
+      s.reverse_compute_at(out_copy, scan_parts[0], /*preserve_unit_loops=*/true);
+      std::vector<LoopRV> out_loops = s.get_loops(out_copy);
+      const size_t out_ndim = static_cast<size_t>(s.get(b)->writes[0].buffer.ndim());
+      s.fuse(std::vector<LoopRV>(out_loops.end() - static_cast<std::ptrdiff_t>(out_ndim), out_loops.end()));
+      s.annotate(out_copy, "meta_schedule.cooperative_fetch", int64_t{1});
+      s.storage_align(b, 0, -2, 32, 1);
     } catch (const ScheduleError&) {
-      return {};
+      if (!staged) return {};
+      return {std::move(*staged), sch};
     }
-    return {std::move(s), sch};
+    return {std::move(s), std::move(*staged), sch};
   }
 
  private:

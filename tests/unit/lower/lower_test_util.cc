@@ -8,6 +8,7 @@
 
 #include "dragon/interp/input_generator.h"
 #include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 #include "dragon/interp/interpreter.h"
 #include "dragon/support/error.h"
 
@@ -84,6 +85,28 @@ int loads_of(const ir::PrimFunc& func, const std::string& buffer) {
   counter.name = buffer;
   counter.visit(func->body);
   return counter.count;
+}
+
+int64_t allocated_elements(const ir::PrimFunc& func, const std::string& buffer) {
+  struct Finder : ir::StmtVisitor {
+    std::string name;
+    int64_t elements = 0;
+    using ir::StmtVisitor::visit_;
+    void visit_(const ir::AllocateNode* op) override {
+      if (op->buffer->name == name) {
+        elements = 1;
+        for (const ir::Expr& extent : op->buffer->shape) {
+          std::optional<int64_t> n = ir::as_const_int(extent);
+          if (!n) ADD_FAILURE() << name << " has a symbolic shape";
+          elements *= n.value_or(0);
+        }
+      }
+      ir::StmtVisitor::visit_(op);
+    }
+  } finder;
+  finder.name = buffer;
+  finder.visit(func->body);
+  return finder.elements;
 }
 
 std::vector<Stage> lower_stages(const ir::PrimFunc& func, const Target& target, Lowered* result) {

@@ -52,6 +52,10 @@ std::vector<Stage> lower_stages(const ir::PrimFunc& func, const Target& target, 
 // Loads of the buffer named `buffer` anywhere in a function's body.
 int loads_of(const ir::PrimFunc& func, const std::string& buffer);
 
+// Elements of the allocation of the buffer named `buffer` in a function's body (the product
+// of its constant shape); 0 where none is allocated. Fails the test on a symbolic shape.
+int64_t allocated_elements(const ir::PrimFunc& func, const std::string& buffer);
+
 // Whether some line of `text`, trimmed, equals `line` exactly.
 ::testing::AssertionResult has_exact_line(const std::string& text, const std::string& line);
 

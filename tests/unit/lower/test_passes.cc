@@ -395,6 +395,38 @@ TEST(CarryLoopValues, EveryScanKeepsItsRunningValueInALocalBuffer) {
   EXPECT_EQ(barriers.count, 0) << "a thread's own running value needs no barrier:\n" << ir::print_function(gpu);
 }
 
+// A load of the buffer outside the stored value (a copy of each element after the scan
+// step) stays and reads what the store wrote; the stored value's own load is carried. The
+// buffers keep their two dimensions: the pass's first run is before flattening.
+TEST(CarryLoopValues, CarriesTheStoredValuesLoadAndLeavesOtherLoads) {
+  const ir::PrimFunc copied = ir::parse_function(R"(func copied(in X: f32[3, 8], out Y: f32[3, 8], out Z: f32[3, 8]) {
+  block root {
+    for i0 in 3 {
+      for i1 in 8 {
+        block Y [vi0: S 3 = i0, vi1: O 8 = i1] {
+          reads X[vi0, vi1], Y[vi0, vi1 - 1]
+          writes Y[vi0, vi1]
+          Y[vi0, vi1] = select(vi1 == 0, X[vi0, vi1], Y[vi0, vi1 - 1] + X[vi0, vi1])
+        }
+        block Z [vi0: S 3 = i0, vi1: S 8 = i1] {
+          reads Y[vi0, vi1]
+          writes Z[vi0, vi1]
+          Z[vi0, vi1] = Y[vi0, vi1] * 2f32
+        }
+      }
+    }
+  }
+}
+)");
+  auto [before, after, changed] = around(copied, "carry_loop_values");
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(loads_of(before, "Y"), 2);
+  EXPECT_EQ(loads_of(after, "Y"), 1) << "Z's copy reads memory:\n" << ir::print_function(after);
+  EXPECT_EQ(loads_of(after, "Y_carry"), 2) << ir::print_function(after);
+  EXPECT_TRUE(computes_the_same(before, after));
+  EXPECT_TRUE(computes_the_same(copied, lower(copied, Target::cpu()).func));
+}
+
 // Left alone: a value read before the loop wrote it (the first step reads the buffer as
 // given), and a scan along a middle axis, whose store sits in an inner loop and whose
 // load is a step back in the outer one.

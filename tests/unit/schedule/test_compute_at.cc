@@ -467,6 +467,24 @@ TEST(ReverseComputeAt, SoftmaxNormalisationAtTheRowLoopOfTheSum) {
   EXPECT_TRUE(replays_exactly(sch));
 }
 
+// A scan's elements are final once written, so a copy of its output may follow each chunk
+// of its (ordered) axis; a reduction's chunk loop stays refused (precondition 7, below).
+TEST(ReverseComputeAt, AScansCopyAfterEachChunkOfItsAxis) {
+  for (const char* spec : {"cumsum:shape=4x16,dim=1", "cumsum:shape=4x16,dim=1,reverse=true",
+                           "cumsum:shape=4x16,dim=1,exclusive=true"}) {
+    SCOPED_TRACE(spec);
+    Schedule sch(workload(spec));
+    BlockRV scan = sch.get_block("Y");
+    std::vector<LoopRV> chunks = sch.split(sch.get_loops(scan)[1], {None{}, int64_t{4}});
+    BlockRV copy = sch.cache_write(scan, 0, "global");
+    sch.reverse_compute_at(copy, chunks[0]);
+    std::string text = ir::print_function(sch.func());
+    EXPECT_TRUE(has_line(text, "for ax1 in 4 {")) << text;
+    for (uint64_t seed = 1; seed <= 3; ++seed) EXPECT_TRUE(same_outputs(sch.original(), sch.func(), seed)) << text;
+    EXPECT_TRUE(replays_exactly(sch));
+  }
+}
+
 // D reads Cb under the loop that produces B; H writes at a non-affine index.
 constexpr const char* kReverseIrregular = R"(func rev(in A: f32[16], out D: f32[8], out F: f32[16]) {
   block root {

@@ -392,11 +392,13 @@ TEST(AutoBind, BindsWhatNoRuleBoundWithASampledThreadCount) {
   EXPECT_EQ(count_lines(text, "bind"), 2) << text;
 }
 
-// Every scan kind along its innermost axis gets a staged sketch beside the untouched one:
-// rows over blockIdx.x / threadIdx.x, the scan axis in chunks, the input copied into a
-// padded shared tile per chunk by the block's threads. Its candidates lower for the H200
-// and compute the scan when their threads run one after another between barriers; the
-// running value is carried in a register (no load of the output in the kernel).
+// Every scan kind along its innermost axis gets two staged sketches beside the untouched
+// one: rows over blockIdx.x / threadIdx.x, the scan axis in chunks, the input copied into a
+// padded shared tile per chunk by the block's threads, and in one of them the output
+// written to a shared tile that the threads copy out per chunk. Their candidates lower for
+// the H200 and compute the scan when their threads run one after another between barriers;
+// the running value is carried in a register (no load of the output in the kernel, and the
+// output's tile holds one chunk: its read of the previous element does not widen it).
 TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
   for (const char* spec : {"cumsum:shape=64x96,dim=1", "cumsum:shape=64x96,dim=1,reverse=true",
                            "cumsum:shape=64x96,dim=1,exclusive=true", "cumprod:shape=64x96,dim=1",
@@ -404,7 +406,7 @@ TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
     SCOPED_TRACE(spec);
     const ir::PrimFunc func = workload(spec);
     std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
-    int staged = 0, untouched = 0;
+    int staged = 0, untouched = 0, output_staged = 0;
     for (const Sketch& sketch : sketches) {
       if (!applied(sketch, "staged_scan(Y)")) {
         ++untouched;
@@ -412,6 +414,8 @@ TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
       }
       ++staged;
       const std::string text = script_of(sketch);
+      const bool stages_output = text.find("cw ") != std::string::npos;
+      output_staged += stages_output ? 1 : 0;
       EXPECT_GE(count_lines(text, "cr "), 1) << text;  // the masked scan's two inputs, once inlined
       EXPECT_NE(text.find("shared"), std::string::npos) << text;
       EXPECT_NE(text.find(" 32 1\n"), std::string::npos) << "rows padded one word:\n" << text;
@@ -421,11 +425,16 @@ TEST(StagedScan, StagesEveryScanKindsRowsInSharedChunks) {
         std::vector<lower::testing::Stage> stages = lower::testing::lower_stages(c.candidate().func, kH200);
         const ir::PrimFunc& kernel = stages.back().func;
         EXPECT_EQ(lower::testing::loads_of(kernel, "Y"), 0) << ir::print_function(kernel);
+        EXPECT_EQ(lower::testing::loads_of(kernel, "Y_shared") > 0, stages_output) << ir::print_function(kernel);
+        // One chunk (at most 32 of the 96) of the block's rows (32 of 64), padded one word;
+        // the whole scan axis would be 32 x 97.
+        if (stages_output) EXPECT_LE(lower::testing::allocated_elements(kernel, "Y_shared"), 32 * 33);
         EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)))
             << ir::print_function(kernel);
       }
     }
-    EXPECT_EQ(staged, 1);
+    EXPECT_EQ(staged, 2);
+    EXPECT_EQ(output_staged, 1);
     EXPECT_GE(untouched, 1);
   }
 }
