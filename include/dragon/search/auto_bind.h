@@ -16,6 +16,11 @@ struct AutoBindOptions {
   // Above max_threadblocks * threads, the fused loop is split [serial, blocks, threads],
   // reordered to (blocks, threads, serial): each thread loops over the rest.
   int64_t max_threadblocks = 256;
+  // When not empty, the block count of that split is sampled uniformly among these
+  // (max_threadblocks otherwise). 256 blocks of 256 threads keep a quarter of an H200's or
+  // H100's 132 multiprocessors' threads busy: a large elementwise kernel then has too few
+  // loads in flight to reach the memory's bandwidth; 1056 fill every multiprocessor.
+  std::vector<int64_t> threadblock_candidates;
   // When not empty, the thread count is sampled uniformly (sample_categorical) among the
   // candidates that are <= min(fused extent, max_threads_per_block) (MetaSchedule's rule:
   // 32, 64, ..., 1024); the smallest candidate when none fits.

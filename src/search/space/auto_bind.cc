@@ -159,13 +159,24 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
     // 65535, on the H200), so take the largest block count whose padded product still fits
     // the loop's type. A loop of 2^31 or more iterations is i64 already: against an i32
     // bound no count fits, and KernelBench 87's 2^31 outputs ran in one block (38 s).
-    int64_t blocks = options.max_threadblocks;
     const int64_t most = ir::int_max_value(sch.get(fused)->loop_var.dtype());
     auto padded = [&](int64_t b) {
       int64_t per_serial_step = b * thread_count;
       return (extent + per_serial_step - 1) / per_serial_step * per_serial_step;
     };
-    while (blocks > 1 && padded(blocks) > most) --blocks;
+    auto fitting = [&](int64_t b) {
+      while (b > 1 && padded(b) > most) --b;
+      return b;
+    };
+    SplitFactor blocks = fitting(options.max_threadblocks);
+    if (!options.threadblock_candidates.empty()) {
+      std::vector<int64_t> counts;
+      for (int64_t c : options.threadblock_candidates) {
+        const int64_t b = fitting(std::max<int64_t>(c, 1));
+        if (std::find(counts.begin(), counts.end(), b) == counts.end()) counts.push_back(b);
+      }
+      blocks = sch.sample_categorical(counts, std::vector<double>(counts.size(), 1.0 / counts.size()));
+    }
     std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, blocks, threads});
     sch.reorder({split[1], split[2], split[0]});
     sch.bind(split[1], "blockIdx.x");
@@ -211,6 +222,8 @@ std::unique_ptr<ScheduleRule> make_auto_bind_rule(ParamReader& params, const low
                                                                                 : options.max_threads_per_block);
   options.thread_extent_candidates = params.get_ints("thread_extents", {32, 64, 128, 256, 512, 1024});
   options.vector_lanes_candidates = params.get_ints("vector_lanes", {1, 2, 4});
+  // 2, 8 and 32 blocks per multiprocessor of the H200's and H100's 132.
+  options.threadblock_candidates = params.get_ints("threadblocks", {264, 1056, 4224});
   return std::make_unique<AutoBindRule>(std::move(options));
 }
 

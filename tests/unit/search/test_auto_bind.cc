@@ -173,6 +173,31 @@ TEST(AutoBind, SamplesTheThreadCountAmongTheCandidates) {
   }
 }
 
+// Past max_threadblocks x threads, the block count of the thread loop split is sampled
+// among the candidates (each computing the same and replaying); a nest that fits stays
+// one element per thread, its block count the quotient.
+TEST(AutoBind, SamplesTheBlockCountOfThreadsThatLoop) {
+  AutoBindOptions options;
+  options.max_threadblocks = 2;
+  options.thread_extent_candidates = {32};
+  options.threadblock_candidates = {2, 3, 5};
+  std::set<int64_t> seen;
+  for (int64_t seed = 1; seed <= 16; ++seed) {
+    Schedule sch(workload("relu:shape=8x40"), seed);
+    auto_bind(sch, options);
+    Bindings b = bindings_of(sch.func());
+    ASSERT_EQ(b.loops.size(), 2u);
+    EXPECT_EQ(b.loops[1], (std::pair<std::string, int64_t>{"threadIdx.x", 32}));
+    seen.insert(b.loops[0].second);
+    EXPECT_TRUE(same_outputs(workload("relu:shape=8x40"), sch.func(), seed)) << "seed " << seed;
+    EXPECT_TRUE(replays_exactly(sch)) << "seed " << seed;
+  }
+  EXPECT_EQ(seen, (std::set<int64_t>{2, 3, 5}));
+  Schedule small(workload("relu:shape=2x32"));
+  auto_bind(small, options);
+  EXPECT_EQ(bindings_of(small.func()).loops[0], (std::pair<std::string, int64_t>{"blockIdx.x", 2}));
+}
+
 // Vector lanes: an elementwise nest gets its lanes sampled among the candidates dividing its
 // extent (split innermost, vectorized), computes the same for every draw, and replays; a
 // nest with a reduction inside, or an extent no candidate above 1 divides, gets no lanes.
