@@ -7,6 +7,7 @@
 // Without a device every test says [SKIP].
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -92,6 +93,34 @@ TEST(GpuDesignSpace, SampledCandidatesOfEveryOpKindMatchTheInterpreter) {
   }
   std::printf("%d sampled candidates ran on the device\n", ran);
   EXPECT_GT(ran, 150);
+}
+
+// staged_scan's sketches (input staged; input and output staged) of every scan kind run on
+// the device as on the interpreter: the shared tiles' barriers and the running value
+// carried across chunks in a register, with rows and chunks over several blocks.
+TEST(GpuDesignSpace, StagedScansOfEveryScanKindMatchTheInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  const lower::Target target = lower::Target::cuda_h200();
+  int ran = 0;
+  for (const char* spec : {"cumsum:shape=256x384,dim=1", "cumsum:shape=256x384,dim=1,reverse=true",
+                           "cumsum:shape=256x384,dim=1,exclusive=true", "cumprod:shape=256x384,dim=1",
+                           "masked_cumsum:shape=256x384,dim=1", "cumsum:shape=4x64x384,dim=2"}) {
+    const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    for (const Sketch& sketch : generate_design_space(func, target, RuleSet::cuda())) {
+      const bool staged = std::any_of(sketch.applied.begin(), sketch.applied.end(),
+                                      [](const std::string& a) { return a.rfind("staged_scan(", 0) == 0; });
+      if (!staged) continue;
+      for (uint64_t seed = 1; seed <= 4; ++seed) {
+        CandidateResult r = sample_candidate(sketch, func, target, RuleSet::cuda(), seed);
+        ASSERT_TRUE(r.ok()) << spec << ": " << r.failure().message;
+        EXPECT_TRUE(runs_like_interpreter(std::string(spec) + "\n" + r.candidate().trace.to_string(), func,
+                                          r.candidate().func));
+        ++ran;
+      }
+    }
+  }
+  std::printf("%d staged scan candidates ran on the device\n", ran);
+  EXPECT_EQ(ran, 6 * 2 * 4);
 }
 
 // The normalized error (max |error| / max |reference|) of the default schedule of `spec`
