@@ -7,7 +7,6 @@
 // Without a device every test says [SKIP].
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -23,6 +22,7 @@
 #include "dragon/search/postproc.h"
 #include "unit/codegen/codegen_test_util.h"
 #include "unit/lower/lower_test_util.h"
+#include "unit/search/search_test_sketches.h"
 #include "unit/search/suite_workloads.h"
 
 namespace dragon::search {
@@ -106,10 +106,7 @@ TEST(GpuDesignSpace, StagedScansOfEveryScanKindMatchTheInterpreter) {
                            "cumsum:shape=256x384,dim=1,exclusive=true", "cumprod:shape=256x384,dim=1",
                            "masked_cumsum:shape=256x384,dim=1", "cumsum:shape=4x64x384,dim=2"}) {
     const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
-    for (const Sketch& sketch : generate_design_space(func, target, RuleSet::cuda())) {
-      const bool staged = std::any_of(sketch.applied.begin(), sketch.applied.end(),
-                                      [](const std::string& a) { return a.rfind("staged_scan(", 0) == 0; });
-      if (!staged) continue;
+    for (const Sketch& sketch : testing::sketches_of_rule(func, RuleSet::cuda(), "staged_scan")) {
       for (uint64_t seed = 1; seed <= 4; ++seed) {
         CandidateResult r = sample_candidate(sketch, func, target, RuleSet::cuda(), seed);
         ASSERT_TRUE(r.ok()) << spec << ": " << r.failure().message;
