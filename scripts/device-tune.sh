@@ -46,6 +46,10 @@
 #                         allclose at 1e-2 and its CUDA-event timing against the reference;
 #                         files and JSON results under $OUT/tune/kernelbench-export; a
 #                         check takes 1-2 minutes, so give a call 3-4 problems
+#   profile:SUITE:IDS     per problem the best record in DB (or the default schedule) printed by
+#                         dragon build with its launch, its SASS instruction mix (whole kernel and main
+#                         loop, cuobjdump) and ncu --set full on that launch alone (scripts/profile_kernel.py,
+#                         --clock-control none); key lines in summary.md, reports under profile/ in logs.tgz
 # The database: DB (default BUILD_DIR/tune.db) starts, when missing, from the committed one
 # (bench/tuning/h200.jsonl.zst and h100.jsonl.zst, imported; or bench/tuning/h200.db, copied), so a cold machine
 # resumes. After every tuning stage and at the end it is written to $OUT/tune/h200.db and
@@ -352,6 +356,77 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
 ' "$kb_dir/$id.json" 2>/dev/null || tail -n 3 "$kb_dir/$id.log" | tr '\n' ' ')"
       done
       note "kernelbench-export: $correct of $exported exported problems correct under KernelBench's protocol"
+      ;;
+    profile:*:*)
+      if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      if ! have_dragon; then note "$stage: dragon is not built (run the build stage first)"; status=1; continue; fi
+      suite=${stage#profile:}
+      ids=${suite#*:}
+      suite=${suite%%:*}
+      profile_dir="$work/profile"
+      mkdir -p "$profile_dir"
+      for id in ${ids//,/ }; do
+        [ "$(left)" -lt 40 ] && { note "profile $suite $id: not started, $(left) s left"; status=1; break; }
+        p="$profile_dir/$suite-$id"
+        spec=$(dragon bench "$suite" --list 2>/dev/null | awk -F'\t' -v id="$id" '$1 == id { print $4 }')
+        if [ -z "$spec" ]; then note "profile $suite $id: no such problem"; status=1; continue; fi
+        # The best verified record of this GPU, or the default schedule when there is none.
+        script_args=()
+        if dragon best "$spec" --db "$db" --target cuda --script >"$p.script" 2>/dev/null && [ -s "$p.script" ]; then
+          script_args=(--script "$p.script")
+        fi
+        if ! dragon build "$spec" "${script_args[@]}" --target cuda -o "$p.cu" >"$p.log" 2>&1 ||
+           ! dragon build "$spec" "${script_args[@]}" --target cuda --emit cubin -o "$p.cubin" >>"$p.log" 2>&1; then
+          note "profile $suite $id: does not build: $(tail -n 2 "$p.log" | tr '\n' ' ')"; status=1; continue
+        fi
+        # The instruction mix: every SASS opcode of the kernels, counted, and the same for the
+        # longest loop that holds a tensor-core or FMA instruction (the main loop).
+        cuobjdump -sass "$p.cubin" >"$p.sass" 2>>"$p.log"
+        python3 - "$p.sass" >"$p-mix.txt" <<'PY'
+import collections, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+ins = []  # (function number, address, opcode, line)
+function = 0
+for line in lines:
+    if "Function :" in line:
+        function += 1
+    m = re.match(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+    if m:
+        ins.append((function, int(m.group(1), 16), m.group(3), line))
+print(f"{len(ins)} SASS instructions")
+def mix(items):
+    c = collections.Counter(op.split(".")[0] for _, _, op, _ in items)
+    return ", ".join(f"{op} {n}" for op, n in c.most_common(24))
+print("whole:", mix(ins))
+# Backward branches: BRA to a lower address closes a loop.
+best = None
+for fn, addr, op, line in ins:
+    target = re.search(r"0x([0-9a-f]+)", line.split("BRA", 1)[1]) if op.startswith("BRA") else None
+    if target:
+        to = int(target.group(1), 16)
+        body = [x for x in ins if x[0] == fn and to <= x[1] <= addr]
+        if to < addr and any(x[2].startswith(("HMMA", "HGMMA", "FFMA", "IMMA")) for x in body):
+            if best is None or len(body) > len(best):
+                best = body
+if best:
+    print(f"main loop: {len(best)} instructions:", mix(best))
+PY
+        # ncu on the recorded launch: every section, the clocks left alone (METHOD.md).
+        # Every kernel of the function once, on its second run (the first warms the caches).
+        kernels=$(grep -oE '^//   [A-Za-z0-9_]+: --grid' "$p.cu" | sed 's#^//   ##; s#: --grid$##')
+        nk=$(echo "$kernels" | wc -l)
+        timeout "$(($(left) < 150 ? $(left) : 150))" ncu --clock-control none --set full --target-processes all \
+          -k "regex:^($(echo "$kernels" | paste -sd'|'))\$" --launch-skip "$nk" --launch-count "$nk" \
+          -o "$p" python3 scripts/profile_kernel.py "$p.cu" "$p.cubin" >>"$p.log" 2>&1
+        s=$?
+        [ -f "$p.ncu-rep" ] && ncu -i "$p.ncu-rep" --page details >"$p-ncu.txt" 2>>"$p.log"
+        note "profile $suite $id ($([ ${#script_args[@]} -gt 0 ] && echo 'best record' || echo 'default schedule')): ncu exit $s; $(head -n 1 "$p-mix.txt")"
+        { sed 's/^/    /' "$p-mix.txt"
+          grep -E "^\s+(Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit Rate|Executed Ipc Active|Issue Slots Busy|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued Instruction|Block Limit [A-Z][a-z]+|Dynamic Shared Memory Per Block|L1/TEX Cache Throughput|L2 Cache Throughput|No Eligible|One or More Eligible|Avg. Active Threads Per Warp)\b" "$p-ncu.txt" |
+            sed 's/^ */    /' | head -n 40
+          grep -E "^\s+(OPT|WRN)\s" -A2 "$p-ncu.txt" | head -n 30 | sed 's/^ */    /'
+        } >>"$summary"
+      done
       ;;
     throughput)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi

@@ -5,10 +5,26 @@
 // (their rows are in cuda_mma.cc's table) and not the f16/bf16 helpers.
 #include "cuda_warp_intrin.h"
 
+#include <array>
+#include <unordered_map>
+
 namespace dragon::codegen {
 
 namespace {
 constexpr std::string_view kTf32HelperPrefix = "dragon_tf32_";
+constexpr std::string_view kRoundedSuffix = "_rounded";
+constexpr std::string_view kOnePassMma = "dragon_tf32_mma_m16n8k8";
+constexpr std::string_view kPreroundedMma = "dragon_tf32_mma_m16n8k8_prerounded";
+constexpr std::array<std::string_view, 5> kFragmentLoads = {
+    "dragon_tf32_load_a_m16k8", "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_ldmatrix_b_trans_n8k8",
+    "dragon_tf32_load_b_k8n8", "dragon_tf32_load_b_trans_n8k8"};
+
+bool is_fragment_load(std::string_view helper) {
+  for (std::string_view load : kFragmentLoads) {
+    if (helper == load) return true;
+  }
+  return false;
+}
 }  // namespace
 
 const char* tf32_mma_helper(int passes) {
@@ -16,6 +32,51 @@ const char* tf32_mma_helper(int passes) {
 }
 
 bool is_tf32_helper(std::string_view helper) { return helper.substr(0, kTf32HelperPrefix.size()) == kTf32HelperPrefix; }
+
+void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>& calls) {
+  // Per fragment buffer: whether every block that writes it is a tf32 fragment load and
+  // every block that reads it a one-pass mma. Each A fragment feeds every n-tile of the
+  // warp and each B fragment every m-tile, so rounding in the mma rounded a KernelBench
+  // 55 conv's fragments 6 times per mma (15 x 2 tiles: 180 cvt.rna per k-step against
+  // 64 at the loads). 3xTF32 splits the exact values, so its fragments stay unrounded.
+  struct Uses {
+    bool only_loads_write = true;
+    bool only_one_pass_reads = true;
+    bool read = false;
+  };
+  std::unordered_map<const ir::BufferNode*, Uses> uses;
+  for (const auto& [unit, call] : calls) {
+    if (call.args.empty() || !call.args[0].buffer.defined()) continue;
+    const bool mma = call.helper == kOnePassMma || call.helper == tf32_mma_helper(3);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const ir::Buffer& buffer = call.args[i].buffer;
+      if (!buffer.defined() || buffer->scope != "warp") continue;
+      Uses& u = uses[buffer.get()];
+      if (i == 0) {
+        // Argument 0 is what a helper writes: a load's fragment, an mma's accumulator.
+        u.only_loads_write = u.only_loads_write && is_fragment_load(call.helper);
+        if (mma) u.only_one_pass_reads = u.only_one_pass_reads && call.helper == kOnePassMma;
+      } else if (mma) {
+        u.read = true;
+        u.only_one_pass_reads = u.only_one_pass_reads && call.helper == kOnePassMma;
+      } else {
+        u.only_one_pass_reads = false;  // read by something else (a store of the fragment)
+      }
+    }
+  }
+  auto rounded = [&](const ir::Buffer& buffer) {
+    auto it = uses.find(buffer.get());
+    return it != uses.end() && it->second.only_loads_write && it->second.only_one_pass_reads && it->second.read;
+  };
+  for (auto& [unit, call] : calls) {
+    if (is_fragment_load(call.helper) && rounded(call.args[0].buffer)) {
+      call.helper += kRoundedSuffix;
+    } else if (call.helper == kOnePassMma && call.args.size() >= 3 && rounded(call.args[1].buffer) &&
+               rounded(call.args[2].buffer)) {
+      call.helper = std::string(kPreroundedMma);
+    }
+  }
+}
 
 std::string_view mma_tf32_prelude() {
   // Fragments hold exact f32 values (PTX's m16n8k8 .tf32 layout, tensor_intrin.h); the mma
@@ -69,6 +130,35 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_regs(float* c, const unsigned* a, con
                "{%0, %1, %2, %3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// The loads for fragments only one-pass mma read (round_tf32_fragments_once): the values
+// rounded once, in place, as tf32 bit patterns, and the mma that takes them as they are.
+DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
+  for (int i = 0; i < n; ++i) f[i] = __uint_as_float(dragon_tf32_round(f[i]));
+}
+DRAGON_INLINE void dragon_tf32_load_a_m16k8_rounded(float* a, const float* tile, int row_stride, int lane) {
+  dragon_tf32_load_a_m16k8(a, tile, row_stride, lane);
+  dragon_tf32_round_fragment(a, 4);
+}
+DRAGON_INLINE void dragon_tf32_ldmatrix_a_m16k8_rounded(float* a, const float* tile, int row_stride, int lane) {
+  dragon_tf32_ldmatrix_a_m16k8(a, tile, row_stride, lane);
+  dragon_tf32_round_fragment(a, 4);
+}
+DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8_rounded(float* b, const float* tile, int row_stride, int lane) {
+  dragon_tf32_ldmatrix_b_trans_n8k8(b, tile, row_stride, lane);
+  dragon_tf32_round_fragment(b, 2);
+}
+DRAGON_INLINE void dragon_tf32_load_b_k8n8_rounded(float* b, const float* tile, int row_stride, int lane) {
+  dragon_tf32_load_b_k8n8(b, tile, row_stride, lane);
+  dragon_tf32_round_fragment(b, 2);
+}
+DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8_rounded(float* b, const float* tile, int row_stride, int lane) {
+  dragon_tf32_load_b_trans_n8k8(b, tile, row_stride, lane);
+  dragon_tf32_round_fragment(b, 2);
+}
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_prerounded(float* c, const float* a, const float* b, int lane) {
+  (void)lane;
+  dragon_tf32_mma_m16n8k8_regs(c, (const unsigned*)a, (const unsigned*)b);
 }
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float* b, int lane) {
   (void)lane;

@@ -196,12 +196,13 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
     if (!call) refuse(fmt::format("its {} block does not fit the instruction: {}", block.intrin, why));
     DRAGON_CHECK(call->lanes == lanes_, "planner of {} returned a call over {} lanes, the kernel has {}", block.intrin,
                  call->lanes, lanes_);
-    used_helpers_.insert(call->helper);
     for (const WarpHelperArg& arg : call->args) {
       if (arg.buffer.defined() && arg.buffer->scope == "warp") collect_vars(arg.offset, fragment_index_vars_);
     }
     warp_calls_.emplace(block.unit, std::move(*call));
   }
+  round_tf32_fragments_once(warp_calls_);
+  for (const auto& [unit, call] : warp_calls_) used_helpers_.insert(call.helper);
   warp_mode_ = true;
   lane_name_ = names_.fresh("dragon_lane");
   lane_var_ = thread_x_var(root);

@@ -132,6 +132,11 @@ std::string_view mma_prelude();
 std::string_view mma_tf32_prelude();
 bool is_tf32_helper(std::string_view helper);
 const char* tf32_mma_helper(int passes);
+// Rewrites the planned calls of one kernel so that a tf32 fragment that only fragment loads
+// write and only one-pass mma read is rounded once, at its load (the "_rounded" loads),
+// and the mma reading two such fragments does not round again ("_prerounded"). Rounding
+// is idempotent, so an mma with one rounded operand keeps its rounding helper.
+void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>& calls);
 // The prelude's warpgroup helpers (cuda_wgmma.cc): the swizzle, descriptors, fill, store,
 // the warpgroup barrier, and one wgmma helper per name in `helpers` that is one.
 std::string wgmma_prelude(const std::set<std::string>& helpers);

@@ -39,6 +39,9 @@ TEST(BuildCli, PrintsGeneratedCudaForTheGpuAfterTheScript) {
   EXPECT_NE(r.output.find("__global__"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("blockIdx.x"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("threadIdx.x"), std::string::npos) << r.output;
+  // 4096 elements in blocks of 128: the launch a profiler or `dragon verify` needs.
+  EXPECT_NE(r.output.find("relu_kernel0: --grid 32,1,1 --block 128,1,1 --shared 0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("arguments: X f32[4096]; relu f32[4096]"), std::string::npos) << r.output;
 }
 
 TEST(BuildCli, WritesASharedObjectForTheCpu) {

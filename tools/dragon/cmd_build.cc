@@ -4,6 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <variant>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "dragon/lower/target.h"
@@ -49,6 +53,29 @@ std::string artifact(const ir::PrimFunc& func, const lower::Target& target) {
   return read_text_file(compiled.value().cpu().module->path());
 }
 
+// Each kernel's launch, as comments after the CUDA source: the grid, block and dynamic shared
+// memory, and what each parameter is bound to, which one needs to run the printed kernel
+// outside Little Dragon (a profiler, `dragon verify --kernel`) and the source does not say.
+std::string launch_comments(const codegen::CudaSource& source, const ir::PrimFunc& lowered) {
+  std::string text = "\n// Launches, in order (grid x,y,z; block x,y,z; dynamic shared memory in bytes):\n";
+  for (const codegen::KernelLaunch& k : source.kernels) {
+    text += fmt::format("//   {}: --grid {},{},{} --block {},{},{} --shared {}\n", k.name, k.grid[0], k.grid[1],
+                        k.grid[2], k.block[0], k.block[1], k.block[2], k.dynamic_shared_bytes);
+    std::vector<std::string> args;
+    for (const codegen::KernelArg& arg : k.args) {
+      if (arg.kind == codegen::KernelArg::Kind::kWorkspace) {
+        const codegen::Workspace& w = source.workspaces.at(static_cast<size_t>(arg.index));
+        args.push_back(fmt::format("{} workspace of {} bytes", w.name, w.bytes));
+      } else {
+        const ir::Buffer& b = lowered->params.at(static_cast<size_t>(arg.index)).buffer;
+        args.push_back(fmt::format("{} {}[{}]", b->name, ir::to_string(b->dtype), fmt::join(b->shape, ", ")));
+      }
+    }
+    text += fmt::format("//     arguments: {}\n", fmt::join(args, "; "));
+  }
+  return text;
+}
+
 int build(const BuildOptions& options) {
   const lower::Target target = *lower::Target::from_name(options.target);  // checked by the parser
   if (options.emit == "cubin" && !target.is_gpu()) {
@@ -62,7 +89,10 @@ int build(const BuildOptions& options) {
   // Nests left unbound get the untuned default GPU schedule (a no-op on the CPU).
   func = search::default_schedule(func, target).func();
   if (options.emit == "source") {
-    write_output(options, runtime::generate(func, target).code(), false);
+    const runtime::Generated generated = runtime::generate(func, target);
+    std::string text = generated.code();
+    if (const auto* cuda = std::get_if<codegen::CudaSource>(&generated.source)) text += launch_comments(*cuda, generated.lowered);
+    write_output(options, text, false);
   } else {
     write_output(options, artifact(func, target), true);
   }

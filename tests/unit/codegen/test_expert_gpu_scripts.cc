@@ -178,7 +178,8 @@ TEST(ExpertGpuScripts, Fp32GemmTilesThroughSharedMemoryWithVectorCopies) {
 
 // The f32 GEMM on TF32 tensor cores (the tensor-core rule's candidate at these decisions:
 // tests/unit/search/test_tf32_space.cc): 128x128 tiles, 4 warps of 64x64, k steps of 32,
-// operands rounded by cvt.rna.tf32.f32 into m16n8k8 mma (three a step for 3xTF32), A by
+// operands rounded by cvt.rna.tf32.f32 into m16n8k8 mma (at the fragment loads for one pass,
+// split into three products a step in the mma for 3xTF32), A by
 // ldmatrix on 32-bit words and the [k, n] B by lane, 16-byte cooperative copies.
 TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
   for (const char* name : {"gemm_f32_tf32_4096", "gemm_f32_3xtf32_4096", "gemm_f32_tf32_pipe3_4096",
@@ -194,8 +195,14 @@ TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
     EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
     const bool three = std::string(name).find("3x") != std::string::npos;
     EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_3x(", b.source.prelude_size) != std::string::npos, three);
-    EXPECT_NE(code.find("dragon_tf32_ldmatrix_a_m16k8(", b.source.prelude_size), std::string::npos);
-    EXPECT_NE(code.find("dragon_tf32_load_b_k8n8(", b.source.prelude_size), std::string::npos);
+    // One pass: each fragment is rounded once, when loaded, and the mma takes it as it is;
+    // 3xTF32 loads the exact values, which it splits in the mma.
+    const std::string loads = three ? "(" : "_rounded(";
+    EXPECT_NE(code.find("dragon_tf32_ldmatrix_a_m16k8" + loads, b.source.prelude_size), std::string::npos);
+    EXPECT_NE(code.find("dragon_tf32_load_b_k8n8" + loads, b.source.prelude_size), std::string::npos);
+    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_prerounded(", b.source.prelude_size) != std::string::npos, !three);
+    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8(", b.source.prelude_size), std::string::npos)
+        << "no mma rounds its operands again";
     EXPECT_EQ(code.find("dragon_ldmatrix_", b.source.prelude_size), std::string::npos);
     if (std::string(name).find("pipe3") == std::string::npos) {
       EXPECT_NE(code.find("float4"), std::string::npos) << "cooperative copies should move 16 bytes a thread";
