@@ -124,6 +124,61 @@ std::string CPrinter::flat_index(const ir::Buffer& buffer, const std::vector<ir:
   return print_expr(indices[0]);
 }
 
+std::string CPrinter::index_text(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices) {
+  auto it = index_override_.find(&indices);
+  return it != index_override_.end() ? it->second : flat_index(buffer, indices);
+}
+
+namespace {
+
+// The loads of a stored value (not those inside other loads' indices).
+struct ValueLoads : ir::ExprVisitor {
+  std::vector<const ir::BufferLoadNode*> loads;
+  void visit_(const ir::BufferLoadNode* op) override { loads.push_back(op); }
+};
+
+// Whether an index reads memory or calls something: such an index stays under its guard.
+struct ReadsOrCalls : ir::ExprVisitor {
+  bool found = false;
+  void visit_(const ir::BufferLoadNode*) override { found = true; }
+  void visit_(const ir::CallNode*) override { found = true; }
+};
+
+bool worth_hoisting(const std::vector<ir::Expr>& indices) {
+  if (indices.size() != 1 || indices[0].as<ir::IntImmNode>() != nullptr || indices[0].as<ir::VarNode>() != nullptr) {
+    return false;
+  }
+  ReadsOrCalls scan;
+  scan.visit(indices[0]);
+  return !scan.found;
+}
+
+}  // namespace
+
+bool CPrinter::hoist_guarded_indices(const ir::IfThenElseNode* op) {
+  const auto* store = op->then_case.as<ir::BufferStoreNode>();
+  if (op->else_case.defined() || store == nullptr) return false;
+  // Copies and computations, not guarded initializations: a value that reads no memory has
+  // no index worth sharing with the neighbours.
+  ValueLoads value;
+  value.visit(store->value);
+  std::vector<std::pair<const ir::Buffer*, const std::vector<ir::Expr>*>> hoisted;
+  for (const ir::BufferLoadNode* load : value.loads) {
+    if (load_override_.count(load) == 0 && worth_hoisting(load->indices)) hoisted.emplace_back(&load->buffer, &load->indices);
+  }
+  if (hoisted.empty()) return false;
+  if (worth_hoisting(store->indices)) hoisted.emplace_back(&store->buffer, &store->indices);
+  line("{");
+  ++indent_;
+  for (const auto& [buffer, indices] : hoisted) {
+    if (index_override_.count(indices) != 0) continue;
+    const std::string name = names_.fresh("dragon_index");
+    line(fmt::format("const auto {} = {};", name, flat_index(*buffer, *indices)));
+    index_override_.emplace(indices, name);
+  }
+  return true;
+}
+
 void CPrinter::bind_loop(const ir::ForNode* op) {
   auto min = ir::as_const_int(op->min);
   auto extent = ir::as_const_int(op->extent);
@@ -339,7 +394,7 @@ std::string CPrinter::visit_(const ir::CallNode* op) {
 std::string CPrinter::visit_(const ir::BufferLoadNode* op) {
   auto it = load_override_.find(op);
   if (it != load_override_.end()) return it->second;
-  return fmt::format("{}[{}]", buffer_name(op->buffer), flat_index(op->buffer, op->indices));
+  return fmt::format("{}[{}]", buffer_name(op->buffer), index_text(op->buffer, op->indices));
 }
 
 // ---- Statements ------------------------------------------------------------------------
@@ -355,6 +410,7 @@ void CPrinter::visit_(const ir::SeqStmtNode* op) {
 }
 
 void CPrinter::visit_(const ir::IfThenElseNode* op) {
+  const bool hoisted = hoist_guarded_indices(op);
   open(fmt::format("if ({})", print_expr(op->condition)));
   print_stmt(op->then_case);
   if (op->else_case.defined()) {
@@ -363,10 +419,16 @@ void CPrinter::visit_(const ir::IfThenElseNode* op) {
     print_stmt(op->else_case);
   }
   close();
+  if (hoisted) end_hoisted_indices();
+}
+
+void CPrinter::end_hoisted_indices() {
+  index_override_.clear();
+  close();
 }
 
 void CPrinter::visit_(const ir::BufferStoreNode* op) {
-  line(fmt::format("{}[{}] = {};", buffer_name(op->buffer), flat_index(op->buffer, op->indices),
+  line(fmt::format("{}[{}] = {};", buffer_name(op->buffer), index_text(op->buffer, op->indices),
                    print_expr(op->value)));
 }
 

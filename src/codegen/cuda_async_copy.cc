@@ -36,8 +36,8 @@ void CudaEmitter::visit_(const ir::BufferStoreNode* op) {
     return;
   }
   const ir::BufferLoadNode* load = copy->load;
-  const std::string dst = fmt::format("{} + {}", buffer_name(op->buffer), flat_index(op->buffer, op->indices));
-  const std::string src = fmt::format("{} + {}", buffer_name(load->buffer), flat_index(load->buffer, load->indices));
+  const std::string dst = fmt::format("{} + {}", buffer_name(op->buffer), index_text(op->buffer, op->indices));
+  const std::string src = fmt::format("{} + {}", buffer_name(load->buffer), index_text(load->buffer, load->indices));
   if (!copy->guard.defined()) {
     print_async_copy(dst, src, 4);
     return;

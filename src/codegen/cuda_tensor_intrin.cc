@@ -293,6 +293,7 @@ void CudaEmitter::visit_(const ir::IfThenElseNode* op) {
     CPrinter::visit_(op);
     return;
   }
+  const bool hoisted = hoist_guarded_indices(op);
   open(fmt::format("if ({})", print_expr(op->condition)));
   print_lane_stmts({op->then_case});
   if (op->else_case.defined()) {
@@ -301,6 +302,7 @@ void CudaEmitter::visit_(const ir::IfThenElseNode* op) {
     print_lane_stmts({op->else_case});
   }
   close();
+  if (hoisted) end_hoisted_indices();
 }
 
 }  // namespace dragon::codegen

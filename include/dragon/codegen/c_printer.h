@@ -75,6 +75,16 @@ class CPrinter : protected ir::StmtFunctor<void>, protected ir::ExprFunctor<std:
   std::string buffer_name(const ir::Buffer& b) { return names_.get(b.get(), b->name); }
   std::string buffer_name(const ir::BufferNode* b) { return names_.get(b, b->name); }
   virtual std::string flat_index(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
+  // flat_index, or the local an index was hoisted into (hoist_guarded_indices).
+  std::string index_text(const ir::Buffer& buffer, const std::vector<ir::Expr>& indices);
+  // For an `if` around one store, with no else: opens a scope and declares its store's and
+  // loads' indices before the `if` as locals (those free of loads and calls, and not a
+  // constant or a variable), and returns true; the caller closes the scope after the `if`.
+  // Under a guard, each unrolled copy of a fetch loop recomputed the same index terms (an
+  // implicit GEMM's k decomposed by div and mod 12 times a k-step where 2 are distinct):
+  // the compiler does not share work between guarded blocks, but shares what dominates them.
+  bool hoist_guarded_indices(const ir::IfThenElseNode* op);
+  void end_hoisted_indices();  // forgets the locals and closes their scope
   // Binds a loop variable's range for alignment proofs below it.
   void bind_loop(const ir::ForNode* op);
   void print_loop_header(const ir::ForNode* op);
@@ -86,6 +96,8 @@ class CPrinter : protected ir::StmtFunctor<void>, protected ir::ExprFunctor<std:
   // While printing one lane of a vectorized loop: variables and loads printed as given.
   std::unordered_map<const ir::VarNode*, std::string> var_override_;
   std::unordered_map<const ir::BufferLoadNode*, std::string> load_override_;
+  // Index lists (a store's or a load's `indices`) printed as the local holding them.
+  std::unordered_map<const std::vector<ir::Expr>*, std::string> index_override_;
 
   // ---- Expressions ---------------------------------------------------------------------
   std::string visit_(const ir::IntImmNode* op) override;

@@ -179,6 +179,47 @@ TEST(CPrinter, HalfArithmeticAndMathIntrinsicsMatchInterpreter) {
   }
 }
 
+// A guarded gather: the loads' and the store's computed indices are declared before the
+// `if` (so that unrolled neighbours share their terms), an index that reads memory stays
+// under the guard, and the results are those of the interpreter.
+TEST(CPrinter, GuardedCopiesDeclareTheirIndicesBeforeTheGuard) {
+  const int64_t n = 512;
+  Buffer a = Buffer::make("a", DataType::f32(), {n});
+  Buffer idx = Buffer::make("idx", DataType::i32(), {n});
+  Buffer out = Buffer::make("out", DataType::f32(), {2 * n});
+  Var i("i");
+  Expr gathered = ir::BufferLoadNode::make(a, {ir::floormod(i * 7 + 3, n)});
+  Expr indirect = ir::BufferLoadNode::make(a, {ir::floormod(ir::BufferLoadNode::make(idx, {i}), n)});
+  Stmt guarded = ir::SeqStmtNode::make({
+      ir::IfThenElseNode::make(i < 500, ir::BufferStoreNode::make(out, gathered, {i * 2 + 1})),
+      ir::IfThenElseNode::make(i >= 500, ir::BufferStoreNode::make(out, indirect, {i * 2 + 1})),
+      ir::IfThenElseNode::make(i < 3, ir::BufferStoreNode::make(out, ir::make_const(DataType::f32(), 1), {i * 2})),
+  });
+  ir::PrimFunc f = ir::PrimFunc::make(
+      "guarded_gather",
+      {{a, ir::ParamRole::kInput, {}}, {idx, ir::ParamRole::kInput, {}}, {out, ir::ParamRole::kOutput, {}}},
+      ir::ForNode::make(i, 0, static_cast<int>(n), ForKind::kSerial, guarded));
+  const std::string code = generate_cpu(f).code;
+  const size_t gather_index = code.find("const auto");
+  const size_t first_guard = code.find("if ((i < 500))");
+  ASSERT_NE(gather_index, std::string::npos) << code;
+  ASSERT_NE(first_guard, std::string::npos) << code;
+  EXPECT_LT(gather_index, first_guard) << code;
+  EXPECT_NE(code.find("a[vdragon_index]"), std::string::npos) << code;
+  // The indirect index and the constant's store stay as they were, under their guards.
+  EXPECT_NE(code.find("a[dragon_floormod(idx[i], 512)]"), std::string::npos) << code;
+  const size_t indirect_guard = code.find("if ((i >= 500))");
+  ASSERT_NE(indirect_guard, std::string::npos) << code;
+  EXPECT_EQ(code.find("const auto", indirect_guard), std::string::npos) << code;
+  expect_exact({f}, [](std::vector<tensor::HostTensor>& args) {
+    for (int64_t k = 0; k < 512; ++k) {
+      args[0].set(k, 0.25 * static_cast<double>(k % 61) - 7.0);
+      args[1].set_int(k, (k * 37) % 1000 - 300);
+    }
+    args[2].fill(0.0);
+  });
+}
+
 TEST(CPrinter, RejectsBlockIr) {
   Buffer a = Buffer::make("a", DataType::f32(), {4});
   ir::Block block = ir::BlockNode::make("b", {}, {}, {}, ir::BufferStoreNode::make(a, ir::make_const(DataType::f32(), 1), {0}));

@@ -80,7 +80,8 @@ TEST(Tf32TensorCore, TheBuiltInSetSamplesOnly3xTf32) {
     // The sketch names the one-pass mma; rewrite_tensorize tensorizes with the sampled one.
     codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
     EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8_3x(", src.prelude_size), std::string::npos) << "seed " << seed;
-    EXPECT_EQ(src.code.find("dragon_tf32_mma_m16n8k8(", src.prelude_size), std::string::npos) << "seed " << seed;
+    EXPECT_EQ(src.code.find("dragon_tf32_mma_m16n8k8_prerounded(", src.prelude_size), std::string::npos)
+        << "seed " << seed;
   }
 }
 
@@ -126,13 +127,17 @@ TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
       codegen::CudaSource src = codegen::generate_cuda(lower::lower(c.func, kH200).func, kH200);
       EXPECT_NE(src.code.find("cvt.rna.tf32.f32"), std::string::npos);
       EXPECT_NE(src.code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
-      const std::string helper = passes->first == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8(";
+      // One pass rounds each fragment once, at its load; 3xTF32 splits the exact values.
+      const bool three = passes->first == 3;
+      const std::string helper = three ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8_prerounded(";
+      const std::string load = three ? "(" : "_rounded(";
       const size_t prelude_end = src.prelude_size;
       EXPECT_NE(src.code.find(helper, prelude_end), std::string::npos) << src.code.substr(prelude_end);
       // A (and a B stored [n, k]) by ldmatrix on 32-bit words: the rule pads shared rows
       // to 16 bytes; a B stored [k, n] by lane.
-      EXPECT_NE(src.code.find("dragon_tf32_ldmatrix_a_m16k8(", prelude_end), std::string::npos);
-      EXPECT_NE(src.code.find(trans_b ? "dragon_tf32_ldmatrix_b_trans_n8k8(" : "dragon_tf32_load_b_k8n8(", prelude_end),
+      EXPECT_NE(src.code.find("dragon_tf32_ldmatrix_a_m16k8" + load, prelude_end), std::string::npos);
+      EXPECT_NE(src.code.find(std::string(trans_b ? "dragon_tf32_ldmatrix_b_trans_n8k8" : "dragon_tf32_load_b_k8n8") + load,
+                              prelude_end),
                 std::string::npos);
       EXPECT_EQ(src.code.find("dragon_ldmatrix_", prelude_end), std::string::npos);
     }
@@ -242,9 +247,9 @@ TEST(Tf32TensorCore, UnalignedSharedRowsFallBackToPerLaneLoads) {
   schedule::Schedule sch(workload("matmul:m=4096,n=4096,k=4096"));
   script::decode(text).apply_to(sch);
   codegen::CudaSource src = codegen::generate_cuda(lower::lower(sch.func(), kH200).func, kH200);
-  EXPECT_NE(src.code.find("dragon_tf32_load_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
-  EXPECT_EQ(src.code.find("dragon_tf32_ldmatrix_a_m16k8(A_shared_dyn_warp", src.prelude_size), std::string::npos);
-  EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8(", src.prelude_size), std::string::npos);
+  EXPECT_NE(src.code.find("dragon_tf32_load_a_m16k8_rounded(A_shared_dyn_warp", src.prelude_size), std::string::npos);
+  EXPECT_EQ(src.code.find("dragon_tf32_ldmatrix_a_m16k8", src.prelude_size), std::string::npos);
+  EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8_prerounded(", src.prelude_size), std::string::npos);
 }
 
 }  // namespace
