@@ -361,6 +361,13 @@ class CudaMeasurer final : public search::Measurer {
     return group_->measure({search::MeasureBatch{this, scheduled}}).front();
   }
 
+  std::optional<std::string> kernel_hash(const ir::PrimFunc& scheduled) const override {
+    const lower::Target target = lower::Target::cuda_h200();
+    CudaLowering lowering = lower_for_cuda(scheduled, target);
+    if (!lowering.generated) return std::nullopt;
+    return lowering.generated->cuda_kernel_hash(target.arch);
+  }
+
   // Lowers and prints every candidate (on threads: the CPU work per candidate) and
   // answers what the caches know.
   Prepared prepare(const std::vector<ir::PrimFunc>& scheduled) {

@@ -51,6 +51,10 @@ class Measurer {
   virtual void set_known(KnownResult known) = 0;
   // The group this measurer's batches can be measured with (MeasureGroup), or none.
   virtual MeasureGroup* group() { return nullptr; }
+  // The hash measure() would file `scheduled`'s code under (lowered and printed here, not
+  // built), or nullopt when it does not lower: what tells a record measured by another
+  // build of Little Dragon whose code this build prints differently (TuneOptions).
+  virtual std::optional<std::string> kernel_hash(const ir::PrimFunc& scheduled) const = 0;
 };
 
 // Measurers whose candidates are cheaper built together: the GPU ones compile every

@@ -76,6 +76,14 @@ struct TuneOptions {
   // traces of other workloads of its op kind tuned on the same target and machine (the two
   // best of each, nearest shapes first), measured at the head of its first batches (0: none).
   int transfer_limit = 16;
+  // Stale records: an earlier record whose script this build prints as other code (its
+  // kernel hash differs: the code generator changed since) timed a kernel that no longer
+  // exists. Its latency stays out of the cost model and the task's best, and the best
+  // `remeasure_stale` of them are measured again at the head of the task's batches, so the
+  // search does not steer by a schedule family's old times (KernelBench 55's 214 H100
+  // records of five commits held balanced warp tiles at 31 ms from before the staged
+  // output, and every one of the 99 candidates after it came from one 240 x 16 family).
+  int remeasure_stale = 16;
   std::string commit;                   // recorded with every record
   std::string origin = "search";
   std::function<void(const TuneProgress&)> on_round;  // after every round
@@ -89,6 +97,7 @@ struct TaskOutcome {
   int64_t ok = 0;          // of the new trials, verified and timed
   int64_t cached = 0;      // of the new trials, programs whose kernel was measured before
   int64_t transferred = 0;  // programs from other workloads' best traces that realized here (TuneOptions::transfer_limit)
+  int64_t stale = 0;        // earlier records whose code this build prints otherwise (TuneOptions::remeasure_stale)
   std::optional<double> best_ms;
   std::optional<double> default_ms;
   std::string best_script;  // "" when the best is the default schedule

@@ -208,6 +208,11 @@ struct Built {
   std::string build_error;  // when compiling failed
 };
 
+// What a CPU candidate's record is filed under: its printed code's hash.
+std::string code_hash(const runtime::Generated& generated) {
+  return runtime::CompileCache::key({"cpu kernel", generated.code()});
+}
+
 class CpuMeasurer final : public Measurer {
  public:
   CpuMeasurer(const ir::PrimFunc& func, CpuMeasurerOptions options)
@@ -222,6 +227,14 @@ class CpuMeasurer final : public Measurer {
   const MeasureCosts& costs() const override { return costs_; }
   void set_known(KnownResult known) override { known_ = std::move(known); }
 
+  std::optional<std::string> kernel_hash(const ir::PrimFunc& scheduled) const override {
+    try {
+      return code_hash(runtime::generate(scheduled, lower::Target::cpu()));
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
   std::vector<MeasureResult> measure(const std::vector<ir::PrimFunc>& scheduled) override {
     std::vector<MeasureResult> results(scheduled.size());
     std::vector<Built> pending;
@@ -233,7 +246,7 @@ class CpuMeasurer final : public Measurer {
       Built b{i, {}, {}, {}, {}, {}};
       try {
         runtime::Generated generated = runtime::generate(scheduled[i], lower::Target::cpu());
-        b.hash = runtime::CompileCache::key({"cpu kernel", generated.code()});
+        b.hash = code_hash(generated);
         b.flat = std::move(generated.lowered);
       } catch (const Error& e) {
         results[i] = MeasureResult::failure(MeasureStatus::kBuildFailed, std::string("lowering: ") + e.what());

@@ -13,9 +13,11 @@
 
 #include <fmt/format.h>
 
+#include "dragon/schedule/schedule.h"
 #include "dragon/script/script.h"
 #include "dragon/search/result_record.h"
 #include "dragon/support/error.h"
+#include "strategy/parallel_for.h"
 
 namespace dragon::search {
 namespace {
@@ -195,6 +197,7 @@ class Tuning {
     s.search = std::make_unique<EvolutionarySearch>(*s.env->space, s.env->target, db::format_workload_hash(workload.hash),
                                                     model_, s.env->mutators, search_options);
     std::vector<EvolutionarySearch::MeasuredTrace> earlier;
+    std::vector<std::optional<std::string>> earlier_hashes;
     for (const db::StoredRecord& stored : database_.records(db::RecordFilter::of(key))) {
       const db::Record& r = stored.record;
       if (r.script.empty()) {
@@ -204,14 +207,25 @@ class Tuning {
       ++s.trials;
       try {
         earlier.push_back({script::decode(r.script), r.status == db::RecordStatus::kOk ? r.median_ms() : std::nullopt});
+        earlier_hashes.push_back(r.kernel_hash);
       } catch (const Error& e) {
         log(fmt::format("{}: record {} does not decode, left out: {}", task.name, stored.id, e.what()));
       }
     }
+    std::vector<schedule::Trace> stale = set_aside_stale(task, measurer, earlier, earlier_hashes);
+    s.outcome.stale = static_cast<int64_t>(stale.size());
     int64_t added = s.search->add_measured(earlier);
-    if (!earlier.empty()) {
+    if (!earlier.empty() || !stale.empty()) {
       log(fmt::format("{}: resumed from {} records ({} replayed), best {}", task.name, s.trials, added,
                       s.search->best_ms() ? fmt::format("{:.4g} ms", *s.search->best_ms()) : "none"));
+    }
+    if (!stale.empty()) {
+      const size_t remeasured = std::min(stale.size(), static_cast<size_t>(std::max(0, options_.remeasure_stale)));
+      stale.resize(remeasured);
+      const int64_t seeded = remeasured == 0 ? 0 : s.search->add_seeds(stale);
+      log(fmt::format("{}: {} earlier records print other code under this build (stale): their times are left out; "
+                      "their {} best are measured again first",
+                      task.name, s.outcome.stale, seeded));
     }
     s.outcome.trials = s.trials;
     s.outcome.best_ms = s.search->best_ms();
@@ -224,6 +238,35 @@ class Tuning {
       }
     }
     return true;
+  }
+
+  // Moves the records of `earlier` whose code this build prints otherwise (their stored
+  // kernel hash differs from the measurer's for their replayed script) out of it, and
+  // returns their traces, the fastest (by their old times) first. Records without a stored
+  // hash, and scripts that no longer replay or lower, stay as they are.
+  std::vector<schedule::Trace> set_aside_stale(const TuningTask& task, const Measurer& measurer,
+                                               std::vector<EvolutionarySearch::MeasuredTrace>& earlier,
+                                               const std::vector<std::optional<std::string>>& hashes) const {
+    if (options_.remeasure_stale < 0) return {};
+    std::vector<char> is_stale(earlier.size(), 0);
+    parallel_for(earlier.size(), options_.search.threads, [&](size_t i) {
+      if (!hashes[i]) return;
+      try {
+        std::optional<std::string> now = measurer.kernel_hash(schedule::replay(earlier[i].trace, task.func).func());
+        is_stale[i] = now && *now != *hashes[i];
+      } catch (const Error&) {
+        // The record's own measurement said what this script does; nothing to compare.
+      }
+    });
+    std::vector<EvolutionarySearch::MeasuredTrace> current, stale;
+    for (size_t i = 0; i < earlier.size(); ++i) (is_stale[i] ? stale : current).push_back(std::move(earlier[i]));
+    earlier = std::move(current);
+    std::stable_sort(stale.begin(), stale.end(), [](const auto& a, const auto& b) {
+      return a.latency_ms.value_or(INFINITY) < b.latency_ms.value_or(INFINITY);
+    });
+    std::vector<schedule::Trace> out;
+    for (EvolutionarySearch::MeasuredTrace& m : stale) out.push_back(std::move(m.trace));
+    return out;
   }
 
   // The best traces of other workloads of the task's op kind, tuned on the same target and

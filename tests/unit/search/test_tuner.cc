@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "dragon/search/cpu_measurer.h"
@@ -92,6 +93,57 @@ TEST_F(TunerTest, KeepsTheBudgetRecordsEverythingAndResumes) {
     EXPECT_EQ(outcomes[0].new_trials, 4) << "the first run's 8 trials count";
     EXPECT_EQ(database.count(), 13) << "the default is not measured again";
   }
+}
+
+// Records measured by another build whose code this one prints otherwise (their kernel
+// hash differs) are stale: their times are neither the task's best nor the cost model's,
+// and the fastest of them are measured again first, each recorded anew.
+TEST_F(TunerTest, RecordsWhoseCodeThisBuildPrintsOtherwiseAreMeasuredAgain) {
+  const ir::PrimFunc func = workload("matmul:m=32,n=32,k=32");
+  std::vector<TuningTask> tasks = {{"gemm", "matmul:m=32,n=32,k=32", func, 1}};
+  RandomCostModel model(3);
+  std::vector<db::Record> first_run;
+  std::vector<db::Workload> workloads;
+  {
+    db::Database database = db::Database::open(path_.string());
+    tune(tasks, database, environment, model, options(8));
+    for (const db::StoredRecord& r : database.records()) first_run.push_back(r.record);
+    workloads = database.workloads();
+  }
+  ASSERT_EQ(first_run.size(), 9u);
+  // The same records as an older build would have left them: other kernel hashes, and
+  // times no kernel of today's code reaches.
+  const std::filesystem::path older = path_.string() + "-older.db";
+  std::set<std::string> stale_scripts;
+  {
+    db::Database database = db::Database::open(older.string());
+    for (const db::Workload& w : workloads) database.add_workload(w);
+    for (db::Record r : first_run) {
+      if (!r.script.empty()) {
+        r.kernel_hash = "older-build-" + *r.kernel_hash;
+        r.samples_ms = {1e-6f};
+        stale_scripts.insert(r.script);
+      }
+      database.commit(r);
+    }
+  }
+  TuneOptions o = options(12);
+  o.remeasure_stale = 3;
+  o.batch_size = 4;
+  o.search.seed_share = 1.0;  // the one batch may be all seeds
+  db::Database database = db::Database::open(older.string());
+  std::vector<TaskOutcome> outcomes = tune(tasks, database, environment, model, o);
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].stale, 8);
+  ASSERT_TRUE(outcomes[0].best_ms.has_value());
+  EXPECT_GT(*outcomes[0].best_ms, 1e-3) << "a stale time is not the task's best";
+  int64_t remeasured = 0;
+  for (const db::StoredRecord& r : database.records()) {
+    if (r.record.kernel_hash && r.record.kernel_hash->rfind("older-build-", 0) == 0) continue;
+    remeasured += stale_scripts.count(r.record.script) != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(remeasured, 3) << "the three fastest stale records, measured again";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(older.string() + suffix);
 }
 
 // A record of the default schedule stands for the kernel it measured: when the default
@@ -195,6 +247,9 @@ class GroupedMeasurer final : public Measurer {
   const MeasureCosts& costs() const override { return inner_->costs(); }
   void set_known(KnownResult known) override { inner_->set_known(std::move(known)); }
   MeasureGroup* group() override { return group_; }
+  std::optional<std::string> kernel_hash(const ir::PrimFunc& scheduled) const override {
+    return inner_->kernel_hash(scheduled);
+  }
 
  private:
   std::shared_ptr<Measurer> inner_;
