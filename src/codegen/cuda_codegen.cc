@@ -316,6 +316,9 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
   if (std::any_of(used_helpers_.begin(), used_helpers_.end(), [](const std::string& h) { return is_tf32_helper(h); })) {
     parts.push_back({kPreludeMma, "mma_tf32", std::string(mma_tf32_prelude())});
   }
+  if (std::any_of(used_helpers_.begin(), used_helpers_.end(), [](const std::string& h) { return is_tf32_mixed_helper(h); })) {
+    parts.push_back({kPreludeMma, "mma_tf32_mixed", std::string(mma_tf32_mixed_prelude())});
+  }
   if (uses_warpgroup_blocks_) {
     parts.push_back({kPreludeWgmma, "wgmma", std::string(wgmma_common_prelude())});
     for (const std::string& helper : used_helpers_) {

@@ -252,8 +252,8 @@ std::optional<WarpCall> plan_f32_fragment_load(const TileNest& nest, WarpPlanCon
 }
 
 // C[16,8] += A[16,k] * B[k,8] (B[8,k] with trans_b): k 16 for f16/bf16, 8 for tf32.
-std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType dtype,
-                                 int64_t k, bool trans_b, const char* helper) {
+std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context, std::string& why, ir::DataType a_dtype,
+                                 ir::DataType b_dtype, int64_t k, bool trans_b, const char* helper) {
   if (!expect_extents(nest, {16, 8, k}, why)) return std::nullopt;
   std::optional<MultiplyAccumulate> mac = match_multiply_accumulate(nest, context, why);
   if (!mac) return std::nullopt;
@@ -261,10 +261,10 @@ std::optional<WarpCall> plan_mma(const TileNest& nest, WarpPlanContext& context,
   const ir::Buffer& c_buf = nest.store->buffer;
   auto c_slot = fragment_slot(c_buf, nest.store->indices[0], nest, 0, 1, 16, 8, 32, ir::DataType::f32(), context, why);
   if (!c_slot) return std::nullopt;
-  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, k, 32, dtype, context, why);
+  auto a_slot = fragment_slot(a->buffer, a->indices[0], nest, 0, 2, 16, k, 32, a_dtype, context, why);
   if (!a_slot) return std::nullopt;
-  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, k, 32, dtype, context, why)
-                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, k, 8, 32, dtype, context, why);
+  auto b_slot = trans_b ? fragment_slot(b->buffer, b->indices[0], nest, 1, 2, 8, k, 32, b_dtype, context, why)
+                        : fragment_slot(b->buffer, b->indices[0], nest, 2, 1, k, 8, 32, b_dtype, context, why);
   if (!b_slot) return std::nullopt;
   return WarpCall{helper, {at(c_buf, *c_slot), at(a->buffer, *a_slot), at(b->buffer, *b_slot)}, false};
 }
@@ -318,19 +318,19 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
        }},
       {"mma_m16n8k16_f16f16f32",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), 16, false, "dragon_mma_m16n8k16_f16");
+         return plan_mma(n, c, why, ir::DataType::f16(), ir::DataType::f16(), 16, false, "dragon_mma_m16n8k16_f16");
        }},
       {"mma_m16n8k16_f16f16f32_trans_b",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), 16, true, "dragon_mma_m16n8k16_f16");
+         return plan_mma(n, c, why, ir::DataType::f16(), ir::DataType::f16(), 16, true, "dragon_mma_m16n8k16_f16");
        }},
       {"mma_m16n8k16_bf16bf16f32",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), 16, false, "dragon_mma_m16n8k16_bf16");
+         return plan_mma(n, c, why, ir::DataType::bf16(), ir::DataType::bf16(), 16, false, "dragon_mma_m16n8k16_bf16");
        }},
       {"mma_m16n8k16_bf16bf16f32_trans_b",
        [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), 16, true, "dragon_mma_m16n8k16_bf16");
+         return plan_mma(n, c, why, ir::DataType::bf16(), ir::DataType::bf16(), 16, true, "dragon_mma_m16n8k16_bf16");
        }},
     };
     // The tf32 family (f32 operands, k 8): fragment loads, then the rounding mma helpers
@@ -347,17 +347,39 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
       return plan_f32_fragment_load(n, c, why, 8, 8, "dragon_tf32_ldmatrix_b_trans_n8k8",
                                     "dragon_tf32_load_b_trans_n8k8");
     });
+    // 16-bit operands of the tf32 mma (beside an f32 one): loaded by lane as they are,
+    // widened exactly to TF32 by the mixed mma helpers.
+    for (ir::DataType narrow : {ir::DataType::bf16(), ir::DataType::f16()}) {
+      const std::string t = ir::to_string(narrow);
+      table.emplace("mma_load_a_m16k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_m16k8_16bit");
+      });
+      table.emplace("mma_load_b_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8_16bit");
+      });
+      table.emplace("mma_load_b_trans_n8k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_trans_n8k8_16bit");
+      });
+    }
     // Names as schedule::tf32_mma_intrin_name spells them (codegen does not include the
     // schedule; test_cuda_mma checks every registered mma intrinsic has a row here).
+    const std::vector<std::pair<ir::DataType, ir::DataType>> operand_types = {
+        {f32, f32}, {f32, ir::DataType::bf16()}, {f32, ir::DataType::f16()}, {ir::DataType::bf16(), f32},
+        {ir::DataType::f16(), f32}};
     for (int passes : {1, 3}) {
-      for (bool trans_b : {false, true}) {
-        const char* helper = tf32_mma_helper(passes);
-        std::string name =
-            fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : "");
-        table.emplace(std::move(name),
-                      [f32, trans_b, helper](const TileNest& n, WarpPlanContext& c, std::string& why) {
-                        return plan_mma(n, c, why, f32, 8, trans_b, helper);
-                      });
+      for (const auto& [a, b] : operand_types) {
+        for (bool trans_b : {false, true}) {
+          const bool mixed = a != b;
+          const char* helper = tf32_mma_helper(passes, mixed);
+          const std::string trans = trans_b ? "_trans_b" : "";
+          std::string name = mixed ? fmt::format("mma_m16n8k8_{}_{}{}f32{}", passes == 1 ? "tf32" : "3xtf32",
+                                                 ir::to_string(a), ir::to_string(b), trans)
+                                   : fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans);
+          table.emplace(std::move(name),
+                        [a = a, b = b, trans_b, helper](const TileNest& n, WarpPlanContext& c, std::string& why) {
+                          return plan_mma(n, c, why, a, b, 8, trans_b, helper);
+                        });
+        }
       }
     }
     add_wgmma_planners(table);

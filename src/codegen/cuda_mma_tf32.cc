@@ -27,8 +27,56 @@ bool is_fragment_load(std::string_view helper) {
 }
 }  // namespace
 
-const char* tf32_mma_helper(int passes) {
+const char* tf32_mma_helper(int passes, bool mixed) {
+  if (mixed) return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x_mixed" : "dragon_tf32_mma_m16n8k8_mixed";
   return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x" : "dragon_tf32_mma_m16n8k8";
+}
+
+bool is_tf32_mixed_helper(std::string_view helper) {
+  return is_tf32_helper(helper) && (helper.ends_with("_mixed") || helper.ends_with("_16bit"));
+}
+
+std::string_view mma_tf32_mixed_prelude() {
+  // One operand 16-bit (bf16 or f16), the other f32: the 16-bit fragments hold their
+  // elements as they are, in the same positions as an f32 fragment's, and the mma widens
+  // them (exactly: a 16-bit float has at most TF32's 10 mantissa bits and 8 exponent bits)
+  // while it rounds the f32 ones. 3xTF32 splits both; a widened value's small part is 0.
+  return R"(DRAGON_INLINE float dragon_tf32_widen(float x) { return x; }
+DRAGON_INLINE float dragon_tf32_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+DRAGON_INLINE float dragon_tf32_widen(__half x) { return __half2float(x); }
+template <typename T> DRAGON_INLINE void dragon_tf32_load_a_m16k8_16bit(T* a, const T* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  a[0] = tile[g * row_stride + t];
+  a[1] = tile[(g + 8) * row_stride + t];
+  a[2] = tile[g * row_stride + t + 4];
+  a[3] = tile[(g + 8) * row_stride + t + 4];
+}
+template <typename T> DRAGON_INLINE void dragon_tf32_load_b_k8n8_16bit(T* b, const T* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  b[0] = tile[t * row_stride + g];
+  b[1] = tile[(t + 4) * row_stride + g];
+}
+template <typename T>
+DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8_16bit(T* b, const T* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  b[0] = tile[g * row_stride + t];
+  b[1] = tile[g * row_stride + t + 4];
+}
+template <typename TA, typename TB>
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_mixed(float* c, const TA* a, const TB* b, int lane) {
+  float A[4], B[2];
+  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_widen(a[r]);
+  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_widen(b[r]);
+  dragon_tf32_mma_m16n8k8(c, A, B, lane);
+}
+template <typename TA, typename TB>
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const TA* a, const TB* b, int lane) {
+  float A[4], B[2];
+  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_widen(a[r]);
+  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_widen(b[r]);
+  dragon_tf32_mma_m16n8k8_3x(c, A, B, lane);
+}
+)";
 }
 
 bool is_tf32_helper(std::string_view helper) { return helper.substr(0, kTf32HelperPrefix.size()) == kTf32HelperPrefix; }
@@ -52,6 +100,7 @@ void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>&
       const ir::Buffer& buffer = call.args[i].buffer;
       if (!buffer.defined() || buffer->scope != "warp") continue;
       Uses& u = uses[buffer.get()];
+      if (buffer->dtype != ir::DataType::f32()) u.only_loads_write = false;  // 16-bit: widened, never rounded
       if (i == 0) {
         // Argument 0 is what a helper writes: a load's fragment, an mma's accumulator.
         u.only_loads_write = u.only_loads_write && is_fragment_load(call.helper);

@@ -131,7 +131,11 @@ std::string_view mma_prelude();
 // that call one (is_tf32_helper), and the helper of the tf32 mma with `passes` 1 or 3.
 std::string_view mma_tf32_prelude();
 bool is_tf32_helper(std::string_view helper);
-const char* tf32_mma_helper(int passes);
+// The tf32 mma helper of `passes` 1 or 3; `mixed`: one operand 16-bit (its own helpers, in
+// the prelude part mma_tf32_mixed_prelude(), which names the 16-bit types).
+const char* tf32_mma_helper(int passes, bool mixed = false);
+bool is_tf32_mixed_helper(std::string_view helper);
+std::string_view mma_tf32_mixed_prelude();
 // Rewrites the planned calls of one kernel so that a tf32 fragment that only fragment loads
 // write and only one-pass mma read is rounded once, at its load (the "_rounded" loads),
 // and the mma reading two such fragments does not round again ("_prerounded"). Rounding

@@ -12,9 +12,42 @@
 
 namespace dragon::schedule {
 
-std::string tf32_mma_intrin_name(int passes, bool trans_b) {
+namespace {
+constexpr std::string_view kTrans = "_trans_b";
+bool is_narrow(std::string_view dtype) { return dtype == "bf16" || dtype == "f16"; }
+}  // namespace
+
+std::string tf32_mma_intrin_name(int passes, bool trans_b, std::string_view a, std::string_view b) {
   if (passes != 1 && passes != 3) throw UserError(fmt::format("tf32 mma: {} passes; 1 (tf32) or 3 (3xtf32)", passes));
-  return fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans_b ? "_trans_b" : "");
+  const std::string_view trans = trans_b ? kTrans : "";
+  if (a == "f32" && b == "f32") return fmt::format("mma_m16n8k8_{}f32{}", passes == 1 ? "tf32tf32" : "3xtf32", trans);
+  if (!((a == "f32" && is_narrow(b)) || (is_narrow(a) && b == "f32"))) {
+    throw UserError(fmt::format("tf32 mma: operands {} and {}; f32 with f32, bf16 or f16", a, b));
+  }
+  return fmt::format("mma_m16n8k8_{}_{}{}f32{}", passes == 1 ? "tf32" : "3xtf32", a, b, trans);
+}
+
+std::optional<Tf32Mma> parse_tf32_mma_intrin_name(std::string_view name) {
+  Tf32Mma m;
+  std::string_view rest = name;
+  if (rest.size() >= kTrans.size() && rest.substr(rest.size() - kTrans.size()) == kTrans) {
+    m.trans_b = true;
+    rest.remove_suffix(kTrans.size());
+  }
+  for (int passes : {1, 3}) {
+    for (std::string_view a : {"f32", "bf16", "f16"}) {
+      for (std::string_view b : {"f32", "bf16", "f16"}) {
+        std::string candidate;
+        try {
+          candidate = tf32_mma_intrin_name(passes, false, a, b);
+        } catch (const UserError&) {
+          continue;
+        }
+        if (candidate == rest) return Tf32Mma{passes, m.trans_b, std::string(a), std::string(b)};
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 namespace detail {
@@ -22,13 +55,16 @@ namespace detail {
 namespace {
 
 // The description of C[16, 8] += A[16, k] * B[k, 8] (B stored [8, k] when `trans_b`) with
-// `dtype` operands widened to the f32 accumulator.
-std::string mma_m16n8_description(const std::string& name, const std::string& dtype, int k, bool trans_b) {
+// `a_dtype` and `b_dtype` operands widened to the f32 accumulator.
+std::string mma_m16n8_description(const std::string& name, const std::string& a_dtype, const std::string& b_dtype,
+                                  int k, bool trans_b) {
   const std::string b_shape = trans_b ? fmt::format("[8, {}]", k) : fmt::format("[{}, 8]", k);
   const std::string b_index = trans_b ? "vj, vk" : "vk, vj";
   // 16-bit operands are widened to the accumulator; f32 ones need no cast.
-  auto widened = [&](const std::string& access) { return dtype == "f32" ? access : "f32(" + access + ")"; };
-  return fmt::format(R"(func {0}(in A: {1}[16, {2}], in B: {1}{3}, inout C: f32[16, 8]) {{
+  auto widened = [](const std::string& dtype, const std::string& access) {
+    return dtype == "f32" ? access : "f32(" + access + ")";
+  };
+  return fmt::format(R"(func {0}(in A: {1}[16, {2}], in B: {7}{3}, inout C: f32[16, 8]) {{
   block root {{
     for i in 16 {{
       for j in 8 {{
@@ -44,12 +80,13 @@ std::string mma_m16n8_description(const std::string& name, const std::string& dt
   }}
 }}
 )",
-                     name, dtype, k, b_shape, b_index, widened("A[vi, vk]"), widened("B[" + b_index + "]"));
+                     name, a_dtype, k, b_shape, b_index, widened(a_dtype, "A[vi, vk]"),
+                     widened(b_dtype, "B[" + b_index + "]"), b_dtype);
 }
 
 TensorIntrin mma(const std::string& dtype, bool trans_b) {
   const std::string name = fmt::format("mma_m16n8k16_{0}{0}f32{1}", dtype, trans_b ? "_trans_b" : "");
-  return make_tensor_intrin(name, mma_m16n8_description(name, dtype, 16, trans_b),
+  return make_tensor_intrin(name, mma_m16n8_description(name, dtype, dtype, 16, trans_b),
                             {kFragmentScopes, kFragmentScopes, kFragmentScopes},
                             fmt::format("mma.sync.aligned.m16n8k16.row.col.f32.{0}.{0}.f32", dtype));
 }
@@ -58,9 +95,10 @@ TensorIntrin mma(const std::string& dtype, bool trans_b) {
 // is the exact f32 multiply-add (what the interpreter runs); the instruction rounds the
 // operands to TF32 (10-bit mantissa) first, once (passes 1) or split into a big and a
 // small TF32 part whose three cross products keep about f32 accuracy (passes 3).
-TensorIntrin mma_tf32(int passes, bool trans_b) {
-  const std::string name = tf32_mma_intrin_name(passes, trans_b);
-  const std::string text = mma_m16n8_description(name, "f32", 8, trans_b);
+// A 16-bit operand (bf16, f16) is exact in TF32 and is widened, not rounded.
+TensorIntrin mma_tf32(int passes, bool trans_b, const std::string& a, const std::string& b) {
+  const std::string name = tf32_mma_intrin_name(passes, trans_b, a, b);
+  const std::string text = mma_m16n8_description(name, a, b, 8, trans_b);
   const std::string instr = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
   std::string summary =
       passes == 1 ? fmt::format("{} after cvt.rna.tf32.f32 of A and B: TF32 rounds the operands to a 10-bit mantissa, "
@@ -109,8 +147,20 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
                            "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
   }
   for (int passes : {1, 3}) {
-    out.push_back(mma_tf32(passes, false));
-    out.push_back(mma_tf32(passes, true));
+    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+             {"f32", "f32"}, {"f32", "bf16"}, {"f32", "f16"}, {"bf16", "f32"}, {"f16", "f32"}}) {
+      out.push_back(mma_tf32(passes, false, a, b));
+      out.push_back(mma_tf32(passes, true, a, b));
+    }
+  }
+  // 16-bit operands of the tf32 mma: the same fragment positions, one element per slot.
+  for (const std::string dtype : {"bf16", "f16"}) {
+    out.push_back(fragment_load("mma_load_a_m16k8_" + dtype, dtype, 16, 8, "vi", "vk",
+                                "per-lane 2-byte loads of a0..a3, widened to TF32 in the mma"));
+    out.push_back(fragment_load("mma_load_b_k8n8_" + dtype, dtype, 8, 8, "vk", "vj",
+                                "per-lane 2-byte loads of b0, b1, widened to TF32 in the mma"));
+    out.push_back(fragment_load("mma_load_b_trans_n8k8_" + dtype, dtype, 8, 8, "vj", "vk",
+                                "per-lane 2-byte loads of b0, b1 of B stored [n, k], widened to TF32 in the mma"));
   }
   out.push_back(fragment_load("mma_load_a_m16k8_f32", "f32", 16, 8, "vi", "vk",
                               "ldmatrix.sync.aligned.m8n8.x4.shared.b16 of four 8x4 word tiles where shared rows "

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "dragon/harness/output_comparison.h"
@@ -117,6 +118,50 @@ TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
   DRAGON_REQUIRE_GPU();
   check_tf32_kernels("matmul:m=1024,n=1024,k=1024", true);
   check_tf32_kernels("matmul:m=512,n=256,k=2048,trans_b=true", false);
+}
+
+// An f32 x bf16 GEMM (the DCN layer's f32 low-rank product times bf16 weights): the bf16
+// operand kept in bf16 and widened in the mma. Every candidate of the sketches that
+// tensorize it that way, one-pass and 3xTF32, passes the harness's check of the bf16 layer.
+TEST(GpuTf32, F32TimesBf16GemmsPassTheLayersCheck) {
+  DRAGON_REQUIRE_GPU();
+  const std::string spec = "dcn_cross_layer:batch=1024,dim=512,rank=128,dtype=bf16";
+  const lower::Target target = lower::Target::cuda_h200();
+  ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  std::vector<search::Sketch> sketches = search::generate_design_space(func, target, search::RuleSet::cuda());
+  harness::ReferenceOptions ref_options;
+  ref_options.engine = harness::ReferenceEngine::kCompiledCpu;
+  ref_options.build.cache = &testing::test_cache();
+  harness::Reference reference(func, ref_options);
+  std::vector<tensor::HostTensor> inputs = interp::make_arguments(func, 5, interp::Distribution::kNormal);
+  std::vector<harness::ReferenceOutput> expected = reference.compute(inputs);
+  ASSERT_EQ(expected.size(), 1u);
+  std::set<std::string> variants;
+  int seed = 0;
+  for (const search::Sketch& sketch : sketches) {
+    if (script::encode(sketch.trace).find("mma_m16n8k8_tf32_f32bf16f32") == std::string::npos) continue;
+    for (int draw = 0; draw < 4; ++draw, ++seed) {
+      search::CandidateResult r = search::sample_candidate(sketch, func, target, search::RuleSet::cuda(), seed);
+      if (!r.ok()) continue;
+      const std::string text = script::encode(r.candidate().trace);
+      const std::string variant = text.find("3xtf32_f32bf16f32") != std::string::npos ? "3xtf32" : "tf32";
+      variants.insert(variant);
+      const std::string label = spec + " " + variant + " seed " + std::to_string(seed);
+      runtime::BuildOptions options;
+      options.cache = &testing::test_cache();
+      auto exe = runtime::build(r.candidate().func, target, options);
+      ASSERT_TRUE(exe.ok()) << label << ": " << exe.error().describe();
+      std::vector<tensor::HostTensor> args = inputs;
+      Status status = exe.value()->run(args);
+      ASSERT_TRUE(status.ok()) << label << ": " << status.error().describe();
+      const harness::ReferenceOutput& out = expected[0];
+      harness::OutputComparison c = harness::compare_output(out.native, out.exact, args[out.param_index], out.tolerance);
+      std::printf("%s: normalized error %.3g (tolerance %.3g) %s\n", label.c_str(), c.normalized_error, out.tolerance,
+                  c.ok() ? "passes" : "fails");
+      EXPECT_TRUE(c.ok()) << label << ": " << harness::describe(c, out.native.shape());
+    }
+  }
+  EXPECT_FALSE(variants.empty()) << "no candidate tensorized the f32 x bf16 GEMM";
 }
 
 }  // namespace

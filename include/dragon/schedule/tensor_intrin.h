@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -160,7 +161,17 @@ std::string wgmma_intrin_name(std::string_view dtype, int n);
 
 // The name of the tf32 mma: passes 1 -> mma_m16n8k8_tf32tf32f32, passes 3 (3xTF32) ->
 // mma_m16n8k8_3xtf32f32, with _trans_b for B stored [n, k]. UserError for other passes.
-std::string tf32_mma_intrin_name(int passes, bool trans_b);
+// With a 16-bit operand ("bf16" or "f16", the other "f32"), widened exactly to TF32:
+// mma_m16n8k8_tf32_{a}{b}f32 and mma_m16n8k8_3xtf32_{a}{b}f32 (an f32 activation times
+// bf16 weights, DLRM-Bench's DCN layer); UserError for other types.
+std::string tf32_mma_intrin_name(int passes, bool trans_b, std::string_view a = "f32", std::string_view b = "f32");
+// What tf32_mma_intrin_name made `name` from, or nullopt for another name.
+struct Tf32Mma {
+  int passes = 1;
+  bool trans_b = false;
+  std::string a = "f32", b = "f32";
+};
+std::optional<Tf32Mma> parse_tf32_mma_intrin_name(std::string_view name);
 
 namespace detail {
 // The built-in mma.m16n8k16 family (tensor_intrin_mma.cc).

@@ -48,8 +48,9 @@ void tensorize_block(Schedule& sch, const std::string& name, std::string intrin_
   if (auto it = b->annotations.find(std::string(kTf32Passes)); it != b->annotations.end()) {
     const auto* passes = std::get_if<int64_t>(&it->second);
     if (passes == nullptr) throw UserError(fmt::format("block {}: {} is not an integer", name, kTf32Passes));
-    bool trans_b = intrin_name.size() >= 8 && intrin_name.compare(intrin_name.size() - 8, 8, "_trans_b") == 0;
-    intrin_name = schedule::tf32_mma_intrin_name(static_cast<int>(*passes), trans_b);
+    std::optional<schedule::Tf32Mma> mma = schedule::parse_tf32_mma_intrin_name(intrin_name);
+    if (!mma) throw UserError(fmt::format("block {}: {} on {}, which is not a tf32 mma", name, kTf32Passes, intrin_name));
+    intrin_name = schedule::tf32_mma_intrin_name(static_cast<int>(*passes), mma->trans_b, mma->a, mma->b);
     sch.unannotate(block, std::string(kTf32Passes));
   }
   // The init of an mma update carries the update's annotation: it gets the fill.

@@ -26,9 +26,15 @@ std::optional<GemmMatch> match_gemm(const BlockSite& site) {
   if (b->writes[0].buffer->dtype != ir::DataType::f32()) return std::nullopt;
   std::vector<ir::BufferRegion> inputs = inputs_of(b);
   if (inputs.size() != 2) return std::nullopt;
-  ir::DataType in = inputs[0].buffer->dtype;
-  if (inputs[1].buffer->dtype != in ||
-      (in != ir::DataType::f16() && in != ir::DataType::bf16() && in != ir::DataType::f32())) {
+  const ir::DataType a_type = inputs[0].buffer->dtype, b_type = inputs[1].buffer->dtype;
+  auto half = [](ir::DataType t) { return t == ir::DataType::f16() || t == ir::DataType::bf16(); };
+  const ir::DataType f32 = ir::DataType::f32();
+  ir::DataType in;
+  if (a_type == b_type && (half(a_type) || a_type == f32)) {
+    in = a_type;
+  } else if ((a_type == f32 && half(b_type)) || (half(a_type) && b_type == f32)) {
+    in = f32;  // a 16-bit operand is exact in TF32
+  } else {
     return std::nullopt;
   }
   auto [ci, cj] = last_two(b->writes[0]);
@@ -37,6 +43,8 @@ std::optional<GemmMatch> match_gemm(const BlockSite& site) {
   if (!ci || !cj || ai != ci || !ak || !b0 || !b1) return std::nullopt;
   GemmMatch m;
   m.dtype = in;
+  m.a_dtype = a_type;
+  m.b_dtype = b_type;
   if (b0 == ak && b1 == cj) {
     m.trans_b = false;
   } else if (b0 == cj && b1 == ak) {

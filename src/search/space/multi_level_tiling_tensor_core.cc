@@ -55,8 +55,10 @@ struct MmaIntrins {
 
 MmaIntrins mma_intrins(const GemmMatch& m) {
   if (m.dtype == ir::DataType::f32()) {
-    return MmaIntrins{schedule::tf32_mma_intrin_name(1, m.trans_b), "mma_load_a_m16k8_f32",
-                      m.trans_b ? "mma_load_b_trans_n8k8_f32" : "mma_load_b_k8n8_f32", 8};
+    // A 16-bit operand beside an f32 one keeps its type in shared memory and fragments.
+    const std::string a = ir::to_string(m.a_dtype), b = ir::to_string(m.b_dtype);
+    return MmaIntrins{schedule::tf32_mma_intrin_name(1, m.trans_b, a, b), "mma_load_a_m16k8_" + a,
+                      (m.trans_b ? "mma_load_b_trans_n8k8_" : "mma_load_b_k8n8_") + b, 8};
   }
   const std::string half = ir::to_string(m.dtype);
   return MmaIntrins{"mma_m16n8k16_" + half + half + "f32" + (m.trans_b ? "_trans_b" : ""),
@@ -82,6 +84,10 @@ struct TensorCoreOptions {
   // convolutions in TF32 and the harness calibrates its tolerance on eager's own error, so
   // one-pass TF32 may pass there while it fails every plain f32 GEMM's check.
   std::vector<int64_t> implicit_tf32_passes = {1, 3};
+  // The same for GEMMs of one f32 and one 16-bit operand (an f32 activation times bf16
+  // weights): the 16-bit operand is exact in TF32, and such a layer's reference rounds far
+  // more than one-pass TF32 does (libtorch's bf16 matmul rounds its product to bf16).
+  std::vector<int64_t> mixed_tf32_passes = {1, 3};
   // Software-pipeline depths of the k-step loop to sample among (1: unpipelined): the
   // shared tiles are then filled by cp.async a step or two ahead of the mma loop that
   // reads them (rewrite_software_pipeline, inject_software_pipeline), so the global loads
@@ -106,7 +112,10 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     // unless that would more than double the work (kMaxPaddedWork, implicit_gemm.h).
     if (!pad_to_tiles(*gemm, block, 16, 8, mma_intrins(gemm->match).k)) return {};
     const GemmMatch& match = gemm->match;
-    const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes : options_.tf32_passes;
+    const bool mixed = match.a_dtype != match.b_dtype;
+    const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes
+                                         : mixed        ? options_.mixed_tf32_passes
+                                                        : options_.tf32_passes;
     if (match.dtype == ir::DataType::f32() && passes.empty()) return {};
     // An output copied back from C'[m, n] (a convolution's, a padded GEMM's) is staged
     // through shared memory and written straight into C where the copy back folds; a plain
@@ -243,6 +252,10 @@ std::unique_ptr<ScheduleRule> make_multi_level_tiling_tensor_core_rule(ParamRead
   options.implicit_tf32_passes.clear();
   for (const std::string& name : params.get_strings("f32_implicit_gemm_intrins", {"tf32", "3xtf32"})) {
     options.implicit_tf32_passes.push_back(tf32_passes_of(name, "f32_implicit_gemm_intrins"));
+  }
+  options.mixed_tf32_passes.clear();
+  for (const std::string& name : params.get_strings("f32_mixed_intrins", {"tf32", "3xtf32"})) {
+    options.mixed_tf32_passes.push_back(tf32_passes_of(name, "f32_mixed_intrins"));
   }
   options.pipeline_stages = params.get_ints("pipeline_stages", options.pipeline_stages);
   for (int64_t d : options.pipeline_stages) {

@@ -95,10 +95,15 @@ TEST(CudaMma, EveryRegisteredMmaIntrinsicHasAPlanner) {
   for (int passes : {1, 3}) {
     for (bool trans_b : {false, true}) {
       EXPECT_EQ(planners.count(schedule::tf32_mma_intrin_name(passes, trans_b)), 1u);
+      for (const char* narrow : {"bf16", "f16"}) {
+        EXPECT_EQ(planners.count(schedule::tf32_mma_intrin_name(passes, trans_b, "f32", narrow)), 1u) << narrow;
+        EXPECT_EQ(planners.count(schedule::tf32_mma_intrin_name(passes, trans_b, narrow, "f32")), 1u) << narrow;
+      }
     }
   }
-  // Four tf32 mma, three f32 loads, the shared fill and store.
-  EXPECT_EQ(tf32, 4 + 3 + 2);
+  // Four tf32 mma on f32 operands and 16 with one 16-bit operand, three f32 loads, the
+  // shared fill and store.
+  EXPECT_EQ(tf32, 4 + 16 + 3 + 2);
 }
 
 TEST(CudaMma, GemmBlocksBecomeWarpLevelCode) {

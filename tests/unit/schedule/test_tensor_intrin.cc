@@ -34,6 +34,40 @@ TEST(TensorIntrin, BuiltinsAreRegistered) {
   EXPECT_EQ(find_tensor_intrin("mma_m16n8k16_f32f32f32"), nullptr);
 }
 
+// One 16-bit operand beside an f32 one: named by both types, described as the f32 tile with
+// the 16-bit operand widened, and parsed back into what made the name.
+TEST(TensorIntrin, Tf32MmaTakesOne16BitOperandWidened) {
+  EXPECT_EQ(tf32_mma_intrin_name(1, false, "f32", "bf16"), "mma_m16n8k8_tf32_f32bf16f32");
+  EXPECT_EQ(tf32_mma_intrin_name(3, true, "f16", "f32"), "mma_m16n8k8_3xtf32_f16f32f32_trans_b");
+  EXPECT_THROW(tf32_mma_intrin_name(1, false, "bf16", "bf16"), UserError);
+  EXPECT_THROW(tf32_mma_intrin_name(1, false, "f32", "i8"), UserError);
+  for (int passes : {1, 3}) {
+    for (bool trans_b : {false, true}) {
+      for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+               {"f32", "f32"}, {"f32", "bf16"}, {"bf16", "f32"}, {"f32", "f16"}, {"f16", "f32"}}) {
+        const std::string name = tf32_mma_intrin_name(passes, trans_b, a, b);
+        std::optional<Tf32Mma> parsed = parse_tf32_mma_intrin_name(name);
+        ASSERT_TRUE(parsed.has_value()) << name;
+        EXPECT_EQ(parsed->passes, passes) << name;
+        EXPECT_EQ(parsed->trans_b, trans_b) << name;
+        EXPECT_EQ(parsed->a, a) << name;
+        EXPECT_EQ(parsed->b, b) << name;
+        const TensorIntrin* mma = find_tensor_intrin(name);
+        ASSERT_NE(mma, nullptr) << name;
+        EXPECT_EQ(ir::to_string(mma->desc->params[0].buffer->dtype), a) << name;
+        EXPECT_EQ(ir::to_string(mma->desc->params[1].buffer->dtype), b) << name;
+      }
+    }
+  }
+  const std::string text = ir::print_function(find_tensor_intrin("mma_m16n8k8_tf32_f32bf16f32")->desc);
+  EXPECT_TRUE(has_line(text, "C[vi, vj] = C[vi, vj] + A[vi, vk] * f32(B[vk, vj])")) << text;
+  EXPECT_FALSE(parse_tf32_mma_intrin_name("mma_m16n8k16_f16f16f32").has_value());
+  EXPECT_FALSE(parse_tf32_mma_intrin_name("mma_m16n8k8_tf32_bf16bf16f32").has_value());
+  for (const char* load : {"mma_load_a_m16k8_bf16", "mma_load_b_k8n8_f16", "mma_load_b_trans_n8k8_bf16"}) {
+    EXPECT_NE(find_tensor_intrin(load), nullptr) << load;
+  }
+}
+
 TEST(TensorIntrin, Tf32FamilyIsTheExactF32TileAndSaysItRounds) {
   EXPECT_EQ(tf32_mma_intrin_name(1, false), "mma_m16n8k8_tf32tf32f32");
   EXPECT_EQ(tf32_mma_intrin_name(3, true), "mma_m16n8k8_3xtf32f32_trans_b");

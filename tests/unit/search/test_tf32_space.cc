@@ -85,6 +85,39 @@ TEST(Tf32TensorCore, TheBuiltInSetSamplesOnly3xTf32) {
   }
 }
 
+// A GEMM of an f32 and a bf16 operand (DLRM-Bench's DCN layer: the f32 low-rank product
+// times bf16 weights) gets the tf32 sketch with the bf16 operand kept in bf16 and widened
+// in the mma; its candidates compute the layer on the interpreter and print the mixed
+// helpers.
+TEST(Tf32TensorCore, AnF32TimesBf16GemmWidensTheBf16Operand) {
+  const std::string spec = "dcn_cross_layer:batch=64,dim=64,rank=32,dtype=bf16";
+  ir::PrimFunc func = workload(spec);
+  std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+  std::vector<const Sketch*> mixed;
+  for (const Sketch& s : sketches) {
+    if (script::encode(s.trace).find("mma_m16n8k8_tf32_f32bf16f32") != std::string::npos) mixed.push_back(&s);
+  }
+  ASSERT_FALSE(mixed.empty());
+  std::set<std::string> helpers;
+  for (int seed = 0; seed < 6; ++seed) {
+    CandidateResult r = sample_candidate(*mixed[static_cast<size_t>(seed) % mixed.size()], func, kH200, RuleSet::cuda(), seed);
+    ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
+    const std::string text = script::encode(r.candidate().trace);
+    EXPECT_NE(text.find("mma_load_b_k8n8_bf16"), std::string::npos) << text;
+    std::vector<tensor::HostTensor> expected = interp::make_arguments(func, 11, interp::Distribution::kNormal);
+    std::vector<tensor::HostTensor> actual = expected;
+    interp::run(func, expected);
+    interp::run(r.candidate().func, actual);
+    EXPECT_TRUE(codegen::testing::outputs_match(func, expected, actual)) << "seed " << seed;
+    codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
+    for (const char* helper : {"dragon_tf32_mma_m16n8k8_mixed(", "dragon_tf32_mma_m16n8k8_3x_mixed("}) {
+      if (src.code.find(helper, src.prelude_size) != std::string::npos) helpers.insert(helper);
+    }
+    EXPECT_NE(src.code.find("dragon_tf32_load_b_k8n8_16bit(", src.prelude_size), std::string::npos);
+  }
+  EXPECT_FALSE(helpers.empty());
+}
+
 TEST(Tf32TensorCore, NonGemmF32BlocksGetNone) {
   // Not GEMMs, and GEMMs whose padding to whole 16 x 8 x 8 tiles would more than double
   // the work (m = 4 to 16, k = 3 to 8; GEMMs and convolutions padded within it:
