@@ -347,18 +347,18 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
       return plan_f32_fragment_load(n, c, why, 8, 8, "dragon_tf32_ldmatrix_b_trans_n8k8",
                                     "dragon_tf32_load_b_trans_n8k8");
     });
-    // 16-bit operands of the tf32 mma (beside an f32 one): loaded by lane as they are,
-    // widened exactly to TF32 by the mixed mma helpers.
+    // 16-bit operands of the tf32 mma (beside an f32 one): loaded by lane as they are (the
+    // same per-lane helpers, templates), widened exactly to TF32 by the mixed mma helpers.
     for (ir::DataType narrow : {ir::DataType::bf16(), ir::DataType::f16()}) {
       const std::string t = ir::to_string(narrow);
       table.emplace("mma_load_a_m16k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
-        return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_m16k8_16bit");
+        return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_m16k8");
       });
       table.emplace("mma_load_b_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
-        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8_16bit");
+        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8");
       });
       table.emplace("mma_load_b_trans_n8k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
-        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_trans_n8k8_16bit");
+        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_trans_n8k8");
       });
     }
     // Names as schedule::tf32_mma_intrin_name spells them (codegen does not include the

@@ -33,35 +33,17 @@ const char* tf32_mma_helper(int passes, bool mixed) {
 }
 
 bool is_tf32_mixed_helper(std::string_view helper) {
-  return is_tf32_helper(helper) && (helper.ends_with("_mixed") || helper.ends_with("_16bit"));
+  return is_tf32_helper(helper) && helper.ends_with("_mixed");
 }
 
 std::string_view mma_tf32_mixed_prelude() {
   // One operand 16-bit (bf16 or f16), the other f32: the 16-bit fragments hold their
-  // elements as they are, in the same positions as an f32 fragment's, and the mma widens
-  // them (exactly: a 16-bit float has at most TF32's 10 mantissa bits and 8 exponent bits)
+  // elements as they are, in the same positions as an f32 fragment's (the per-lane loads
+  // of mma_tf32_prelude(), templates), and the mma widens them (exactly: a 16-bit float has at most TF32's 10 mantissa bits and 8 exponent bits)
   // while it rounds the f32 ones. 3xTF32 splits both; a widened value's small part is 0.
   return R"(DRAGON_INLINE float dragon_tf32_widen(float x) { return x; }
 DRAGON_INLINE float dragon_tf32_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 DRAGON_INLINE float dragon_tf32_widen(__half x) { return __half2float(x); }
-template <typename T> DRAGON_INLINE void dragon_tf32_load_a_m16k8_16bit(T* a, const T* tile, int row_stride, int lane) {
-  const int g = lane / 4, t = lane % 4;
-  a[0] = tile[g * row_stride + t];
-  a[1] = tile[(g + 8) * row_stride + t];
-  a[2] = tile[g * row_stride + t + 4];
-  a[3] = tile[(g + 8) * row_stride + t + 4];
-}
-template <typename T> DRAGON_INLINE void dragon_tf32_load_b_k8n8_16bit(T* b, const T* tile, int row_stride, int lane) {
-  const int g = lane / 4, t = lane % 4;
-  b[0] = tile[t * row_stride + g];
-  b[1] = tile[(t + 4) * row_stride + g];
-}
-template <typename T>
-DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8_16bit(T* b, const T* tile, int row_stride, int lane) {
-  const int g = lane / 4, t = lane % 4;
-  b[0] = tile[g * row_stride + t];
-  b[1] = tile[g * row_stride + t + 4];
-}
 template <typename TA, typename TB>
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_mixed(float* c, const TA* a, const TB* b, int lane) {
   float A[4], B[2];
@@ -139,7 +121,8 @@ std::string_view mma_tf32_prelude() {
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
 }
-DRAGON_INLINE void dragon_tf32_load_a_m16k8(float* a, const float* tile, int row_stride, int lane) {
+// The per-lane loads also serve 16-bit operands of the mixed mma (T = __nv_bfloat16, __half).
+template <typename T> DRAGON_INLINE void dragon_tf32_load_a_m16k8(T* a, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
   a[0] = tile[g * row_stride + t];
   a[1] = tile[(g + 8) * row_stride + t];
@@ -164,12 +147,12 @@ DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8(float* b, const float* tile
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
 }
-DRAGON_INLINE void dragon_tf32_load_b_k8n8(float* b, const float* tile, int row_stride, int lane) {
+template <typename T> DRAGON_INLINE void dragon_tf32_load_b_k8n8(T* b, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
   b[0] = tile[t * row_stride + g];
   b[1] = tile[(t + 4) * row_stride + g];
 }
-DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8(float* b, const float* tile, int row_stride, int lane) {
+template <typename T> DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8(T* b, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
   b[0] = tile[g * row_stride + t];
   b[1] = tile[g * row_stride + t + 4];
@@ -185,26 +168,16 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_regs(float* c, const unsigned* a, con
 DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
   for (int i = 0; i < n; ++i) f[i] = __uint_as_float(dragon_tf32_round(f[i]));
 }
-DRAGON_INLINE void dragon_tf32_load_a_m16k8_rounded(float* a, const float* tile, int row_stride, int lane) {
-  dragon_tf32_load_a_m16k8(a, tile, row_stride, lane);
-  dragon_tf32_round_fragment(a, 4);
-}
-DRAGON_INLINE void dragon_tf32_ldmatrix_a_m16k8_rounded(float* a, const float* tile, int row_stride, int lane) {
-  dragon_tf32_ldmatrix_a_m16k8(a, tile, row_stride, lane);
-  dragon_tf32_round_fragment(a, 4);
-}
-DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8_rounded(float* b, const float* tile, int row_stride, int lane) {
-  dragon_tf32_ldmatrix_b_trans_n8k8(b, tile, row_stride, lane);
-  dragon_tf32_round_fragment(b, 2);
-}
-DRAGON_INLINE void dragon_tf32_load_b_k8n8_rounded(float* b, const float* tile, int row_stride, int lane) {
-  dragon_tf32_load_b_k8n8(b, tile, row_stride, lane);
-  dragon_tf32_round_fragment(b, 2);
-}
-DRAGON_INLINE void dragon_tf32_load_b_trans_n8k8_rounded(float* b, const float* tile, int row_stride, int lane) {
-  dragon_tf32_load_b_trans_n8k8(b, tile, row_stride, lane);
-  dragon_tf32_round_fragment(b, 2);
-}
+#define DRAGON_TF32_ROUNDED_LOAD(load, n)                                                   \
+  DRAGON_INLINE void load##_rounded(float* f, const float* tile, int row_stride, int lane) { \
+    load(f, tile, row_stride, lane);                                                        \
+    dragon_tf32_round_fragment(f, n);                                                       \
+  }
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_a_m16k8, 4)
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_a_m16k8, 4)
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_b_trans_n8k8, 2)
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_k8n8, 2)
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_trans_n8k8, 2)
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_prerounded(float* c, const float* a, const float* b, int lane) {
   (void)lane;
   dragon_tf32_mma_m16n8k8_regs(c, (const unsigned*)a, (const unsigned*)b);

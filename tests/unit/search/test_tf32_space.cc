@@ -113,7 +113,7 @@ TEST(Tf32TensorCore, AnF32TimesBf16GemmWidensTheBf16Operand) {
     for (const char* helper : {"dragon_tf32_mma_m16n8k8_mixed(", "dragon_tf32_mma_m16n8k8_3x_mixed("}) {
       if (src.code.find(helper, src.prelude_size) != std::string::npos) helpers.insert(helper);
     }
-    EXPECT_NE(src.code.find("dragon_tf32_load_b_k8n8_16bit(", src.prelude_size), std::string::npos);
+    EXPECT_NE(src.code.find("dragon_tf32_load_b_k8n8(u_", src.prelude_size), std::string::npos);
   }
   EXPECT_FALSE(helpers.empty());
 }
