@@ -39,8 +39,9 @@ bool is_tf32_mixed_helper(std::string_view helper) {
 std::string_view mma_tf32_mixed_prelude() {
   // One operand 16-bit (bf16 or f16), the other f32: the 16-bit fragments hold their
   // elements as they are, in the same positions as an f32 fragment's (the per-lane loads
-  // of mma_tf32_prelude(), templates), and the mma widens them (exactly: a 16-bit float has at most TF32's 10 mantissa bits and 8 exponent bits)
-  // while it rounds the f32 ones. 3xTF32 splits both; a widened value's small part is 0.
+  // of mma_tf32_prelude(), templates), and the mma widens them (exactly: a 16-bit float
+  // has at most TF32's 10 mantissa bits and 8 exponent bits) while it rounds the f32
+  // ones. 3xTF32 splits both; a widened value's small part is 0.
   return R"(DRAGON_INLINE float dragon_tf32_widen(float x) { return x; }
 DRAGON_INLINE float dragon_tf32_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 DRAGON_INLINE float dragon_tf32_widen(__half x) { return __half2float(x); }
