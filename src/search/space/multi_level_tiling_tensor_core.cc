@@ -73,6 +73,33 @@ int64_t tf32_passes_of(const std::string& name, std::string_view param) {
   throw UserError(fmt::format("rule multi_level_tiling_tensor_core: {} entry '{}' is not tf32 or 3xtf32", param, name));
 }
 
+// Whether the shared tiles of `buffer` can be filled by cp.async: it is a parameter, a
+// reduction's output (left in global memory), or a copy of such a buffer (a load of the same
+// type under selects whose other side is zero: a reindex, a padding) that inlines into the
+// tile's fetch. Whatever else a producer computes (softmax weights, a cast) inlines into
+// the fetch as arithmetic, which cp.async cannot do: verify_gpu_code refused every
+// pipelined candidate of attention's f32 weights times bf16 V for it.
+bool fetchable_by_cp_async(const ir::PrimFunc& func, const ir::Buffer& buffer, int depth = 0) {
+  if (depth > 8) return false;
+  for (const std::string& name : block_names(func)) {
+    std::optional<BlockSite> site = find_block(func, name);
+    if (!site || site->block->writes.size() != 1 || !site->block->writes[0].buffer.same_as(buffer)) continue;
+    if (is_reduction(site->block)) return true;
+    const auto* store = site->block->body.as<ir::BufferStoreNode>();
+    if (store == nullptr) return false;
+    ir::Expr value = store->value;
+    while (const auto* select = value.as<ir::SelectNode>()) {
+      const auto* zero = select->false_value.as<ir::FloatImmNode>();
+      std::optional<int64_t> int_zero = ir::as_const_int(select->false_value);
+      if (!((zero != nullptr && zero->value == 0.0) || (int_zero && *int_zero == 0))) break;
+      value = select->true_value;
+    }
+    const auto* load = value.as<ir::BufferLoadNode>();
+    return load != nullptr && load->buffer->dtype == buffer->dtype && fetchable_by_cp_async(func, load->buffer, depth + 1);
+  }
+  return true;  // no block writes it: a parameter
+}
+
 struct TensorCoreOptions {
   MultiLevelTilingOptions tiling;  // vector lengths, warp size, limits
   int64_t max_innermost_factor = 4;
@@ -214,7 +241,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
-    if (!options_.pipeline_stages.empty()) {
+    const std::vector<ir::BufferRegion> operands = inputs_of(s.get(c));
+    const bool fetchable = std::all_of(operands.begin(), operands.end(), [&](const ir::BufferRegion& r) {
+      return fetchable_by_cp_async(s.func(), r.buffer);
+    });
+    if (!options_.pipeline_stages.empty() && fetchable) {
       const size_t n = options_.pipeline_stages.size();
       s.annotate(k[0], std::string(kSoftwarePipelineDepth),
                  s.sample_categorical(options_.pipeline_stages, std::vector<double>(n, 1.0 / static_cast<double>(n))));

@@ -118,6 +118,37 @@ TEST(Tf32TensorCore, AnF32TimesBf16GemmWidensTheBf16Operand) {
   EXPECT_FALSE(helpers.empty());
 }
 
+// cp.async copies global memory as it is: a GEMM operand that a producer computes (an
+// attention's softmax weights, inlined into the tile's fetch) keeps its fetch unpipelined,
+// so its candidates pass verify_gpu_code (before, every pipelined one was refused there),
+// while one that a reduction leaves in global memory (the DCN layer's low-rank product)
+// is pipelined.
+TEST(Tf32TensorCore, OnlyOperandsCopiedFromGlobalMemoryArePipelined) {
+  const std::string mixed = "mma_m16n8k8_tf32_f32bf16f32";
+  const std::string dcn = "dcn_cross_layer:batch=64,dim=64,rank=32,dtype=bf16";
+  bool dcn_pipelined = false;
+  for (const Sketch& s : generate_design_space(workload(dcn), kH200, RuleSet::cuda())) {
+    const std::string text = script::encode(s.trace);
+    // The sketch whose only tensor-core GEMM is the mixed one.
+    if (text.find(mixed) != std::string::npos && text.find("bf16bf16f32") == std::string::npos) {
+      dcn_pipelined = dcn_pipelined || text.find("software_pipeline_depth") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(dcn_pipelined);
+  const std::string sdpa =
+      "scaled_dot_product_attention:batch=8,heads=32,seq_q=2048,seq_kv=2048,head_dim=128,causal=true,dtype=bf16";
+  ir::PrimFunc func = workload(sdpa);
+  int sampled = 0;
+  for (const Sketch& s : generate_design_space(func, kH200, RuleSet::cuda())) {
+    if (script::encode(s.trace).find(mixed) == std::string::npos) continue;
+    for (int seed = 1; seed <= 4; ++seed, ++sampled) {
+      CandidateResult r = sample_candidate(s, func, kH200, RuleSet::cuda(), seed);
+      EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.failure().message);
+    }
+  }
+  EXPECT_GT(sampled, 0);
+}
+
 TEST(Tf32TensorCore, NonGemmF32BlocksGetNone) {
   // Not GEMMs, and GEMMs whose padding to whole 16 x 8 x 8 tiles would more than double
   // the work (m = 4 to 16, k = 3 to 8; GEMMs and convolutions padded within it:
