@@ -83,6 +83,7 @@ struct TuneOptions {
   // search does not steer by a schedule family's old times (KernelBench 55's 214 H100
   // records of five commits held balanced warp tiles at 31 ms from before the staged
   // output, and every one of the 99 candidates after it came from one 240 x 16 family).
+  // 0: set aside, none measured again; negative: records are taken as they are, unchecked.
   int remeasure_stale = 16;
   std::string commit;                   // recorded with every record
   std::string origin = "search";
