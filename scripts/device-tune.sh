@@ -365,6 +365,11 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
       suite=${suite%%:*}
       profile_dir="$work/profile"
       mkdir -p "$profile_dir"
+      # Nsight Compute and cuobjdump, on the PATH or where CUDA and Nsight install them.
+      ncu_bin=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+      cuobjdump_bin=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump 2>/dev/null | head -n 1)
+      [ -n "$ncu_bin" ] || note "$stage: no ncu found (PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute): SASS mix only"
+      [ -n "$cuobjdump_bin" ] || note "$stage: no cuobjdump found: ncu only"
       for id in ${ids//,/ }; do
         [ "$(left)" -lt 40 ] && { note "profile $suite $id: not started, $(left) s left"; status=1; break; }
         p="$profile_dir/$suite-$id"
@@ -381,7 +386,8 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         fi
         # The instruction mix: every SASS opcode of the kernels, counted, and the same for the
         # longest loop that holds a tensor-core or FMA instruction (the main loop).
-        cuobjdump -sass "$p.cubin" >"$p.sass" 2>>"$p.log"
+        [ -n "$cuobjdump_bin" ] && "$cuobjdump_bin" -sass "$p.cubin" >"$p.sass" 2>>"$p.log"
+        touch "$p.sass"
         python3 - "$p.sass" >"$p-mix.txt" <<'PY'
 import collections, re, sys
 lines = open(sys.argv[1]).read().splitlines()
@@ -415,11 +421,15 @@ PY
         # Every kernel of the function once, on its second run (the first warms the caches).
         kernels=$(grep -oE '^//   [A-Za-z0-9_]+: --grid' "$p.cu" | sed 's#^//   ##; s#: --grid$##')
         nk=$(echo "$kernels" | wc -l)
-        timeout "$(($(left) < 150 ? $(left) : 150))" ncu --clock-control none --set full --target-processes all \
-          -k "regex:^($(echo "$kernels" | paste -sd'|'))\$" --launch-skip "$nk" --launch-count "$nk" \
-          -o "$p" python3 scripts/profile_kernel.py "$p.cu" "$p.cubin" >>"$p.log" 2>&1
-        s=$?
-        [ -f "$p.ncu-rep" ] && ncu -i "$p.ncu-rep" --page details >"$p-ncu.txt" 2>>"$p.log"
+        s="not run"
+        if [ -n "$ncu_bin" ]; then
+          timeout "$(($(left) < 150 ? $(left) : 150))" "$ncu_bin" --clock-control none --set full --target-processes all \
+            -k "regex:^($(echo "$kernels" | paste -sd'|'))\$" --launch-skip "$nk" --launch-count "$nk" \
+            -o "$p" python3 scripts/profile_kernel.py "$p.cu" "$p.cubin" >>"$p.log" 2>&1
+          s=$?
+          [ -f "$p.ncu-rep" ] && "$ncu_bin" -i "$p.ncu-rep" --page details >"$p-ncu.txt" 2>>"$p.log"
+        fi
+        touch "$p-ncu.txt"
         note "profile $suite $id ($([ ${#script_args[@]} -gt 0 ] && echo 'best record' || echo 'default schedule')): ncu exit $s; $(head -n 1 "$p-mix.txt")"
         { sed 's/^/    /' "$p-mix.txt"
           grep -E "^\s+(Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit Rate|Executed Ipc Active|Issue Slots Busy|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued Instruction|Block Limit [A-Z][a-z]+|Dynamic Shared Memory Per Block|L1/TEX Cache Throughput|L2 Cache Throughput|No Eligible|One or More Eligible|Avg. Active Threads Per Warp)\b" "$p-ncu.txt" |
