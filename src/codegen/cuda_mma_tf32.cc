@@ -29,7 +29,7 @@ bool is_fragment_load(std::string_view helper) {
 
 const char* tf32_mma_helper(int passes, bool mixed) {
   if (mixed) return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x_mixed" : "dragon_tf32_mma_m16n8k8_mixed";
-  return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x" : "dragon_tf32_mma_m16n8k8";
+  return passes == 3 ? "dragon_tf32_mma_m16n8k8_3x" : kOnePassMma.data();
 }
 
 bool is_tf32_mixed_helper(std::string_view helper) {
@@ -46,17 +46,20 @@ std::string_view mma_tf32_mixed_prelude() {
 DRAGON_INLINE float dragon_tf32_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 DRAGON_INLINE float dragon_tf32_widen(__half x) { return __half2float(x); }
 template <typename TA, typename TB>
-DRAGON_INLINE void dragon_tf32_mma_m16n8k8_mixed(float* c, const TA* a, const TB* b, int lane) {
-  float A[4], B[2];
+DRAGON_INLINE void dragon_tf32_widen_fragments(float* A, float* B, const TA* a, const TB* b) {
   for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_widen(a[r]);
   for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_widen(b[r]);
+}
+template <typename TA, typename TB>
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_mixed(float* c, const TA* a, const TB* b, int lane) {
+  float A[4], B[2];
+  dragon_tf32_widen_fragments(A, B, a, b);
   dragon_tf32_mma_m16n8k8(c, A, B, lane);
 }
 template <typename TA, typename TB>
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const TA* a, const TB* b, int lane) {
   float A[4], B[2];
-  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_widen(a[r]);
-  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_widen(b[r]);
+  dragon_tf32_widen_fragments(A, B, a, b);
   dragon_tf32_mma_m16n8k8_3x(c, A, B, lane);
 }
 )";

@@ -23,4 +23,10 @@ struct AsyncCopySource {
 // The copy `store` is, or nullopt with `why` (when given) saying what it is instead.
 std::optional<AsyncCopySource> async_copy_source(const ir::BufferStoreNode* store, std::string* why = nullptr);
 
+// `value` with its selects peeled while their false side is a zero: the load under them
+// (null when what is left is not a load) and their conditions. What async_copy_source
+// reads a store's value as, and what the search asks of an operand's producer before it
+// pipelines the operand's fetch.
+AsyncCopySource peel_zero_selects(const ir::Expr& value);
+
 }  // namespace dragon::lower

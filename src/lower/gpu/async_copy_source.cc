@@ -20,6 +20,18 @@ bool is_zero(const ir::Expr& e) {
 
 }  // namespace
 
+AsyncCopySource peel_zero_selects(const ir::Expr& value) {
+  AsyncCopySource out;
+  ir::Expr v = value;
+  while (const auto* select = v.as<ir::SelectNode>()) {
+    if (!is_zero(select->false_value)) break;
+    out.guard = out.guard.defined() ? (out.guard && select->condition) : select->condition;
+    v = select->true_value;
+  }
+  out.load = v.as<ir::BufferLoadNode>();
+  return out;
+}
+
 std::optional<AsyncCopySource> async_copy_source(const ir::BufferStoreNode* store, std::string* why) {
   auto refuse = [&](std::string reason) -> std::optional<AsyncCopySource> {
     if (why != nullptr) *why = std::move(reason);
@@ -29,14 +41,7 @@ std::optional<AsyncCopySource> async_copy_source(const ir::BufferStoreNode* stor
     return refuse(fmt::format("it stores to {} in scope '{}', not shared memory", store->buffer->name,
                               store->buffer->scope));
   }
-  AsyncCopySource out;
-  ir::Expr value = store->value;
-  while (const auto* select = value.as<ir::SelectNode>()) {
-    if (!is_zero(select->false_value)) break;
-    out.guard = out.guard.defined() ? (out.guard && select->condition) : select->condition;
-    value = select->true_value;
-  }
-  out.load = value.as<ir::BufferLoadNode>();
+  AsyncCopySource out = peel_zero_selects(store->value);
   if (out.load == nullptr || out.load->buffer->scope != "global" || out.load->buffer->dtype != store->buffer->dtype) {
     return refuse(fmt::format("its store to {} is not a copy of a global buffer of the same type (nor one zero "
                               "where a select's condition fails)",

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "dragon/ir/op.h"
+#include "dragon/lower/async_copy_source.h"
 #include "dragon/schedule/schedule_error.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
@@ -87,14 +88,7 @@ bool fetchable_by_cp_async(const ir::PrimFunc& func, const ir::Buffer& buffer, i
     if (is_reduction(site->block)) return true;
     const auto* store = site->block->body.as<ir::BufferStoreNode>();
     if (store == nullptr) return false;
-    ir::Expr value = store->value;
-    while (const auto* select = value.as<ir::SelectNode>()) {
-      const auto* zero = select->false_value.as<ir::FloatImmNode>();
-      std::optional<int64_t> int_zero = ir::as_const_int(select->false_value);
-      if (!((zero != nullptr && zero->value == 0.0) || (int_zero && *int_zero == 0))) break;
-      value = select->true_value;
-    }
-    const auto* load = value.as<ir::BufferLoadNode>();
+    const ir::BufferLoadNode* load = lower::peel_zero_selects(store->value).load;
     return load != nullptr && load->buffer->dtype == buffer->dtype && fetchable_by_cp_async(func, load->buffer, depth + 1);
   }
   return true;  // no block writes it: a parameter
