@@ -120,6 +120,33 @@ TEST(GpuDesignSpace, StagedScansOfEveryScanKindMatchTheInterpreter) {
   EXPECT_EQ(ran, 6 * 2 * 4);
 }
 
+// chunked_scan's sketch of every scan kind with few, long rows (the chunk totals spread
+// over threads, the carries, the scan again inside each chunk) at sampled chunk lengths,
+// on the device as on the interpreter; chunks that do not divide the axis included.
+TEST(GpuDesignSpace, ChunkedScansOfFewLongRowsMatchTheInterpreter) {
+  DRAGON_REQUIRE_GPU();
+  const lower::Target target = lower::Target::cuda_h200();
+  int ran = 0;
+  for (const char* spec : {"cumsum:shape=2x20000,dim=1", "cumsum:shape=2x20000,dim=1,reverse=true",
+                           "cumsum:shape=2x20000,dim=1,exclusive=true", "masked_cumsum:shape=3x9001,dim=1",
+                           "cumprod:shape=2x9000,dim=1",
+                           "lengths_to_offsets:batch=212992,max_len=12,include_total=true,index_dtype=i32"}) {
+    const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    const std::vector<Sketch> sketches = testing::sketches_of_rule(func, RuleSet::cuda(), "chunked_scan");
+    ASSERT_FALSE(sketches.empty()) << spec;
+    for (const Sketch& sketch : sketches) {
+      for (uint64_t seed = 1; seed <= 4; ++seed) {
+        CandidateResult r = sample_candidate(sketch, func, target, RuleSet::cuda(), seed);
+        ASSERT_TRUE(r.ok()) << spec << ": " << r.failure().message;
+        EXPECT_TRUE(runs_like_interpreter(std::string(spec) + "\n" + r.candidate().trace.to_string(), func,
+                                          r.candidate().func));
+        ++ran;
+      }
+    }
+  }
+  std::printf("%d chunked scan candidates ran on the device\n", ran);
+}
+
 // The normalized error (max |error| / max |reference|) of the default schedule of `spec`
 // on the device, on uniform [0, 1) inputs, against the f64 twin on the interpreter.
 double device_error_against_f64(const std::string& spec) {

@@ -11,6 +11,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
+#include "../combiner.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
@@ -57,27 +58,8 @@ using namespace dragon::ir;
 
 namespace {
 
-enum class Combiner : uint8_t { kAdd, kMul, kMax, kMin };
-
-Expr combine(Combiner c, Expr a, Expr b) {
-  switch (c) {
-    case Combiner::kAdd: return std::move(a) + std::move(b);
-    case Combiner::kMul: return std::move(a) * std::move(b);
-    case Combiner::kMax: return max(std::move(a), std::move(b));
-    case Combiner::kMin: return min(std::move(a), std::move(b));
-  }
-  return {};
-}
-
-Expr identity(Combiner c, DataType type) {
-  switch (c) {
-    case Combiner::kAdd: return make_zero(type);
-    case Combiner::kMul: return make_one(type);
-    case Combiner::kMax: return min_value(type);
-    case Combiner::kMin: return max_value(type);
-  }
-  return {};
-}
+using detail::Combiner;
+using detail::combine;
 
 // The recognised update `C[I] = C[I] op x` (either operand order).
 struct Reducer {
@@ -134,12 +116,11 @@ std::variant<Reducer, std::string> match_reducer(const BlockNode* block) {
   }
   Reducer r;
   r.store = store;
-  Expr a, b;
-  if (const auto* n = store->value.as<AddNode>()) r.combiner = Combiner::kAdd, a = n->a, b = n->b;
-  else if (const auto* n = store->value.as<MulNode>()) r.combiner = Combiner::kMul, a = n->a, b = n->b;
-  else if (const auto* n = store->value.as<MaxNode>()) r.combiner = Combiner::kMax, a = n->a, b = n->b;
-  else if (const auto* n = store->value.as<MinNode>()) r.combiner = Combiner::kMin, a = n->a, b = n->b;
-  else return std::string("the update is not C = C + x, C * x, max(C, x) or min(C, x)");
+  std::optional<detail::Combination> combination = detail::as_combination(store->value);
+  if (!combination) return std::string("the update is not C = C + x, C * x, max(C, x) or min(C, x)");
+  r.combiner = combination->combiner;
+  const Expr& a = combination->a;
+  const Expr& b = combination->b;
   if (is_self_load(a, store)) r.rhs = b;
   else if (is_self_load(b, store)) r.rhs = a;
   else return std::string("neither operand of the update is the stored element");
@@ -399,7 +380,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
       rf_buffer, partial_reduces ? combine(reducer.combiner, BufferLoadNode::make(rf_buffer, rf_indices), rhs) : rhs,
       rf_indices);
   Stmt rf_init =
-      partial_reduces ? BufferStoreNode::make(rf_buffer, identity(reducer.combiner, buffer->dtype), rf_indices) : Stmt();
+      partial_reduces ? BufferStoreNode::make(rf_buffer, detail::combiner_identity(reducer.combiner, buffer->dtype), rf_indices) : Stmt();
   BlockAccessRegions rf_access = detect_block_access_regions(rf_body, rf_init);
   Block rf_block = BlockNode::make(rf_name, rf_iters, rf_access.reads, rf_access.writes, rf_body, rf_init, {},
                                    block->annotations);

@@ -159,6 +159,27 @@ bool is_spatial(const ir::BlockNode* block) {
   return true;
 }
 
+bool is_unscheduled_scan(const BlockSite& site) {
+  const ir::BlockNode* b = site.block;
+  if (site.loops.empty() || has_block_binding(site) || has_thread_binding(site)) return false;
+  int ordered = 0;
+  for (const ir::IterVar& iv : b->iter_vars) {
+    if (iv.kind == ir::IterKind::kOrdered) {
+      ++ordered;
+    } else if (iv.kind != ir::IterKind::kSpatial) {
+      return false;
+    }
+  }
+  if (ordered != 1 || site.loops.size() != b->iter_vars.size()) return false;
+  for (const ir::ForNode* l : site.loops) {
+    if (l->for_kind != ir::ForKind::kSerial || !ir::as_const_int(l->extent)) return false;
+    LoopFeeds feeds = loop_feeds(l);
+    if (l != site.loops.back() && (!feeds.spatial || feeds.other || feeds.reduce)) return false;
+  }
+  LoopFeeds inner = loop_feeds(site.loops.back());
+  return inner.other && !inner.spatial && !inner.reduce;
+}
+
 bool has_ordered_vars(const ir::BlockNode* block) {
   for (const ir::IterVar& iv : block->iter_vars) {
     if (iv.kind == ir::IterKind::kOrdered || iv.kind == ir::IterKind::kOpaque) return true;

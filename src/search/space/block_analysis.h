@@ -48,6 +48,10 @@ bool has_thread_binding(const BlockSite& site);               // a loop above bo
 bool is_reduction(const ir::BlockNode* block);                // reduce iteration variables and an init
 bool is_spatial(const ir::BlockNode* block);                  // spatial iteration variables only, no init
 bool has_ordered_vars(const ir::BlockNode* block);            // ordered or opaque variables (scans)
+// A scan nothing has scheduled yet: one ordered variable, fed by the innermost loop alone
+// (a reverse scan's binding runs it backwards); the other variables spatial, fed by the
+// other loops; serial loops of constant extent, none bound to threads.
+bool is_unscheduled_scan(const BlockSite& site);
 int64_t reduce_extent(const ir::BlockNode* block);            // product of the reduce domains' extents
 int64_t spatial_extent(const ir::BlockNode* block);           // product of the spatial domains' extents
 

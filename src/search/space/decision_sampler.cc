@@ -209,14 +209,16 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
   std::map<int64_t, Pending> fragments;            // warp read cache RV id -> what it reads
   // A rule that presents a block in another layout first (implicit GEMM: ReIndex,
   // TransformLayout, TransformBlockLayout; whole tiles: PadEinsum; split-K: RFactor, whose
-  // partial-sums block the function does not have) looks its loops up in the function
+  // partial-sums block the function does not have; chunked scans: ChunkScan, whose totals
+  // and carries it does not have either) looks its loops up in the function
   // those leave: that is the "unscheduled" nest the pieces below start from.
   ir::PrimFunc shaped = func;
   size_t last_layout = end;
   for (size_t i = 0; i < end; ++i) {
     const InstructionKind k = insts[i].kind;
     if (k == InstructionKind::ReIndex || k == InstructionKind::TransformLayout ||
-        k == InstructionKind::TransformBlockLayout || k == InstructionKind::PadEinsum || k == InstructionKind::RFactor) {
+        k == InstructionKind::TransformBlockLayout || k == InstructionKind::PadEinsum || k == InstructionKind::RFactor ||
+        k == InstructionKind::ChunkScan) {
       last_layout = i;
     }
   }

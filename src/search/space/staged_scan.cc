@@ -39,7 +39,8 @@ class StagedScan : public ScheduleRule {
 
   std::vector<Schedule> apply(const Schedule& sch, const std::string& block) const override {
     std::optional<BlockSite> site = find_block(sch.func(), block);
-    if (!site || !applies(*site)) return {};
+    // Rows to spread over threads: a scan of one row is chunked_scan's.
+    if (!site || site->loops.size() < 2 || !is_unscheduled_scan(*site)) return {};
     const ir::ForNode* scan_loop = site->loops.back();
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < site->loops.size(); ++i) rows *= constant_extent(site->loops[i]);
@@ -98,30 +99,6 @@ class StagedScan : public ScheduleRule {
   }
 
  private:
-  // One ordered variable, fed by the innermost loop alone (a reverse scan's binding runs
-  // it backwards); the other variables spatial, fed by the other loops; serial loops of
-  // constant extent, no thread binding yet.
-  static bool applies(const BlockSite& site) {
-    const ir::BlockNode* b = site.block;
-    if (site.loops.size() < 2 || has_block_binding(site) || has_thread_binding(site)) return false;
-    int ordered = 0;
-    for (const ir::IterVar& iv : b->iter_vars) {
-      if (iv.kind == ir::IterKind::kOrdered) {
-        ++ordered;
-      } else if (iv.kind != ir::IterKind::kSpatial) {
-        return false;
-      }
-    }
-    if (ordered != 1 || site.loops.size() != b->iter_vars.size()) return false;
-    for (const ir::ForNode* l : site.loops) {
-      if (l->for_kind != ir::ForKind::kSerial || !ir::as_const_int(l->extent)) return false;
-      LoopFeeds feeds = loop_feeds(l);
-      if (l != site.loops.back() && (!feeds.spatial || feeds.other || feeds.reduce)) return false;
-    }
-    LoopFeeds inner = loop_feeds(site.loops.back());
-    return inner.other && !inner.spatial && !inner.reduce;
-  }
-
   static int64_t constant_extent(const ir::ForNode* loop) { return *ir::as_const_int(loop->extent); }
 
   static std::vector<int64_t> dividing(const std::vector<int64_t>& values, int64_t extent) {

@@ -447,6 +447,47 @@ TEST(StagedScan, LeavesScansAlongOuterAxesAndOtherBlocksAlone) {
   }
 }
 
+// A scan of few rows over a long axis is chunked in every sketch: the axis split at a
+// sampled chunk length, chunk_scan's totals and carries, every block bound to threads by
+// the rules after it. Candidates lower for the H200 and compute the scan, exactly on
+// integers, with chunks that divide the axis and chunks that do not.
+TEST(ChunkedScan, ChunksTheAxisOfAScanOfFewLongRows) {
+  struct Case {
+    const char* spec;
+    const char* block;
+  };
+  for (const Case& c : {Case{"lengths_to_offsets:batch=20000,include_total=true,index_dtype=i32", "offsets"},
+                        Case{"cumsum:shape=2x10240,dim=1,reverse=true", "Y"},
+                        Case{"cumsum:shape=3x9000,dim=1,exclusive=true", "Y"}}) {
+    SCOPED_TRACE(c.spec);
+    const ir::PrimFunc func = workload(c.spec);
+    std::vector<Sketch> sketches = generate_design_space(func, kH200, RuleSet::cuda());
+    ASSERT_FALSE(sketches.empty());
+    for (const Sketch& sketch : sketches) {
+      ASSERT_TRUE(applied(sketch, std::string("chunked_scan(") + c.block + ")")) << script_of(sketch);
+      const std::string text = script_of(sketch);
+      EXPECT_EQ(count_lines(text, "cs "), 1) << text;
+      for (int64_t seed = 1; seed <= 3; ++seed) {
+        CandidateResult r = sample_candidate(sketch, func, kH200, RuleSet::cuda(), seed);
+        ASSERT_TRUE(r.ok()) << r.failure().stage << ": " << r.failure().message << "\n" << text;
+        std::vector<lower::testing::Stage> stages = lower::testing::lower_stages(r.candidate().func, kH200);
+        EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(stages.back().func)))
+            << r.candidate().trace.to_string();
+      }
+    }
+  }
+}
+
+// Scans of many rows (staged_scan's) or a short axis, and other blocks, are left alone.
+TEST(ChunkedScan, LeavesScansOfManyRowsOrShortAxesAlone) {
+  for (const char* spec : {"cumsum:shape=512x9000,dim=1", "cumsum:shape=4x4096,dim=1", "softmax:shape=4x9000,axis=1"}) {
+    SCOPED_TRACE(spec);
+    for (const Sketch& sketch : space(spec, only({"chunked_scan"}))) {
+      EXPECT_EQ(script_of(sketch).find("cs "), std::string::npos) << script_of(sketch);
+    }
+  }
+}
+
 TEST(SamplingSites, NameWhatEachDecisionChanges) {
   std::vector<Sketch> s = space("matmul:m=128,n=128,k=128", RuleSet::cuda());
   ASSERT_FALSE(s.empty());
