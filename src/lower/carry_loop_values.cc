@@ -18,7 +18,11 @@
 //   or unrolled, with bounds that do not depend on one another; the buffer has exactly one
 //   store in the loop's body, executed once per iteration of the chain: not inside any
 //   other loop nor under a condition that uses a chain variable (a condition that does not
-//   is the same every iteration);
+//   is the same every iteration). One exception, for a chain of one loop: guards that hold
+//   on a prefix of its iterations (conjuncts a < b, a <= b whose a - b never decreases
+//   from one iteration to the next: the bound of a last, partial chunk of a chunked scan).
+//   The carry is then updated under the same guard, and once it fails no later iteration
+//   reads the carry;
 // - each dimension of the store's index is linear in the chain's linear index: a step back
 //   in any chain loop moves it by the innermost loop's step times the iterations of the
 //   loops inside;
@@ -50,7 +54,10 @@ namespace {
 struct StoreSite {
   const ir::BufferStoreNode* store;
   std::vector<const ir::ForNode*> inner_loops;  // between the loop and the store, outermost first
-  bool conditional;  // under a condition that uses the loop's or an inner loop's variable
+  // Under the else side of a condition that uses the loop's or an inner loop's variable.
+  bool conditional;
+  // The conditions that use those variables with the store on their then side.
+  std::vector<ir::Expr> guards;
 };
 
 class StoreCollector : public ir::StmtVisitor {
@@ -69,20 +76,65 @@ class StoreCollector : public ir::StmtVisitor {
   void visit_(const ir::IfThenElseNode* op) override {
     bool varies = false;
     for (const ir::VarNode* var : loop_vars_) varies = varies || ir::uses_var(op->condition, var);
-    varying_conditions_ += varies ? 1 : 0;
-    ir::StmtVisitor::visit_(op);
-    varying_conditions_ -= varies ? 1 : 0;
+    if (!varies) {
+      ir::StmtVisitor::visit_(op);
+      return;
+    }
+    guards_.push_back(op->condition);
+    visit(op->then_case);
+    guards_.pop_back();
+    if (op->else_case.defined()) {
+      ++varying_else_;
+      visit(op->else_case);
+      --varying_else_;
+    }
   }
   void visit_(const ir::BufferStoreNode* op) override {
-    stores.push_back({op, inner_loops_, varying_conditions_ > 0});
+    stores.push_back({op, inner_loops_, varying_else_ > 0, guards_});
     ir::StmtVisitor::visit_(op);
   }
 
  private:
   std::vector<const ir::VarNode*> loop_vars_;
   std::vector<const ir::ForNode*> inner_loops_;
-  int varying_conditions_ = 0;
+  std::vector<ir::Expr> guards_;
+  int varying_else_ = 0;
 };
+
+std::vector<ir::Expr> conjuncts_of(const ir::Expr& e) {
+  if (const auto* n = e.as<ir::AndNode>()) {
+    std::vector<ir::Expr> out = conjuncts_of(n->a);
+    std::vector<ir::Expr> b = conjuncts_of(n->b);
+    out.insert(out.end(), b.begin(), b.end());
+    return out;
+  }
+  return {e};
+}
+
+// Whether `guard` holds on a prefix of the chain's iterations: its conjuncts use no chain
+// variable (the same every iteration), or the chain is one loop and the conjunct reads
+// a < b or a <= b (or b > a, b >= a) with a - b never smaller than one iteration before.
+bool holds_on_a_prefix(const ir::Expr& guard, const std::vector<const ir::ForNode*>& chain,
+                       const ir::Analyzer& analyzer) {
+  const ir::ForNode* loop = chain.front();
+  const ir::VarNode* var = loop->loop_var.get();
+  for (const ir::Expr& c : conjuncts_of(guard)) {
+    bool uses_chain = false;
+    for (const ir::ForNode* l : chain) uses_chain = uses_chain || ir::uses_var(c, l->loop_var.get());
+    if (!uses_chain) continue;
+    if (chain.size() != 1) return false;
+    ir::Expr rising;  // a - b
+    if (const auto* n = c.as<ir::LTNode>()) rising = n->a - n->b;
+    else if (const auto* n = c.as<ir::LENode>()) rising = n->a - n->b;
+    else if (const auto* n = c.as<ir::GTNode>()) rising = n->b - n->a;
+    else if (const auto* n = c.as<ir::GENode>()) rising = n->b - n->a;
+    else return false;
+    ir::VarMap back;
+    back[var] = loop->loop_var - ir::make_const(loop->loop_var.dtype(), 1);
+    if (!analyzer.can_prove(rising - ir::substitute(rising, back) >= ir::make_zero(rising.dtype()))) return false;
+  }
+  return true;
+}
 
 // Counts the loads of one buffer anywhere in a statement.
 class LoadCounter : public ir::StmtExprVisitor {
@@ -239,6 +291,9 @@ class LoopValueCarrier : public ir::StmtMutator {
       if (!rectangular_in_order(chain)) continue;
       ir::Analyzer analyzer;
       for (const ir::ForNode* l : chain) analyzer.bind(l->loop_var, ir::Range::make(l->min, l->extent));
+      bool prefix_guards = true;
+      for (const ir::Expr& guard : site.guards) prefix_guards = prefix_guards && holds_on_a_prefix(guard, chain, analyzer);
+      if (!prefix_guards) continue;
       std::optional<ChainStep> step = linear_in_chain(chain, store->indices, analyzer);
       // A store to one element every iteration moves nothing along the chain: a carry
       // already (the earlier run's), or an accumulator its first iteration reads.

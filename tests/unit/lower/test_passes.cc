@@ -450,6 +450,42 @@ TEST(CarryLoopValues, LeavesLoopsWhereTheReadIsNotTheLastStepsStore) {
   EXPECT_FALSE(middle_changed) << ir::print_function(middle_after);
 }
 
+// A chunked scan whose last chunk is partial (21 offsets in chunks of 8): the store sits
+// under the guard "position < 21", which holds on a prefix of the chunk's loop, so the
+// running value is carried under the same guard; the chunks run on threads with no load
+// of the output and no barrier. A guard that holds on a suffix ("i1 > 2": the first
+// iterations store nothing, a later one reads what the buffer held) leaves the loop alone.
+TEST(CarryLoopValues, CarriesUnderAGuardThatHoldsOnAPrefixOfTheLoop) {
+  const ir::PrimFunc func = workload("lengths_to_offsets:batch=20,include_total=true,index_dtype=i32");
+  Schedule sch(func);
+  std::vector<LoopRV> parts = sch.split(sch.get_loops(sch.get_block("offsets"))[0], {None{}, int64_t{8}});
+  BlockRV total = sch.chunk_scan(parts[0]);
+  sch.bind(parts[0], "threadIdx.x");
+  sch.bind(sch.get_loops(total)[0], "threadIdx.x");
+  sch.bind(sch.add_unit_loop(sch.get_loops(sch.get_consumers(total)[0])[0]), "threadIdx.x");
+  auto [before, after, changed] = around(sch.func(), "carry_loop_values");
+  EXPECT_TRUE(changed) << ir::print_function(after);
+  EXPECT_TRUE(computes_the_same(before, after));
+  const ir::PrimFunc gpu = lower(sch.func(), Target::cuda_h200()).func;
+  EXPECT_EQ(loads_of(gpu, "offsets"), 0) << ir::print_function(gpu);
+  EXPECT_TRUE(computes_the_same(func, lower(sch.func(), Target::cpu()).func));
+
+  const ir::PrimFunc suffix = ir::parse_function(R"(func suffix(in X: f32[8], inout Y: f32[8]) {
+  block root {
+    for i0 in 8 {
+      block Y [vi0: O 8 = i0] if (i0 > 2) {
+        reads X[vi0], Y[vi0 - 1]
+        writes Y[vi0]
+        Y[vi0] = select(vi0 == 0, X[vi0], Y[vi0 - 1] + X[vi0])
+      }
+    }
+  }
+}
+)");
+  auto [suffix_before, suffix_after, suffix_changed] = around(suffix, "carry_loop_values");
+  EXPECT_FALSE(suffix_changed) << ir::print_function(suffix_after);
+}
+
 // ---- flatten_buffers -------------------------------------------------------------------
 
 TEST(FlattenBuffers, ParametersAndAllocationsBecomeOneDimensional) {
