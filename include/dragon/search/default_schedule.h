@@ -39,6 +39,11 @@ struct DefaultScheduleOptions {
   // terms_per_thread terms, each chunk a block, and a write-back nest sums the partials.
   // KernelBench 37, 94 and 96 sum 2^30 and more terms: in one block, millions per thread.
   int64_t max_terms_per_thread = 4096;
+  // A scan of at most this many rows (the product of its spatial extents) over an axis
+  // of at least min_chunked_scan_extent runs in chunks in parallel (chunk_scan) instead
+  // of one thread walking each row.
+  int64_t max_chunked_scan_rows = 256;
+  int64_t min_chunked_scan_extent = 8192;
 };
 
 // The default schedule of `func` for `target`, through the Schedule API (its trace

@@ -378,6 +378,36 @@ TEST(DefaultSchedule, AScanAlongAnOuterAxisRunsOneScanPerThread) {
   }
 }
 
+// A scan of few rows over a long axis runs in chunks: totals, carries and the chunked
+// scan, every nest bound, no thread walking more than a chunk or the chunks (about the
+// axis's square root each), the kernels computing the scan thread by thread between
+// barriers, exactly on integers. A scan of many rows stays one thread per row.
+TEST(DefaultSchedule, AScanOfFewLongRowsRunsInChunks) {
+  for (const char* spec : {"lengths_to_offsets:batch=20000,include_total=true,index_dtype=i32",
+                           "cumsum:shape=2x10240,dim=1,reverse=true", "cumprod:shape=3x9000,dim=1"}) {
+    SCOPED_TRACE(spec);
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+    const std::string text = ir::print_function(sch.func());
+    EXPECT_NE(text.find("_chunk_total"), std::string::npos) << text;
+    EXPECT_NE(text.find("_chunk_carry"), std::string::npos) << text;
+    for (schedule::BlockRV b : sch.get_child_blocks(sch.get_block("root"))) {
+      int64_t serial = 1;
+      for (schedule::LoopRV l : sch.get_loops(b)) {
+        const ir::ForNode* f = sch.get(l);
+        if (f->for_kind != ir::ForKind::kThreadBinding) serial *= ir::as_const_int(f->extent).value_or(0);
+      }
+      EXPECT_LE(serial, 256) << sch.get(b)->name << " walks " << serial << " steps in one thread:\n" << text;
+    }
+    std::vector<lower::testing::Stage> stages = lower::testing::lower_stages(sch.func(), lower::Target::cuda_h200());
+    EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(stages.back().func)));
+    EXPECT_TRUE(schedule::testing::replays_exactly(sch));
+  }
+  ir::PrimFunc many = ops::OpRegistry::global().make_workload("cumsum:shape=512x9000,dim=1").func;
+  EXPECT_EQ(ir::print_function(default_schedule(many, lower::Target::cuda_h200()).func()).find("_chunk_"),
+            std::string::npos);
+}
+
 TEST(DefaultSchedule, PutsTheCoalescedSideOnThreadIdxX) {
   // A row softmax reads rows contiguously: its reductions' terms go on threadIdx.x. A sum
   // over the middle axis reads outputs contiguously: outputs on threadIdx.x, terms on y.
