@@ -87,9 +87,11 @@ Lowered lower(const ir::PrimFunc& func, const Target& target, const LowerOptions
     p.run("plan_gpu_allocations", plan_gpu_allocations);
     p.run("share_shared_memory", share_shared_memory);
     p.run("insert_thread_syncs", insert_thread_syncs);
+    p.run("hoist_invariant_guards", hoist_invariant_guards);  // after the barriers, so none lands under a guard
     p.run("simplify_func", simplify_func);
     p.check("verify_gpu_code", [&](const ir::PrimFunc& f) { verify_gpu_code(f, target); });
   }
+  if (!target.is_gpu()) p.run("hoist_invariant_guards", hoist_invariant_guards);
   p.check("verify_index_widths", verify_index_widths);
   return p.finish();
 }

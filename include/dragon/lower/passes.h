@@ -64,6 +64,10 @@ ir::PrimFunc flatten_buffers(const ir::PrimFunc& func);
 // reads back the element the previous step stored keeps it in a one-element local buffer
 // (carry_loop_values.cc says exactly when), instead of a memory round trip per step.
 ir::PrimFunc carry_loop_values(const ir::PrimFunc& func);
+// A loop whose body is one guard moves the guard's conjuncts the loop does not change
+// outside it (hoist_invariant_guards.cc says exactly when): NVCC keeps an accumulator
+// updated under a guard inside its loop in memory. Last, after barriers are placed.
+ir::PrimFunc hoist_invariant_guards(const ir::PrimFunc& func);
 // Simplifies every expression and drops statements that do nothing (empty loops,
 // if(false), loops of extent 0), between passes.
 ir::PrimFunc simplify_func(const ir::PrimFunc& func);

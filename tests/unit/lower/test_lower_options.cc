@@ -29,6 +29,7 @@ std::vector<std::string> pass_names(const std::vector<testing::Stage>& stages) {
 const std::vector<std::string> kCpuPasses = {
     "lower_reduction_init", "plan_buffer_allocation", "lower_blocks", "simplify_func", "carry_loop_values",
     "compact_buffers", "serialize_thread_loops", "unroll_loops", "flatten_buffers", "simplify_func", "carry_loop_values",
+    "hoist_invariant_guards",
     "verify_index_widths"};
 
 TEST(LowerOptions, AfterPassSeesEveryCpuPassInOrder) {

@@ -9,6 +9,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/parser.h"
 #include "dragon/ir/printer.h"
+#include "dragon/ir/uses_var.h"
 #include "dragon/lower/lower.h"
 #include "dragon/lower/passes.h"
 #include "dragon/ops/op_registry.h"
@@ -484,6 +485,66 @@ TEST(CarryLoopValues, CarriesUnderAGuardThatHoldsOnAPrefixOfTheLoop) {
 )");
   auto [suffix_before, suffix_after, suffix_changed] = around(suffix, "carry_loop_values");
   EXPECT_FALSE(suffix_changed) << ir::print_function(suffix_after);
+}
+
+// ---- hoist_invariant_guards ------------------------------------------------------------
+
+// The last loop named `name` in `func` in program order (copies of a nest keep their
+// loops' names: a chunked scan's own nest comes after its totals' and carries'), or nullptr.
+const ir::ForNode* loop_named(const ir::PrimFunc& func, const std::string& name) {
+  struct Finder : ir::StmtVisitor {
+    std::string name;
+    const ir::ForNode* found = nullptr;
+    void visit_(const ir::ForNode* op) override {
+      if (op->loop_var.name() == name) found = op;
+      ir::StmtVisitor::visit_(op);
+    }
+  } finder;
+  finder.name = name;
+  finder.visit(func->body);
+  return finder.found;
+}
+
+// A sum whose fused outputs are split past their count (KernelBench 47's best record:
+// 524,160 outputs in 8 x 256 x 256) guards its store inside the 4096-term loop, where NVCC
+// kept the partial sum in memory; the guard moves outside the loop, which then reads and
+// writes its accumulator every iteration. A conjunct over the loop's own variable stays
+// inside (a chunked scan's partial last chunk), one that does not moves out.
+TEST(HoistInvariantGuards, MovesTheConjunctsALoopDoesNotChangeOutsideIt) {
+  Schedule sch(workload("sum:shape=4x8x31,axis=1,keepdim=true"));
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block("sum"));
+  std::vector<LoopRV> parts = sch.split(sch.fuse({loops[0], loops[1], loops[2]}), {None{}, int64_t{4}, int64_t{8}});
+  sch.reorder({parts[1], parts[2], parts[0]});
+  sch.bind(parts[1], "blockIdx.x");
+  sch.bind(parts[2], "threadIdx.x");
+  for (const Target& target : {Target::cpu(), Target::cuda_h200()}) {
+    SCOPED_TRACE(target.is_gpu() ? "cuda" : "cpu");
+    auto [before, after, changed] = around(sch.func(), "hoist_invariant_guards", target);
+    EXPECT_TRUE(changed) << ir::print_function(after);
+    const ir::ForNode* guarded = loop_named(before, "r0");
+    const ir::ForNode* hoisted = loop_named(after, "r0");
+    ASSERT_TRUE(guarded != nullptr && hoisted != nullptr) << ir::print_function(after);
+    EXPECT_NE(guarded->body.as<ir::IfThenElseNode>(), nullptr) << ir::print_function(before);
+    EXPECT_EQ(hoisted->body.as<ir::IfThenElseNode>(), nullptr) << ir::print_function(after);
+    EXPECT_TRUE(computes_the_same(before, after));
+  }
+
+  Schedule scan(workload("lengths_to_offsets:batch=20,include_total=true,index_dtype=i32"));
+  std::vector<LoopRV> chunks = scan.split(scan.get_loops(scan.get_block("offsets"))[0], {None{}, int64_t{8}});
+  BlockRV total = scan.chunk_scan(chunks[0]);
+  std::vector<LoopRV> threads = scan.split(chunks[0], {None{}, int64_t{2}});  // 3 chunks on 2 x 2 threads: a guard
+  scan.bind(threads[0], "blockIdx.x");
+  scan.bind(threads[1], "threadIdx.x");
+  scan.bind(scan.get_loops(total)[0], "threadIdx.x");
+  scan.bind(scan.add_unit_loop(scan.get_loops(scan.get_consumers(total)[0])[0]), "threadIdx.x");
+  auto [before, after, changed] = around(scan.func(), "hoist_invariant_guards", Target::cuda_h200());
+  EXPECT_TRUE(changed) << ir::print_function(after);
+  const ir::ForNode* chunk = loop_named(after, "i0_1");
+  ASSERT_NE(chunk, nullptr) << ir::print_function(after);
+  const auto* inside = chunk->body.as<ir::IfThenElseNode>();
+  ASSERT_NE(inside, nullptr) << ir::print_function(after);
+  EXPECT_TRUE(ir::uses_var(inside->condition, chunk->loop_var.get())) << ir::print_function(after);
+  EXPECT_TRUE(computes_the_same(before, after));
 }
 
 // ---- flatten_buffers -------------------------------------------------------------------
