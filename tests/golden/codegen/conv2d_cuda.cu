@@ -40,10 +40,10 @@ template <typename F> DRAGON_INLINE int64_t dragon_f2i64(F x) {
 extern "C" __global__ void __launch_bounds__(256) conv2d_kernel0(const float* __restrict__ X, const float* __restrict__ W, float* Y) {
   const int32_t i0_i1_i2_i3_fused_0 = (int32_t)blockIdx.x;
   const int32_t i0_i1_i2_i3_fused_1 = (int32_t)threadIdx.x;
-  for (int32_t r0 = 0; r0 < 8; ++r0) {
-    for (int32_t r1 = 0; r1 < 3; ++r1) {
-      for (int32_t r2 = 0; r2 < 3; ++r2) {
-        if ((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) < 6272)) {
+  if ((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) < 6272)) {
+    for (int32_t r0 = 0; r0 < 8; ++r0) {
+      for (int32_t r1 = 0; r1 < 3; ++r1) {
+        for (int32_t r2 = 0; r2 < 3; ++r2) {
           if ((((r0 == 0) && (r1 == 0)) && (r2 == 0))) {
             Y[(((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 3136) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 196)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 14)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14))] = 0x0p+0f;
           }
