@@ -214,6 +214,10 @@ class Tuning {
     }
     std::vector<schedule::Trace> stale = set_aside_stale(task, measurer, earlier, earlier_hashes);
     s.outcome.stale = static_cast<int64_t>(stale.size());
+    // Stale records measured other code: the trial budget counts what this build measured,
+    // so a rerun after a change of the code generator searches again (DLRM R11, R9d and
+    // R9e had filled their budgets with stale records and tuned nothing new).
+    s.trials -= s.outcome.stale;
     int64_t added = s.search->add_measured(earlier);
     if (!earlier.empty() || !stale.empty()) {
       log(fmt::format("{}: resumed from {} records ({} replayed), best {}", task.name, s.trials, added,

@@ -97,7 +97,8 @@ TEST_F(TunerTest, KeepsTheBudgetRecordsEverythingAndResumes) {
 
 // Records measured by another build whose code this one prints otherwise (their kernel
 // hash differs) are stale: their times are neither the task's best nor the cost model's,
-// and the fastest of them are measured again first, each recorded anew.
+// nor do they count toward the trial budget; the fastest of them are measured again first,
+// each recorded anew.
 TEST_F(TunerTest, RecordsWhoseCodeThisBuildPrintsOtherwiseAreMeasuredAgain) {
   const ir::PrimFunc func = workload("matmul:m=32,n=32,k=32");
   std::vector<TuningTask> tasks = {{"gemm", "matmul:m=32,n=32,k=32", func, 1}};
@@ -127,7 +128,7 @@ TEST_F(TunerTest, RecordsWhoseCodeThisBuildPrintsOtherwiseAreMeasuredAgain) {
       database.commit(r);
     }
   }
-  TuneOptions o = options(12);
+  TuneOptions o = options(4);  // stale records do not count: one batch of 4 new trials
   o.remeasure_stale = 3;
   o.batch_size = 4;
   o.search.seed_share = 1.0;  // the one batch may be all seeds
@@ -135,6 +136,7 @@ TEST_F(TunerTest, RecordsWhoseCodeThisBuildPrintsOtherwiseAreMeasuredAgain) {
   std::vector<TaskOutcome> outcomes = tune(tasks, database, environment, model, o);
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].stale, 8);
+  EXPECT_EQ(outcomes[0].new_trials, 4) << "the 8 stale records leave the whole budget to this build";
   ASSERT_TRUE(outcomes[0].best_ms.has_value());
   EXPECT_GT(*outcomes[0].best_ms, 1e-3) << "a stale time is not the task's best";
   int64_t remeasured = 0;
