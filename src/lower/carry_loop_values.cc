@@ -40,6 +40,7 @@
 #include <optional>
 #include <vector>
 
+#include "dragon/ir/conjuncts.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/simplify.h"
@@ -101,16 +102,6 @@ class StoreCollector : public ir::StmtVisitor {
   int varying_else_ = 0;
 };
 
-std::vector<ir::Expr> conjuncts_of(const ir::Expr& e) {
-  if (const auto* n = e.as<ir::AndNode>()) {
-    std::vector<ir::Expr> out = conjuncts_of(n->a);
-    std::vector<ir::Expr> b = conjuncts_of(n->b);
-    out.insert(out.end(), b.begin(), b.end());
-    return out;
-  }
-  return {e};
-}
-
 // Whether `guard` holds on a prefix of the chain's iterations: its conjuncts use no chain
 // variable (the same every iteration), or the chain is one loop and the conjunct reads
 // a < b or a <= b (or b > a, b >= a) with a - b never smaller than one iteration before.
@@ -118,7 +109,7 @@ bool holds_on_a_prefix(const ir::Expr& guard, const std::vector<const ir::ForNod
                        const ir::Analyzer& analyzer) {
   const ir::ForNode* loop = chain.front();
   const ir::VarNode* var = loop->loop_var.get();
-  for (const ir::Expr& c : conjuncts_of(guard)) {
+  for (const ir::Expr& c : ir::split_conjuncts(guard)) {
     bool uses_chain = false;
     for (const ir::ForNode* l : chain) uses_chain = uses_chain || ir::uses_var(c, l->loop_var.get());
     if (!uses_chain) continue;

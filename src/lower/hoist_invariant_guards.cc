@@ -14,6 +14,7 @@
 // Serial and unrolled loops only.
 #include <vector>
 
+#include "dragon/ir/conjuncts.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/uses_var.h"
@@ -21,22 +22,6 @@
 
 namespace dragon::lower {
 namespace {
-
-std::vector<ir::Expr> conjuncts_of(const ir::Expr& e) {
-  if (const auto* n = e.as<ir::AndNode>()) {
-    std::vector<ir::Expr> out = conjuncts_of(n->a);
-    std::vector<ir::Expr> b = conjuncts_of(n->b);
-    out.insert(out.end(), b.begin(), b.end());
-    return out;
-  }
-  return {e};
-}
-
-ir::Expr all_of(const std::vector<ir::Expr>& conditions) {
-  ir::Expr out = conditions.front();
-  for (size_t i = 1; i < conditions.size(); ++i) out = out && conditions[i];
-  return out;
-}
 
 // Whether `e` reads memory or calls anything.
 class ReadsMemory : public ir::ExprVisitor {
@@ -67,12 +52,12 @@ class GuardHoister : public ir::StmtMutator {
     const auto* guard = loop->body.as<ir::IfThenElseNode>();
     if (guard == nullptr || guard->else_case.defined()) return visited;
     std::vector<ir::Expr> outside, inside;
-    for (const ir::Expr& c : conjuncts_of(guard->condition)) (invariant_in(c, loop) ? outside : inside).push_back(c);
+    for (const ir::Expr& c : ir::split_conjuncts(guard->condition)) (invariant_in(c, loop) ? outside : inside).push_back(c);
     if (outside.empty()) return visited;
-    ir::Stmt body = inside.empty() ? guard->then_case : ir::IfThenElseNode::make(all_of(inside), guard->then_case);
+    ir::Stmt body = inside.empty() ? guard->then_case : ir::IfThenElseNode::make(ir::conjunction(inside), guard->then_case);
     ir::Stmt rebuilt = ir::ForNode::make(loop->loop_var, loop->min, loop->extent, loop->for_kind, std::move(body),
                                          loop->thread_tag, loop->annotations);
-    return ir::IfThenElseNode::make(all_of(outside), std::move(rebuilt));
+    return ir::IfThenElseNode::make(ir::conjunction(outside), std::move(rebuilt));
   }
 };
 

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "dragon/ir/functor.h"
+#include "dragon/ir/uses_var.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/structural_equal.h"
 #include "dragon/ir/substitute.h"
@@ -47,21 +48,6 @@ ir::Expr identity(Reducer r, ir::DataType type) {
   DRAGON_UNREACHABLE("reducer");
 }
 
-bool loads_buffer(const ir::Expr& e, const ir::BufferNode* buffer) {
-  struct Finder : ir::ExprVisitor {
-    const ir::BufferNode* buffer;
-    bool found = false;
-    using ir::ExprVisitor::visit_;
-    void visit_(const ir::BufferLoadNode* op) override {
-      found = found || buffer == nullptr || op->buffer.get() == buffer;
-      ir::ExprVisitor::visit_(op);
-    }
-  } f;
-  f.buffer = buffer;
-  f.visit(e);
-  return f.found;
-}
-
 bool same_indices(const std::vector<ir::Expr>& a, const std::vector<ir::Expr>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -75,7 +61,7 @@ std::optional<ReductionUpdate> match_reduction(const ir::BlockNode* block) {
   const auto* store = block->body.as<ir::BufferStoreNode>();
   const auto* init = block->init.defined() ? block->init.as<ir::BufferStoreNode>() : nullptr;
   if (store == nullptr || init == nullptr || !init->buffer.same_as(store->buffer) ||
-      !same_indices(init->indices, store->indices) || loads_buffer(init->value, nullptr)) {
+      !same_indices(init->indices, store->indices) || ir::loads_buffer(init->value, nullptr)) {
     return std::nullopt;
   }
   ReductionUpdate u;
@@ -99,9 +85,9 @@ std::optional<ReductionUpdate> match_reduction(const ir::BlockNode* block) {
     const auto* load = e.as<ir::BufferLoadNode>();
     return load != nullptr && load->buffer.same_as(u.output) && same_indices(load->indices, u.indices);
   };
-  if (is_self(a) && !loads_buffer(b, u.output.get())) {
+  if (is_self(a) && !ir::loads_buffer(b, u.output.get())) {
     u.operand = b, u.output_first = true;
-  } else if (is_self(b) && !loads_buffer(a, u.output.get())) {
+  } else if (is_self(b) && !ir::loads_buffer(a, u.output.get())) {
     u.operand = a, u.output_first = false;
   } else {
     return std::nullopt;

@@ -11,10 +11,12 @@
 #include <fmt/format.h>
 
 #include "dragon/ir/block_access.h"
+#include "dragon/ir/conjuncts.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
+#include "dragon/ir/uses_var.h"
 #include "../combiner.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
@@ -63,38 +65,6 @@ namespace dragon::schedule {
 using namespace dragon::ir;
 
 namespace {
-
-class LoadFinder : public ExprVisitor {
- public:
-  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
-  bool found = false;
-
- protected:
-  using ExprVisitor::visit_;
-  void visit_(const BufferLoadNode* op) override {
-    found |= op->buffer.get() == buffer_;
-    ExprVisitor::visit_(op);
-  }
-
- private:
-  const BufferNode* buffer_;
-};
-
-bool loads_buffer(const Expr& e, const Buffer& buffer) {
-  LoadFinder finder(buffer.get());
-  finder.visit(e);
-  return finder.found;
-}
-
-std::vector<Expr> conjuncts(const Expr& e) {
-  if (const auto* n = e.as<AndNode>()) {
-    std::vector<Expr> out = conjuncts(n->a);
-    std::vector<Expr> b = conjuncts(n->b);
-    out.insert(out.end(), b.begin(), b.end());
-    return out;
-  }
-  return {e};
-}
 
 // The pieces of Y[I] = select(v == start, first, Y[P] op x), or why the block has none.
 struct ScanUpdate {
@@ -153,8 +123,8 @@ std::variant<ScanUpdate, std::string> match_scan(const BlockNode* block, const V
     return fmt::format("neither operand after the start reads '{}' along the scanned dimension", y->name);
   }
   u.previous_index = u.previous.as<BufferLoadNode>()->indices[u.axis];
-  if (loads_buffer(u.term, y)) return fmt::format("the combined term reads '{}' again", y->name);
-  if (loads_buffer(u.first, y)) return fmt::format("the first value reads '{}'", y->name);
+  if (ir::loads_buffer(u.term, y.get())) return fmt::format("the combined term reads '{}' again", y->name);
+  if (ir::loads_buffer(u.first, y.get())) return fmt::format("the first value reads '{}'", y->name);
   return u;
 }
 
@@ -312,7 +282,7 @@ detail::Planned<detail::ChunkScanPlan> Schedule::plan_chunk_scan(LoopRV loop_rv)
                                print_expr(stored), print_expr(plan.update.previous_index)));
   }
   const Expr& predicate = plan.realize->predicate;
-  for (const Expr& conjunct : conjuncts(predicate)) {
+  for (const Expr& conjunct : split_conjuncts(predicate)) {
     if (!detail::uses_any_var(conjunct, {inner->loop_var.get()})) continue;
     for (const ForNode* l : plan.loops) {
       if (l == loop || l == inner || !detail::uses_any_var(conjunct, {l->loop_var.get()})) continue;
@@ -410,7 +380,7 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
 
   // The block's predicate split: conjuncts over the chunk's loops, the rest.
   Expr in_chunk_guard;
-  for (const Expr& conjunct : conjuncts(realize->predicate)) {
+  for (const Expr& conjunct : split_conjuncts(realize->predicate)) {
     if (!detail::uses_any_var(conjunct, {inner->loop_var.get()})) continue;
     in_chunk_guard = in_chunk_guard.defined() ? (in_chunk_guard && conjunct) : conjunct;
   }

@@ -11,6 +11,7 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
+#include "dragon/ir/uses_var.h"
 #include "../combiner.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
@@ -68,28 +69,6 @@ struct Reducer {
   Expr rhs;  // x
 };
 
-class LoadFinder : public ExprVisitor {
- public:
-  explicit LoadFinder(const BufferNode* buffer) : buffer_(buffer) {}
-  bool found = false;
-
- protected:
-  using ExprVisitor::visit_;
-  void visit_(const BufferLoadNode* op) override {
-    found |= op->buffer.get() == buffer_;
-    ExprVisitor::visit_(op);
-  }
-
- private:
-  const BufferNode* buffer_;
-};
-
-bool loads_buffer(const Expr& e, const Buffer& buffer) {
-  LoadFinder finder(buffer.get());
-  finder.visit(e);
-  return finder.found;
-}
-
 bool is_self_load(const Expr& e, const BufferStoreNode* store) {
   const auto* load = e.as<BufferLoadNode>();
   if (load == nullptr || !load->buffer.same_as(store->buffer) || load->indices.size() != store->indices.size()) {
@@ -124,7 +103,7 @@ std::variant<Reducer, std::string> match_reducer(const BlockNode* block) {
   if (is_self_load(a, store)) r.rhs = b;
   else if (is_self_load(b, store)) r.rhs = a;
   else return std::string("neither operand of the update is the stored element");
-  if (loads_buffer(r.rhs, store->buffer)) return std::string("the combined value reads the reduced buffer again");
+  if (ir::loads_buffer(r.rhs, store->buffer.get())) return std::string("the combined value reads the reduced buffer again");
   return r;
 }
 

@@ -20,7 +20,7 @@ using testing::workload;
 
 // Splits the scan loop of `block` (its loop at `scan`) into chunks of `chunk` and runs
 // chunk_scan over them; returns the total block.
-BlockRV chunked(Schedule& sch, const std::string& block, size_t scan, int64_t chunk) {
+BlockRV chunk_scan_of(Schedule& sch, const std::string& block, size_t scan, int64_t chunk) {
   std::vector<LoopRV> loops = sch.get_loops(sch.get_block(block));
   std::vector<LoopRV> parts = sch.split(loops[scan], {None{}, chunk});
   return sch.chunk_scan(parts[0]);
@@ -28,7 +28,7 @@ BlockRV chunked(Schedule& sch, const std::string& block, size_t scan, int64_t ch
 
 TEST(ChunkScan, LengthsToOffsetsBecomeTotalsCarriesAndAChunkedScan) {
   Schedule sch(workload("lengths_to_offsets:batch=15,include_total=true,index_dtype=i32"));
-  BlockRV total = chunked(sch, "offsets", 0, 4);
+  BlockRV total = chunk_scan_of(sch, "offsets", 0, 4);
   EXPECT_EQ(sch.get(total)->name, "offsets_chunk_total");
   std::vector<BlockRV> carry = sch.get_consumers(total);
   ASSERT_EQ(carry.size(), 1u);
@@ -67,7 +67,7 @@ TEST(ChunkScan, EveryScanOperatorKeepsItsResults) {
     for (int64_t chunk : {int64_t{2}, int64_t{7}, int64_t{8}, int64_t{39}}) {
       SCOPED_TRACE(std::string(c.spec) + " in chunks of " + std::to_string(chunk));
       Schedule sch(workload(c.spec));
-      chunked(sch, c.block, c.scan, chunk);
+      chunk_scan_of(sch, c.block, c.scan, chunk);
       EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 11, c.exact));
       EXPECT_TRUE(replays_exactly(sch));
     }
@@ -89,7 +89,7 @@ TEST(ChunkScan, ARunningMaxIsExact) {
   }
 })");
   Schedule sch(func);
-  chunked(sch, "Y", 1, 8);
+  chunk_scan_of(sch, "Y", 1, 8);
   const std::string text = ir::print_function(sch.func());
   EXPECT_TRUE(has_line(text, "Y_chunk_carry[vi0, vi1_0] = select(vi1_0 == 0, ")) << text;
   EXPECT_TRUE(same_outputs(sch.original(), sch.func(), 3, /*exact=*/true));
@@ -98,7 +98,7 @@ TEST(ChunkScan, ARunningMaxIsExact) {
 
 TEST(ChunkScan, TheChunkedScanCanBeChunkedAgain) {
   Schedule sch(workload("lengths_to_offsets:batch=255,include_total=true,index_dtype=i32"));
-  chunked(sch, "offsets", 0, 32);
+  chunk_scan_of(sch, "offsets", 0, 32);
   // The scan block's loops are now [chunk, position]: chunk the positions again.
   std::vector<LoopRV> loops = sch.get_loops(sch.get_block("offsets"));
   std::vector<LoopRV> parts = sch.split(loops[1], {None{}, int64_t{8}});
@@ -110,7 +110,7 @@ TEST(ChunkScan, TheChunkedScanCanBeChunkedAgain) {
   EXPECT_TRUE(replays_exactly(sch));
 }
 
-struct ErrorCase {
+struct ChunkScanErrorCase {
   std::string name;
   std::string spec;
   std::function<void(Schedule&)> apply;
@@ -120,7 +120,7 @@ struct ErrorCase {
 
 TEST(ChunkScan, PreconditionErrors) {
   const std::string cumsum = "cumsum:shape=3x16,dim=1";
-  const std::vector<ErrorCase> cases = {
+  const std::vector<ChunkScanErrorCase> cases = {
       {"a bound loop", cumsum,
        [](Schedule& sch) {
          std::vector<LoopRV> loops = sch.get_loops(sch.get_block("Y"));
@@ -148,7 +148,7 @@ TEST(ChunkScan, PreconditionErrors) {
        },
        4, "InvalidChunkLoop"},
   };
-  for (const ErrorCase& c : cases) {
+  for (const ChunkScanErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
     Schedule sch(workload(c.spec));
     try {
