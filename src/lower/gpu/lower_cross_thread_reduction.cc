@@ -5,6 +5,8 @@
 // job; warp shuffles are not used (plain shared memory). Not a schedule transformation.
 #include <unordered_set>
 
+#include "dragon/ir/combiner.h"
+#include "dragon/ir/conjuncts.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/uses_var.h"
 #include "dragon/ir/op.h"
@@ -17,36 +19,15 @@
 namespace dragon::lower {
 namespace {
 
-enum class Reducer { kAdd, kMul, kMax, kMin };
 
 struct ReductionUpdate {
-  Reducer reducer = Reducer::kAdd;
+  ir::Combiner reducer = ir::Combiner::kAdd;
   ir::Buffer output;
   std::vector<ir::Expr> indices;
   ir::Expr operand;             // the value folded into the output
   bool output_first = true;     // C op x (true) or x op C
   ir::Expr init_value;
 };
-
-ir::Expr combine(Reducer r, const ir::Expr& a, const ir::Expr& b) {
-  switch (r) {
-    case Reducer::kAdd: return a + b;
-    case Reducer::kMul: return a * b;
-    case Reducer::kMax: return ir::max(a, b);
-    case Reducer::kMin: return ir::min(a, b);
-  }
-  DRAGON_UNREACHABLE("reducer");
-}
-
-ir::Expr identity(Reducer r, ir::DataType type) {
-  switch (r) {
-    case Reducer::kAdd: return ir::make_zero(type);
-    case Reducer::kMul: return ir::make_one(type);
-    case Reducer::kMax: return ir::min_value(type);
-    case Reducer::kMin: return ir::max_value(type);
-  }
-  DRAGON_UNREACHABLE("reducer");
-}
 
 bool same_indices(const std::vector<ir::Expr>& a, const std::vector<ir::Expr>& b) {
   if (a.size() != b.size()) return false;
@@ -68,19 +49,11 @@ std::optional<ReductionUpdate> match_reduction(const ir::BlockNode* block) {
   u.output = store->buffer;
   u.indices = store->indices;
   u.init_value = init->value;
-  ir::Expr a, b;
-  const ir::Expr& v = store->value;
-  if (const auto* n = v.as<ir::AddNode>()) {
-    u.reducer = Reducer::kAdd, a = n->a, b = n->b;
-  } else if (const auto* n = v.as<ir::MulNode>()) {
-    u.reducer = Reducer::kMul, a = n->a, b = n->b;
-  } else if (const auto* n = v.as<ir::MaxNode>()) {
-    u.reducer = Reducer::kMax, a = n->a, b = n->b;
-  } else if (const auto* n = v.as<ir::MinNode>()) {
-    u.reducer = Reducer::kMin, a = n->a, b = n->b;
-  } else {
-    return std::nullopt;
-  }
+  std::optional<ir::Combination> combination = ir::as_combination(store->value);
+  if (!combination) return std::nullopt;
+  u.reducer = combination->combiner;
+  const ir::Expr& a = combination->a;
+  const ir::Expr& b = combination->b;
   auto is_self = [&](const ir::Expr& e) {
     const auto* load = e.as<ir::BufferLoadNode>();
     return load != nullptr && load->buffer.same_as(u.output) && same_indices(load->indices, u.indices);
@@ -95,20 +68,11 @@ std::optional<ReductionUpdate> match_reduction(const ir::BlockNode* block) {
   return u;
 }
 
-// Splits a && b && c into its conjuncts.
+// The conjuncts of `e` but the constant true ones.
 void conjuncts(const ir::Expr& e, std::vector<ir::Expr>& out) {
-  if (const auto* a = e.as<ir::AndNode>()) {
-    conjuncts(a->a, out);
-    conjuncts(a->b, out);
-  } else if (!ir::is_const_int(e, 1)) {
-    out.push_back(e);
+  for (const ir::Expr& c : ir::split_conjuncts(e)) {
+    if (!ir::is_const_int(c, 1)) out.push_back(c);
   }
-}
-
-ir::Expr all_of(const std::vector<ir::Expr>& terms) {
-  ir::Expr out = ir::make_bool(true);
-  for (const ir::Expr& t : terms) out = ir::is_const_int(out, 1) ? t : (out && t);
-  return out;
 }
 
 ir::IterVar spatial(const std::string& name, int64_t extent, ir::DataType type = ir::DataType::i32()) {
@@ -317,9 +281,9 @@ class CrossThreadLowerer : public ir::StmtMutator {
     // (1) Each thread folds its share into `partial`, then publishes it in `red`.
     {
       ir::Block init = ir::BlockNode::make(block->name + "_partial_init", {}, {}, {partial_region},
-                                           ir::BufferStoreNode::make(partial, identity(u->reducer, type), {zero}));
+                                           ir::BufferStoreNode::make(partial, ir::combiner_identity(u->reducer, type), {zero}));
       ir::Expr acc = ir::BufferLoadNode::make(partial, {zero});
-      ir::Expr folded = u->output_first ? combine(u->reducer, acc, u->operand) : combine(u->reducer, u->operand, acc);
+      ir::Expr folded = u->output_first ? ir::combine(u->reducer, acc, u->operand) : ir::combine(u->reducer, u->operand, acc);
       std::vector<ir::BufferRegion> reads;
       for (const ir::BufferRegion& r : block->reads) {
         if (!r.buffer.same_as(u->output)) reads.push_back(r);
@@ -361,7 +325,7 @@ class CrossThreadLowerer : public ir::StmtMutator {
       ir::Block fold = ir::BlockNode::make(fmt::format("{}_tree_{}", block->name, stride), vars,
                                            {row_region(index, ir::make_zero(t.dtype()), threads)},
                                            {row_region(index, index.back(), 1)},
-                                           ir::BufferStoreNode::make(red, combine(u->reducer, mine, theirs), index));
+                                           ir::BufferStoreNode::make(red, ir::combine(u->reducer, mine, theirs), index));
       ir::Expr pred = t < s;
       if (2 * stride > threads) pred = pred && (t + s < ir::make_const(t.dtype(), double(threads)));
       steps.push_back(thread_loop(t, ir::BlockRealizeNode::make(values, pred, fold)));
@@ -384,8 +348,8 @@ class CrossThreadLowerer : public ir::StmtMutator {
       first.back() = ir::make_zero(first.back().dtype());
       ir::Expr result = ir::BufferLoadNode::make(red, first);
       ir::Expr init = ir::substitute(u->init_value, rename);
-      if (!ir::structural_equal(init, identity(u->reducer, type))) {
-        result = u->output_first ? combine(u->reducer, init, result) : combine(u->reducer, result, init);
+      if (!ir::structural_equal(init, ir::combiner_identity(u->reducer, type))) {
+        result = u->output_first ? ir::combine(u->reducer, init, result) : ir::combine(u->reducer, result, init);
       }
       std::vector<ir::Expr> out_index;
       for (const ir::Expr& e : u->indices) out_index.push_back(ir::substitute(e, rename));
@@ -405,7 +369,7 @@ class CrossThreadLowerer : public ir::StmtMutator {
       for (const ir::Expr& c : original) {
         if (!uses_inner(c)) terms.push_back(c);
       }
-      steps.push_back(thread_loop(t, ir::BlockRealizeNode::make(values, all_of(terms), write_back)));
+      steps.push_back(thread_loop(t, ir::BlockRealizeNode::make(values, ir::conjunction(terms), write_back)));
     }
     return ir::SeqStmtNode::make(std::move(steps));
   }

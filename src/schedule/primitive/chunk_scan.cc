@@ -11,13 +11,13 @@
 #include <fmt/format.h>
 
 #include "dragon/ir/block_access.h"
+#include "dragon/ir/combiner.h"
 #include "dragon/ir/conjuncts.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
 #include "dragon/ir/uses_var.h"
-#include "../combiner.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
@@ -73,7 +73,7 @@ struct ScanUpdate {
   int64_t start = 0;
   Expr condition;           // v == start, as written
   Expr first;
-  detail::Combiner combiner = detail::Combiner::kAdd;
+  Combiner combiner = Combiner::kAdd;
   Expr previous;            // Y[P]
   Expr previous_index;      // P[axis]
   Expr term;                // x
@@ -103,7 +103,7 @@ std::variant<ScanUpdate, std::string> match_scan(const BlockNode* block, const V
   u.start = *as_const_int(simplify(bound));
   u.condition = select->condition;
   u.first = select->true_value;
-  std::optional<detail::Combination> combination = detail::as_combination(select->false_value);
+  std::optional<Combination> combination = as_combination(select->false_value);
   if (!combination) return std::string("the value after the start is not previous + x, * x, max(previous, x) or min");
   u.combiner = combination->combiner;
   // Y at I but along the scanned dimension (checked against the loops' step later).
@@ -323,7 +323,7 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
   Buffer totals = Buffer::make(total_name, y->dtype, shape, y->scope);
   const std::string carry_name = detail::fresh_block_name(func_, block->name + "_chunk_carry");
   Buffer carries = Buffer::make(carry_name, y->dtype, shape, y->scope);
-  const Expr identity = detail::combiner_identity(u.combiner, y->dtype);
+  const Expr identity = combiner_identity(u.combiner, y->dtype);
   auto at_chunk = [&](const VarMap& spatial, const Expr& chunk) {
     std::vector<Expr> indices;
     for (size_t i = 0; i < block->iter_vars.size(); ++i) {
@@ -407,7 +407,7 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
     }
     const std::vector<Expr> indices = at_chunk(s.map, c);
     Stmt body = BufferStoreNode::make(
-        totals, detail::combine(u.combiner, BufferLoadNode::make(totals, indices), element), indices);
+        totals, combine(u.combiner, BufferLoadNode::make(totals, indices), element), indices);
     Stmt init = BufferStoreNode::make(totals, identity, indices);
     BlockAccessRegions access = detect_block_access_regions(body, init);
     Block b = BlockNode::make(total_name, s.iters, access.reads, access.writes, body, init, {}, block->annotations);
@@ -426,7 +426,7 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
     s.values.push_back(loop_map.at(loop->loop_var.get()));
     const std::vector<Expr> here = at_chunk(s.map, c), before = at_chunk(s.map, c - constant(1));
     const Expr value = select(eq(c, constant(0)), identity,
-                              detail::combine(u.combiner, BufferLoadNode::make(carries, before),
+                              combine(u.combiner, BufferLoadNode::make(carries, before),
                                               BufferLoadNode::make(totals, before)));
     Stmt body = BufferStoreNode::make(carries, value, here);
     BlockAccessRegions access = detect_block_access_regions(body, Stmt());
@@ -452,8 +452,8 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
   const Expr element = select(detail::substitute_vars(u.condition, position),
                               detail::substitute_vars(u.first, position), term);
   const Expr carried = BufferLoadNode::make(carries, at_chunk({}, c));
-  const Expr value = select(eq(j, constant(0)), detail::combine(u.combiner, carried, element),
-                            detail::combine(u.combiner, detail::substitute_vars(u.previous, position), term));
+  const Expr value = select(eq(j, constant(0)), combine(u.combiner, carried, element),
+                            combine(u.combiner, detail::substitute_vars(u.previous, position), term));
   std::vector<Expr> indices;
   for (const Expr& index : u.store->indices) indices.push_back(detail::substitute_vars(index, position));
   Stmt body = BufferStoreNode::make(y, value, indices);

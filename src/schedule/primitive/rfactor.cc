@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "dragon/ir/block_access.h"
+#include "dragon/ir/combiner.h"
 #include "dragon/ir/functor.h"
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/structural_equal.h"
 #include "dragon/ir/uses_var.h"
-#include "../combiner.h"
 #include "../instruction_apply.h"
 #include "../instruction_check.h"
 #include "../ir_tree.h"
@@ -59,9 +59,6 @@ using namespace dragon::ir;
 
 namespace {
 
-using detail::Combiner;
-using detail::combine;
-
 // The recognised update `C[I] = C[I] op x` (either operand order).
 struct Reducer {
   const BufferStoreNode* store = nullptr;
@@ -95,7 +92,7 @@ std::variant<Reducer, std::string> match_reducer(const BlockNode* block) {
   }
   Reducer r;
   r.store = store;
-  std::optional<detail::Combination> combination = detail::as_combination(store->value);
+  std::optional<Combination> combination = as_combination(store->value);
   if (!combination) return std::string("the update is not C = C + x, C * x, max(C, x) or min(C, x)");
   r.combiner = combination->combiner;
   const Expr& a = combination->a;
@@ -359,7 +356,7 @@ BlockRV Schedule::rfactor(LoopRV loop_rv, int64_t factor_axis) {
       rf_buffer, partial_reduces ? combine(reducer.combiner, BufferLoadNode::make(rf_buffer, rf_indices), rhs) : rhs,
       rf_indices);
   Stmt rf_init =
-      partial_reduces ? BufferStoreNode::make(rf_buffer, detail::combiner_identity(reducer.combiner, buffer->dtype), rf_indices) : Stmt();
+      partial_reduces ? BufferStoreNode::make(rf_buffer, combiner_identity(reducer.combiner, buffer->dtype), rf_indices) : Stmt();
   BlockAccessRegions rf_access = detect_block_access_regions(rf_body, rf_init);
   Block rf_block = BlockNode::make(rf_name, rf_iters, rf_access.reads, rf_access.writes, rf_body, rf_init, {},
                                    block->annotations);

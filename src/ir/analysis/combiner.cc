@@ -1,10 +1,9 @@
-#include "combiner.h"
+// ir/combiner.h.
+#include "dragon/ir/combiner.h"
 
 #include "dragon/ir/op.h"
 
-namespace dragon::schedule::detail {
-
-using namespace dragon::ir;
+namespace dragon::ir {
 
 Expr combine(Combiner combiner, Expr a, Expr b) {
   switch (combiner) {
@@ -34,4 +33,4 @@ std::optional<Combination> as_combination(const Expr& value) {
   return std::nullopt;
 }
 
-}  // namespace dragon::schedule::detail
+}  // namespace dragon::ir
