@@ -66,8 +66,10 @@ class DefaultScheduler {
   DefaultScheduler(const lower::Target& target, const DefaultScheduleOptions& options)
       : target_(target), options_(options) {}
 
-  // Binds the nest of `name`; false when it was bound already.
-  bool bind(Schedule& sch, const std::string& name) const {
+  // Binds the nest of `name`; false when it was bound already. A scan of few rows over
+  // at least `min_chunked_extent` elements (min_chunked_scan_extent when not given) runs
+  // in chunks.
+  bool bind(Schedule& sch, const std::string& name, std::optional<int64_t> min_chunked_extent = std::nullopt) const {
     std::optional<BlockSite> site = find_block(sch.func(), name);
     if (!site || has_block_binding(*site)) return false;
     if (is_reduction(site->block) && !has_ordered_vars(site->block) &&
@@ -79,7 +81,8 @@ class DefaultScheduler {
     }
     if (is_reduction(site->block)) accumulate_locally(sch, name);
     if (has_ordered_vars(site->block)) {
-      if (std::optional<Schedule> chunked = chunked_scan(sch, name, *site)) {
+      const int64_t min_extent = min_chunked_extent.value_or(options_.min_chunked_scan_extent);
+      if (std::optional<Schedule> chunked = chunked_scan(sch, name, *site, min_extent)) {
         sch = std::move(*chunked);
         return true;
       }
@@ -186,13 +189,15 @@ class DefaultScheduler {
   // (DLRM-Bench R11, one row of 212,993: 9.5 ms against eager's 0.018 ms on the H100).
   // Chunks of the power of two nearest above the axis's square root balance the walk
   // inside a chunk against the carries' walk over the chunks; the totals, the carries and
-  // the chunked scan are then bound like any other nest. nullopt when chunk_scan refuses.
-  std::optional<Schedule> chunked_scan(const Schedule& sch, const std::string& name, const BlockSite& site) const {
+  // the chunked scan are then bound like any other nest, the carries chunked in turn past
+  // min_chunked_carry_extent chunks. nullopt when chunk_scan refuses.
+  std::optional<Schedule> chunked_scan(const Schedule& sch, const std::string& name, const BlockSite& site,
+                                       int64_t min_extent) const {
     if (!is_unscheduled_scan(site)) return std::nullopt;
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < site.loops.size(); ++i) rows *= *ir::as_const_int(site.loops[i]->extent);
     const int64_t extent = *ir::as_const_int(site.loops.back()->extent);
-    if (rows > options_.max_chunked_scan_rows || extent < options_.min_chunked_scan_extent) return std::nullopt;
+    if (rows > options_.max_chunked_scan_rows || extent < min_extent) return std::nullopt;
     int64_t chunk = 1;
     while (chunk * chunk < extent) chunk *= 2;
     Schedule s = sch.copy();
@@ -205,7 +210,9 @@ class DefaultScheduler {
     } catch (const schedule::ScheduleError&) {
       return std::nullopt;
     }
-    for (const std::string& block : {total, carry, name}) bind(s, block);
+    bind(s, total);
+    bind(s, carry, options_.min_chunked_carry_extent);
+    bind(s, name);
     return s;
   }
 

@@ -44,6 +44,10 @@ struct DefaultScheduleOptions {
   // of one thread walking each row.
   int64_t max_chunked_scan_rows = 256;
   int64_t min_chunked_scan_extent = 8192;
+  // The carries of a chunked scan are a scan over its chunks, one thread a row, each step
+  // a load of a chunk's total: past this many chunks they run in chunks too. (R11's 417
+  // chunks of 512 would otherwise be 417 dependent steps through L2.)
+  int64_t min_chunked_carry_extent = 256;
 };
 
 // The default schedule of `func` for `target`, through the Schedule API (its trace

@@ -403,6 +403,13 @@ TEST(DefaultSchedule, AScanOfFewLongRowsRunsInChunks) {
     EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(stages.back().func)));
     EXPECT_TRUE(schedule::testing::replays_exactly(sch));
   }
+  // DLRM R11's 212,993 offsets: 417 chunks of 512, whose carries run in chunks of 32.
+  ir::PrimFunc r11 =
+      ops::OpRegistry::global().make_workload("lengths_to_offsets:batch=212992,include_total=true,index_dtype=i32").func;
+  Schedule r11_sch = default_schedule(r11, lower::Target::cuda_h200());
+  const std::string r11_text = ir::print_function(r11_sch.func());
+  EXPECT_NE(r11_text.find("offsets_chunk_carry_chunk_total"), std::string::npos) << r11_text;
+  EXPECT_TRUE(schedule::testing::same_outputs(r11, r11_sch.func(), 3));
   ir::PrimFunc many = ops::OpRegistry::global().make_workload("cumsum:shape=512x9000,dim=1").func;
   EXPECT_EQ(ir::print_function(default_schedule(many, lower::Target::cuda_h200()).func()).find("_chunk_"),
             std::string::npos);
