@@ -379,10 +379,9 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
   auto chunk_var = [&](const ForNode* l) { return Var("v" + l->loop_var.name(), index_type); };
 
   // The block's predicate split: conjuncts over the chunk's loops, the rest.
-  Expr in_chunk_guard;
+  std::vector<Expr> in_chunk_conjuncts;
   for (const Expr& conjunct : split_conjuncts(realize->predicate)) {
-    if (!detail::uses_any_var(conjunct, {inner->loop_var.get()})) continue;
-    in_chunk_guard = in_chunk_guard.defined() ? (in_chunk_guard && conjunct) : conjunct;
+    if (detail::uses_any_var(conjunct, {inner->loop_var.get()})) in_chunk_conjuncts.push_back(conjunct);
   }
   const Expr outside_chunk_guard = detail::kept_conjuncts(realize->predicate, {inner->loop_var.get()});
 
@@ -401,9 +400,9 @@ BlockRV Schedule::chunk_scan(LoopRV loop_rv) {
     // The guards of a last, partial chunk (over the chunk's loops only, precondition 4)
     // select the identity instead of guarding the block: a reduction under a predicate on
     // its reduce loop could not be spread over threads.
-    if (in_chunk_guard.defined()) {
+    if (!in_chunk_conjuncts.empty()) {
       const VarMap chunk_vars{{loop->loop_var.get(), c}, {inner->loop_var.get(), j}};
-      element = select(detail::substitute_vars(in_chunk_guard, chunk_vars), element, identity);
+      element = select(detail::substitute_vars(conjunction(in_chunk_conjuncts), chunk_vars), element, identity);
     }
     const std::vector<Expr> indices = at_chunk(s.map, c);
     Stmt body = BufferStoreNode::make(
