@@ -225,12 +225,16 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     s.compute_at(b_warp, k[1], true, -1);
     for (BlockRV shared : {a_shared, b_shared}) {
       int bytes = s.get(shared)->writes[0].buffer->dtype.bytes();
-      // f32 fragments are read by lane (cuda_mma_tf32.cc): rows of 4 mod 32 words keep A
-      // and [n, k] B conflict-free, 8 mod 32 the [k, n] B.
+      // f32 fragments are read by lane or by ldmatrix (cuda_mma_tf32.cc): a row stride of
+      // 4 mod 8 words keeps A and [n, k] B conflict-free (eight rows times an odd number of
+      // 16-byte units cover all 32 banks), 8 mod 16 the [k, n] B; 16-bit tiles take
+      // row_padding mod twice it (8 mod 16 halves: 16-byte rows an odd unit apart). The
+      // stride is the smallest such one past the row: a k-tile of 8 floats pads to 12, where
+      // a factor of 32 padded it to 36 and tripled the shared memory a stage holds.
       int64_t padding = options_.row_padding;
       if (f32) padding = (shared == b_shared && !m.trans_b) ? 8 : 4;
       s.compute_at(shared, k[0], true, -1);
-      s.storage_align(shared, 0, -2, 32, padding);
+      if (padding > 0) s.storage_align(shared, 0, -2, 2 * padding, padding);
       std::vector<LoopRV> cl = s.get_loops(shared);
       s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
@@ -269,6 +273,10 @@ std::unique_ptr<ScheduleRule> make_multi_level_tiling_tensor_core_rule(ParamRead
   options.tiling.max_vector_bytes = target.max_vector_bytes > 0 ? target.max_vector_bytes : 16;
   options.max_innermost_factor = params.get_int("max_innermost_factor", 4);
   options.row_padding = params.get_int("row_padding", 8);
+  if (options.row_padding < 0) {
+    throw UserError(fmt::format("rule multi_level_tiling_tensor_core: row_padding is {} (at least 0; 0 leaves the rows unpadded)",
+                                options.row_padding));
+  }
   options.shared_scope = params.get_string("shared_scope", "shared.dyn");
   options.tf32_passes.clear();
   for (const std::string& name : params.get_strings("f32_intrins", {"tf32", "3xtf32"})) {

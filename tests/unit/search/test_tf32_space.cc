@@ -305,7 +305,7 @@ TEST(Tf32TensorCore, TheExpertScriptsAreTheRulesCandidates) {
 // per-lane loads, and the GEMM still prints as tf32 mma.
 TEST(Tf32TensorCore, UnalignedSharedRowsFallBackToPerLaneLoads) {
   std::string text = script::encode(expert_candidate(1).trace);
-  const std::string aligned = "sa b2 0 -2 32 4";
+  const std::string aligned = "sa b2 0 -2 8 4";
   ASSERT_NE(text.find(aligned), std::string::npos) << text;
   text.replace(text.find(aligned), aligned.size(), "sa b2 0 -2 32 1");
   schedule::Schedule sch(workload("matmul:m=4096,n=4096,k=4096"));
