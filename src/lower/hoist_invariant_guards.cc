@@ -11,7 +11,10 @@
 // read what S or another thread writes between iterations) nor a call. Every thread runs
 // the same statements either way, barriers included: it runs last, after the barriers are
 // placed, so none lands under the hoisted condition that would have been outside it.
-// Serial and unrolled loops only.
+// Serial, unrolled and vectorized loops. A vectorized loop's lanes are one thread's, and
+// the code generator makes one vector access only of a loop whose body is a bare store:
+// an elementwise nest's bounds guard (a grid-stride split that does not divide it) inside
+// its lanes left every f32x4 kernel scalar, four loads and four stores a thread.
 #include <vector>
 
 #include "dragon/ir/conjuncts.h"
@@ -46,7 +49,8 @@ class GuardHoister : public ir::StmtMutator {
   ir::Stmt visit_(const ir::ForNode* op) override {
     ir::Stmt visited = ir::StmtMutator::visit_(op);  // inner loops first: guards bubble out
     const auto* loop = visited.as<ir::ForNode>();
-    if (loop == nullptr || (loop->for_kind != ir::ForKind::kSerial && loop->for_kind != ir::ForKind::kUnrolled)) {
+    if (loop == nullptr || (loop->for_kind != ir::ForKind::kSerial && loop->for_kind != ir::ForKind::kUnrolled &&
+                            loop->for_kind != ir::ForKind::kVectorized)) {
       return visited;
     }
     const auto* guard = loop->body.as<ir::IfThenElseNode>();

@@ -91,6 +91,7 @@ class DefaultScheduler {
     AutoBindOptions bind_options;
     bind_options.max_threadblocks = options_.max_threadblocks;
     bind_options.max_threads_per_block = options_.threads_per_block;
+    bind_options.vector_bytes = target_.max_vector_bytes > 0 ? target_.max_vector_bytes : 16;
     return auto_bind_block(sch, sch.get_block(name), bind_options);
   }
 

@@ -33,6 +33,11 @@ struct AutoBindOptions {
   // elementwise kernels use them; 4 f32 lanes); the code generator falls back to scalar
   // code for an access that is not contiguous in the lanes.
   std::vector<int64_t> vector_lanes_candidates;
+  // When vector_lanes_candidates is empty and this is above 0 (the untuned default
+  // schedule's choice, not sampled): an elementwise nest takes as many lanes as fit this
+  // many bytes of its widest element (16: four f32, eight f16), halved until they divide
+  // its extent; none when only 1 does.
+  int64_t vector_bytes = 0;
 };
 
 // Binds `block`'s loop nest unless a loop above it is bound to blockIdx/threadIdx

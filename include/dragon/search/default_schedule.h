@@ -1,6 +1,7 @@
 // The untuned default schedule: what `dragon bench`, `dragon run --target cuda` and the
 // suites run when no tuned record exists. On the GPU every block nest is bound to
-// blockIdx/threadIdx (AutoBind), and a reduction over a long axis is spread over the
+// blockIdx/threadIdx (AutoBind; an elementwise nest in 16-byte vectors where its extent
+// allows, as eager's elementwise kernels access memory), and a reduction over a long axis is spread over the
 // threads of a block (a cross-thread reduction: per-thread partial sums combined by a
 // tree), and over blocks as well when it is too long for one block (partial sums per
 // block into a workspace, summed by a second nest), so no long sum runs serially in one

@@ -73,6 +73,13 @@ bool fusable(const ir::ForNode* loop) {
 
 int64_t extent_of(Schedule& sch, LoopRV loop) { return *ir::as_const_int(sch.get(loop)->extent); }
 
+// `fused` split [rest, lanes] with the lanes vectorized; returns the rest.
+LoopRV split_off_lanes(Schedule& sch, LoopRV fused, SplitFactor lanes) {
+  std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, lanes});
+  sch.vectorize(split[1]);
+  return split[0];
+}
+
 // The fused loop of a whole elementwise nest split [rest, lanes] with the lanes sampled
 // among `candidates` that divide its extent (so no lane needs a guard) and vectorized;
 // `fused` itself when fewer than two candidates divide it. Returns the loop left to bind.
@@ -84,9 +91,19 @@ LoopRV split_vector_lanes(Schedule& sch, LoopRV fused, const std::vector<int64_t
   }
   if (dividing.size() < 2) return fused;
   ExprRV lanes = sch.sample_categorical(dividing, std::vector<double>(dividing.size(), 1.0 / dividing.size()));
-  std::vector<LoopRV> split = sch.split(fused, {schedule::None{}, lanes});
-  sch.vectorize(split[1]);
-  return split[0];
+  return split_off_lanes(sch, fused, lanes);
+}
+
+// The fixed lane count of AutoBindOptions::vector_bytes for `block`'s fused loop of
+// `extent` iterations: bytes over its widest element's size, halved until it divides.
+int64_t fixed_vector_lanes(const ir::BlockNode* block, int64_t extent, int64_t vector_bytes) {
+  int widest = 1;
+  for (const auto* regions : {&block->reads, &block->writes}) {
+    for (const ir::BufferRegion& r : *regions) widest = std::max(widest, r.buffer->dtype.bytes());
+  }
+  int64_t lanes = std::max<int64_t>(1, vector_bytes / widest);
+  while (lanes > 1 && extent % lanes != 0) lanes /= 2;
+  return lanes;
 }
 
 }  // namespace
@@ -133,7 +150,14 @@ bool auto_bind_block(Schedule& sch, BlockRV block, const AutoBindOptions& option
     sch.bind(fused, "blockIdx.x");
     return true;
   }
-  if (prefix == loops.size() && prefix > 0) fused = split_vector_lanes(sch, fused, options.vector_lanes_candidates);
+  if (prefix == loops.size() && prefix > 0) {
+    if (!options.vector_lanes_candidates.empty()) {
+      fused = split_vector_lanes(sch, fused, options.vector_lanes_candidates);
+    } else if (options.vector_bytes > 0) {
+      const int64_t lanes = fixed_vector_lanes(sch.get(block), extent_of(sch, fused), options.vector_bytes);
+      if (lanes > 1) fused = split_off_lanes(sch, fused, lanes);
+    }
+  }
   int64_t extent = extent_of(sch, fused);
   int64_t limit = std::min(extent, options.max_threads_per_block);
   SplitFactor threads = limit;
