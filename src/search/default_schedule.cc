@@ -17,6 +17,7 @@
 #include "dragon/search/auto_bind.h"
 #include "space/block_analysis.h"
 #include "space/cross_thread_reduction.h"
+#include "dragon/search/tensor_core_default.h"
 
 namespace dragon::search {
 namespace {
@@ -299,6 +300,12 @@ int apply_default_schedule(Schedule& sch, const lower::Target& target, const Def
 }
 
 Schedule default_schedule(const ir::PrimFunc& func, const lower::Target& target, const DefaultScheduleOptions& options) {
+  if (options.tensor_cores) {
+    if (std::optional<Schedule> tensor_cores = tensor_core_default(func, target, options.max_terms_per_thread)) {
+      apply_default_schedule(*tensor_cores, target, options);
+      return std::move(*tensor_cores);
+    }
+  }
   Schedule sch(func);
   apply_default_schedule(sch, target, options);
   return sch;

@@ -49,6 +49,10 @@ struct DefaultScheduleOptions {
   // a load of a chunk's total: past this many chunks they run in chunks too. (R11's 417
   // chunks of 512 would otherwise be 417 dependent steps through L2.)
   int64_t min_chunked_carry_extent = 256;
+  // A function with a GEMM or a convolution the tensor-core rule takes runs its tensor-core
+  // sketch under rule-of-thumb decisions (space/tensor_core_default.h) where that sketch
+  // fits the GPU; the rest of the function as its sketch schedules it.
+  bool tensor_cores = true;
 };
 
 // The default schedule of `func` for `target`, through the Schedule API (its trace

@@ -59,6 +59,9 @@ std::string_view sampling_role_name(SamplingRole role);
 struct SamplingSite {
   size_t instruction = 0;  // index in the trace
   SamplingRole role = SamplingRole::kOther;
+  // A categorical's value annotated on a block or loop: the annotation's key
+  // ("meta_schedule.software_pipeline_depth", ...); empty otherwise.
+  std::string annotation;
 };
 
 // The sampling instructions of `trace` (up to EnterPostproc) in order, with their roles,

@@ -56,6 +56,7 @@ std::vector<SamplingSite> sampling_sites(const schedule::Trace& trace) {
         if (value == nullptr || value->type != RVType::kExpr || key == nullptr) break;
         auto it = site_of_value.find(value->id);
         if (it == site_of_value.end()) break;
+        sites[it->second].annotation = *key;
         if (*key == "meta_schedule.cooperative_fetch") sites[it->second].role = SamplingRole::kVectorLength;
         if (*key == "meta_schedule.unroll_explicit" || *key == "meta_schedule.unroll_implicit") {
           sites[it->second].role = SamplingRole::kUnroll;

@@ -84,11 +84,17 @@ std::vector<DefaultScheduleOptions> option_sets() {
 
 // Whether `func` has a partial-sums block (rfactor's <name>_rf) under blockIdx and
 // threadIdx loops: a reduction across blocks.
+// Whether a partial-sums block (rfactor's "*_rf"; "*_rf_o" once tensorized, nested in the
+// tensor-core nest) runs under loops bound to both blockIdx and threadIdx.
 bool spans_blocks(const Schedule& scheduled) {
   Schedule sch(scheduled.func());
-  for (schedule::BlockRV b : sch.get_child_blocks(sch.get_block("root"))) {
+  std::vector<schedule::BlockRV> blocks = sch.get_child_blocks(sch.get_block("root"));
+  for (size_t at = 0; at < blocks.size(); ++at) {
+    for (schedule::BlockRV child : sch.get_child_blocks(blocks[at])) blocks.push_back(child);
+  }
+  for (schedule::BlockRV b : blocks) {
     const std::string& name = sch.get(b)->name;
-    if (name.size() < 3 || name.compare(name.size() - 3, 3, "_rf") != 0) continue;
+    if (!name.ends_with("_rf") && !name.ends_with("_rf_o")) continue;
     bool grid = false, threads = false;
     for (schedule::LoopRV l : sch.get_loops(b)) {
       const ir::ForNode* f = sch.get(l);

@@ -1,0 +1,115 @@
+// The default schedule's tensor-core tiling (space/tensor_core_default.h): the ranked tiles
+// divide their extents, keep the innermost pieces and a lane's accumulators within bounds
+// and put 64 x 64 warp tiles first where the shape allows; GEMMs, batched GEMMs and
+// convolutions (f32, f16, bf16; padded, transposed) are scheduled on tensor cores by
+// default, compute what the op computes (on the interpreter, and lowered, thread by
+// thread between barriers) and replay; the default leaves GEMMs of a K too long for it,
+// and everything when told not to, to the CUDA-core default.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "dragon/lower/lower.h"
+#include "dragon/schedule/instruction.h"
+#include "dragon/search/default_schedule.h"
+#include "dragon/search/tensor_core_default.h"
+#include "unit/lower/gpu/barrier_simulator.h"
+#include "unit/lower/gpu/gpu_test_util.h"
+#include "unit/lower/lower_test_util.h"
+#include "unit/schedule/schedule_test_util.h"
+
+namespace dragon::search {
+namespace {
+
+using schedule::Schedule;
+using schedule::testing::workload;
+
+int64_t product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
+}
+
+size_t tensorize_count(const Schedule& sch) {
+  size_t n = 0;
+  for (const schedule::Instruction& inst : sch.trace().instructions()) {
+    n += inst.kind == schedule::InstructionKind::Tensorize ? 1 : 0;
+  }
+  return n;
+}
+
+TEST(TensorCoreDefault, RankedTilesDivideTheirExtentsWithinBounds) {
+  struct Shape {
+    int64_t i, j, k;
+  };
+  // 4096^3 in mma tiles; KernelBench 55's conv (m = 4,169,760 = 16 * 2 * 3 * 5 * 7 * 17 *
+  // 73); a thin one; primes.
+  for (Shape s : {Shape{256, 512, 512}, Shape{260610, 16, 72}, Shape{4, 2, 3}, Shape{13, 17, 7}}) {
+    SCOPED_TRACE(std::to_string(s.i) + " x " + std::to_string(s.j) + " x " + std::to_string(s.k));
+    std::vector<TensorCoreTiles> ranked = ranked_tensor_core_tiles(s.i, s.j, s.k, 4, 4, 132, 8);
+    ASSERT_FALSE(ranked.empty());
+    for (const TensorCoreTiles& t : ranked) {
+      ASSERT_EQ(t.i.size(), 5u);
+      ASSERT_EQ(t.j.size(), 5u);
+      ASSERT_EQ(t.k.size(), 3u);
+      EXPECT_EQ(product(t.i), s.i);
+      EXPECT_EQ(product(t.j), s.j);
+      EXPECT_EQ(product(t.k), s.k);
+      EXPECT_LE(t.i[4], 4);
+      EXPECT_LE(t.j[4], 4);
+      EXPECT_EQ(t.k[2], 1);  // fragments of one k-step
+      EXPECT_LE(t.i[2] * t.j[2], 8);                                  // warps
+      EXPECT_LE(t.i[3] * t.i[4] * 16 * t.j[3] * t.j[4] * 8 / 32, 128);  // a lane's accumulators
+    }
+  }
+  // 4096^3: warp tiles of 64 x 64, 2 x 2 warps, 4 mma k-steps (32 elements) a stage.
+  const TensorCoreTiles best = ranked_tensor_core_tiles(256, 512, 512, 4, 4, 132, 1).at(0);
+  EXPECT_EQ(best.i, (std::vector<int64_t>{32, 1, 2, 1, 4}));
+  EXPECT_EQ(best.j, (std::vector<int64_t>{32, 1, 2, 2, 4}));
+  EXPECT_EQ(best.k, (std::vector<int64_t>{128, 4, 1}));
+  // A small GEMM: smaller tiles, so that its blocks fill more of the GPU.
+  const TensorCoreTiles small = ranked_tensor_core_tiles(16, 32, 32, 4, 4, 132, 1).at(0);
+  EXPECT_LT(small.i[2] * small.i[3] * small.i[4] * small.j[2] * small.j[3] * small.j[4], 8 * 16);
+  // Not weighing the fill keeps the 64 x 64 warps.
+  const TensorCoreTiles unweighed = ranked_tensor_core_tiles(16, 32, 32, 4, 4, 0, 1).at(0);
+  EXPECT_EQ(unweighed.i[3] * unweighed.i[4], 4);
+  EXPECT_EQ(unweighed.j[3] * unweighed.j[4], 8);
+}
+
+// Shapes the tensor-core rule takes, small enough for the interpreter.
+const char* const kTensorCoreWorkloads[] = {
+    "matmul:m=64,n=64,k=64",
+    "matmul:m=64,n=128,k=32,dtype=f16",
+    "matmul:m=32,n=64,k=48,dtype=bf16",
+    "batch_matmul:batch=2,m=32,n=32,k=32",
+    "conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
+    "conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=1x1",
+    "conv_transpose2d:batch=1,in_channels=8,out_channels=16,size=6x6,kernel=3x3",
+};
+
+TEST(TensorCoreDefault, GemmsAndConvsRunOnTensorCoresAndComputeTheirOp) {
+  for (const char* spec : kTensorCoreWorkloads) {
+    SCOPED_TRACE(spec);
+    const ir::PrimFunc func = workload(spec);
+    Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+    EXPECT_GE(tensorize_count(sch), 4u) << sch.trace().to_string();  // fill, loads, mma, store
+    EXPECT_TRUE(schedule::testing::replays_exactly(sch));
+    EXPECT_TRUE(schedule::testing::same_outputs(func, sch.func(), 5, /*exact=*/false)) << sch.trace().to_string();
+    const ir::PrimFunc kernel = lower::lower(sch.func(), lower::Target::cuda_h200()).func;
+    EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)));
+  }
+}
+
+TEST(TensorCoreDefault, LongKAndTheOptionOutLeaveTheCudaCoreDefault) {
+  DefaultScheduleOptions off;
+  off.tensor_cores = false;
+  EXPECT_EQ(tensorize_count(default_schedule(workload("matmul:m=64,n=64,k=64"), lower::Target::cuda_h200(), off)), 0u);
+  // K = 8192 past max_terms_per_thread (4096): each lane would sum 1024 mma k-steps.
+  EXPECT_FALSE(tensor_core_default(workload("matmul:m=64,n=64,k=8192"), lower::Target::cuda_h200(), 4096).has_value());
+  EXPECT_TRUE(tensor_core_default(workload("matmul:m=64,n=64,k=4096"), lower::Target::cuda_h200(), 4096).has_value());
+  // Nothing for the CPU, nor for a function with no GEMM.
+  EXPECT_FALSE(tensor_core_default(workload("matmul:m=64,n=64,k=64"), lower::Target::cpu(), 4096).has_value());
+  EXPECT_FALSE(tensor_core_default(workload("softmax:shape=64x64"), lower::Target::cuda_h200(), 4096).has_value());
+}
+
+}  // namespace
+}  // namespace dragon::search
