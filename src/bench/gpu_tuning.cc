@@ -22,6 +22,7 @@
 #include "dragon/search/best_so_far.h"
 #include "dragon/search/byte_codec.h"
 #include "dragon/search/cpu_tuning.h"
+#include "dragon/search/default_schedule.h"
 #include "dragon/search/mutator.h"
 #include "dragon/search/thread_cpu_time.h"
 #include "dragon/search/worker_process.h"
@@ -653,7 +654,11 @@ search::TaskEnvironment GpuTuning::environment(const search::TuningTask& task) {
   env.target = lower::Target::cuda_h200();
   env.space = search::make_rule_space(task.func, env.target, rules_);
   env.measurer = std::make_shared<CudaMeasurer>(worker_, task.spec, options_, group_.get());
-  env.default_schedule = default_gpu_schedule(task.func);
+  const schedule::Schedule default_schedule = search::default_schedule(task.func, env.target);
+  env.default_schedule = default_schedule.func();
+  // A default that is a design-space candidate (postprocessed: the tensor-core default)
+  // seeds the search; the CUDA-core default is hand-made and has nothing to mutate.
+  if (default_schedule.trace().postproc_start()) env.default_trace = default_schedule.trace();
   env.mutators = search::default_mutators(env.target);
   measurers_.push_back(env.measurer);
   return env;

@@ -20,6 +20,7 @@
 #include "dragon/db/database.h"
 #include "dragon/ir/function.h"
 #include "dragon/lower/target.h"
+#include "dragon/schedule/trace.h"
 #include "dragon/search/cost_model.h"
 #include "dragon/search/evolutionary_search.h"
 #include "dragon/search/measurer.h"
@@ -42,6 +43,10 @@ struct TaskEnvironment {
   std::unique_ptr<SketchSpace> space;
   std::shared_ptr<Measurer> measurer;
   ir::PrimFunc default_schedule;  // what the database's script "" stands for on this target
+  // The default schedule's trace when it is a candidate of the space (the tensor-core
+  // default: a sketch under rule-of-thumb decisions): the search starts from it as from a
+  // transferred trace, so mutations begin at a known good kernel, not only at random draws.
+  std::optional<schedule::Trace> default_trace;
   std::vector<WeightedMutator> mutators;
 };
 // Throws UserError when the task cannot be tuned on the target (it is then reported as
@@ -98,6 +103,7 @@ struct TaskOutcome {
   int64_t ok = 0;          // of the new trials, verified and timed
   int64_t cached = 0;      // of the new trials, programs whose kernel was measured before
   int64_t transferred = 0;  // programs from other workloads' best traces that realized here (TuneOptions::transfer_limit)
+  bool default_seeded = false;  // the default's trace (TaskEnvironment::default_trace) realized as a seed
   int64_t stale = 0;        // earlier records whose code this build prints otherwise (TuneOptions::remeasure_stale)
   std::optional<double> best_ms;
   std::optional<double> default_ms;

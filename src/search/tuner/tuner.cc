@@ -231,6 +231,11 @@ class Tuning {
                       "their {} best are measured again first",
                       task.name, s.outcome.stale, seeded));
     }
+    if (s.env->default_trace) {
+      // Skipped by add_seeds when an earlier run measured it as a candidate already.
+      s.outcome.default_seeded = s.search->add_seeds({*s.env->default_trace}) > 0;
+      if (s.outcome.default_seeded) log(task.name + ": the default schedule's trace seeds the search");
+    }
     s.outcome.trials = s.trials;
     s.outcome.best_ms = s.search->best_ms();
     if (s.trials < options_.batch_size) {

@@ -179,6 +179,32 @@ TEST_F(TunerTest, ADefaultWhoseCodeChangedIsMeasuredAnewAndRecordedOnce) {
   EXPECT_EQ(default_records(database), 2) << "the same default code is not recorded again";
 }
 
+// A default schedule that is a candidate of the space (the tensor-core default) seeds the
+// search: measured among the first proposals and recorded with its script, so later runs
+// mutate it; not seeded again once measured.
+TEST_F(TunerTest, ADefaultThatIsACandidateSeedsTheSearch) {
+  RandomCostModel model(3);
+  db::Database database = db::Database::open(path_.string());
+  const ir::PrimFunc func = workload("matmul:m=32,n=32,k=32");
+  std::vector<TuningTask> tasks = {{"gemm", "matmul:m=32,n=32,k=32", func, 1}};
+  const schedule::Trace seed = testing::cpu_matmul_sketch(func);
+  auto seeded = [&](const TuningTask& task) {
+    TaskEnvironment env = environment(task);
+    env.default_trace = seed;
+    return env;
+  };
+  TuneOptions o = options(8);
+  o.transfer_limit = 0;
+  std::vector<TaskOutcome> first = tune(tasks, database, seeded, model, o);
+  EXPECT_TRUE(first[0].default_seeded);
+  EXPECT_EQ(first[0].trials, 8);
+  EXPECT_EQ(first[0].search.seeded, 1) << "the seed is proposed (and so measured and recorded) in this run";
+  std::vector<TaskOutcome> again = tune(tasks, database, seeded, model, options(12));
+  EXPECT_FALSE(again[0].default_seeded) << "measured already";
+  // Without a default trace, nothing is seeded.
+  EXPECT_FALSE(tune(tasks, database, environment, model, options(14))[0].default_seeded);
+}
+
 // Transfer: a task with no records of its own starts from the best traces of the other
 // workloads of its op kind in the database (same target and machine); the first task has
 // none to start from.
