@@ -21,6 +21,7 @@
 #include "dragon/lower/lower.h"
 #include "dragon/lower/passes.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/schedule/instruction.h"
 #include "dragon/search/default_schedule.h"
 #include "reduction_uses.h"
 #include "suite_workloads.h"
@@ -108,7 +109,7 @@ bool spans_blocks(const Schedule& scheduled) {
 }
 
 TEST(DefaultSchedule, EveryProblemOfEverySuiteComputesItsOpAtReducedShapes) {
-  int across = 0, checked = 0;
+  int across = 0, checked = 0, tensor_cores = 0;
   for (const testing::SuiteWorkload& w : testing::suite_workloads()) {
     if (std::getenv("DRAGON_TEST_VERBOSE")) std::fprintf(stderr, "%s %s\n", w.label.c_str(), w.reduced_spec.c_str());
     for (const DefaultScheduleOptions& options : option_sets()) {
@@ -116,6 +117,12 @@ TEST(DefaultSchedule, EveryProblemOfEverySuiteComputesItsOpAtReducedShapes) {
       ir::PrimFunc func = ops::OpRegistry::global().make_workload(w.reduced_spec).func;
       Schedule sch = default_schedule(func, lower::Target::cuda_h200(), options);
       for (const ReductionUse& r : initialized_reductions_of(sch.func())) across += r.across_threads ? 1 : 0;
+      for (const schedule::Instruction& inst : sch.trace().instructions()) {
+        if (inst.kind == schedule::InstructionKind::Tensorize) {
+          ++tensor_cores;
+          break;
+        }
+      }
       EXPECT_TRUE(schedule::testing::replays_exactly(sch));
       EXPECT_TRUE(schedule::testing::same_outputs(func, sch.func(), 11, /*exact=*/false)) << sch.trace().to_string();
       std::vector<lower::testing::Stage> stages;
@@ -133,6 +140,10 @@ TEST(DefaultSchedule, EveryProblemOfEverySuiteComputesItsOpAtReducedShapes) {
   }
   EXPECT_EQ(checked, static_cast<int>(option_sets().size() * testing::suite_workloads().size()));
   EXPECT_GE(across, 100);  // with the low thresholds, nearly every reduction
+  // The GEMMs and convolutions whose reduced shapes the tensor-core rule takes run its
+  // default (tensor_core_default.h) here, checked like the rest.
+  std::fprintf(stderr, "defaults on tensor cores: %d of %d\n", tensor_cores, checked);
+  EXPECT_GE(tensor_cores, 10);
 }
 
 // The normalized error (max |error| / max |reference|) of `func`'s first output on
