@@ -26,14 +26,21 @@ class ReplaceVar final : public ir::ExprMutator {
   ir::Expr value_;
 };
 
-// The loads of an expression that are not themselves inside an index.
-class TopLevelLoads final : public ir::ExprVisitor {
+// The loads of an expression that run whatever its values: not inside an index, a
+// select's operands (only the chosen one runs) or the right side of && and || (it may not
+// run). Only these may become one vector load of all lanes: a padding's select guards a
+// load that is out of bounds on the lanes it does not choose (KernelBench 44's avg_pool1d
+// pad, vectorized by the default schedule, read X[-4..-1] and faulted the context).
+class UnconditionalLoads final : public ir::ExprVisitor {
  public:
   std::vector<const ir::BufferLoadNode*> loads;
 
  protected:
   using ir::ExprVisitor::visit_;
   void visit_(const ir::BufferLoadNode* op) override { loads.push_back(op); }
+  void visit_(const ir::SelectNode* op) override { visit(op->condition); }
+  void visit_(const ir::AndNode* op) override { visit(op->a); }
+  void visit_(const ir::OrNode* op) override { visit(op->a); }
 };
 
 bool vectorizable_scope(const std::string& scope) {
@@ -97,7 +104,7 @@ bool CudaEmitter::try_print_vector_loop(const ir::ForNode* op) {
   // load) goes lane by lane: one 4-byte cp.async each, rather than loads the thread waits
   // for before a vector store.
   if (copy && dtype.bytes() == 4) return false;
-  TopLevelLoads top;
+  UnconditionalLoads top;
   top.visit(store->value);
   std::vector<std::pair<const ir::BufferLoadNode*, ir::Expr>> vector_loads;
   for (const ir::BufferLoadNode* load : top.loads) {

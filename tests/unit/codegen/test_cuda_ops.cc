@@ -9,6 +9,7 @@
 #include "dragon/runtime/build.h"
 #include "dragon/schedule/schedule.h"
 #include "dragon/script/script.h"
+#include "dragon/search/default_schedule.h"
 #include "default_gpu_schedule.h"
 #include "unit/schedule/random_trace.h"
 
@@ -127,6 +128,23 @@ unann b20 unrollx
   ASSERT_TRUE(builds[0].ok()) << builds[0].error().describe();
   EXPECT_NE(builds[0].value().source.code.find("vectorized"), std::string::npos)
       << "the fetch into shared memory is still a vector copy:\n" << builds[0].value().source.code;
+}
+
+// A vectorized loop whose value selects a load (a padding) reads it lane by lane, only
+// where the select chooses it: one vector load of all lanes read before the input's start
+// (KernelBench 44's pad under the default schedule's 4 lanes: X[-4..-1], an illegal address
+// that ended the bench's CUDA context). An unconditional load stays one vector load.
+TEST(CudaCodegenOps, AVectorLoopLoadsWhatASelectGuardsLaneByLane) {
+  const lower::Target target = lower::Target::cuda_h200();
+  auto kernels = [&](const std::string& spec) {
+    const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    return generate_cuda(lower::lower(search::default_schedule(func, target).func(), target).func, target).code;
+  };
+  const std::string pad = kernels("avg_pool1d:batch=2,channels=4,length=64,kernel=8,stride=1,padding=4");
+  EXPECT_NE(pad.find("vectorized"), std::string::npos) << "the pad's nest is vectorized:\n" << pad;
+  EXPECT_EQ(pad.find("*(const float4*)(X"), std::string::npos) << pad;
+  const std::string relu = kernels("relu:shape=64x64");
+  EXPECT_NE(relu.find("*(const float4*)(X"), std::string::npos) << relu;
 }
 
 }  // namespace
