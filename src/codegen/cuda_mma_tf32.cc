@@ -125,6 +125,15 @@ std::string_view mma_tf32_prelude() {
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
 }
+// cvt.rna as an mma sees it: half a tf32 ulp added to the bits, whose 13 low bits the mma
+// drops, so its operand is cvt.rna's for every input (infinities and NaNs pass as they are,
+// and cvt.rna only masks them). Two instructions where cvt.rna.tf32 is three on sm_90 (the
+// same test and add, then the mask). Only for a value an mma takes as it is: 3xTF32's big
+// part keeps cvt.rna, since x - big must be exact.
+DRAGON_INLINE unsigned dragon_tf32_round_for_mma(float x) {
+  const unsigned bits = __float_as_uint(x);
+  return fabsf(x) < DRAGON_INF_F32 ? bits + 0x1000u : bits;
+}
 // The per-lane loads also serve 16-bit operands of the mixed mma (T = __nv_bfloat16, __half).
 template <typename T> DRAGON_INLINE void dragon_tf32_load_a_m16k8(T* a, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
@@ -170,7 +179,7 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_regs(float* c, const unsigned* a, con
 // The loads for fragments only one-pass mma read (round_tf32_fragments_once): the values
 // rounded once, in place, as tf32 bit patterns, and the mma that takes them as they are.
 DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
-  for (int i = 0; i < n; ++i) f[i] = __uint_as_float(dragon_tf32_round(f[i]));
+  for (int i = 0; i < n; ++i) f[i] = __uint_as_float(dragon_tf32_round_for_mma(f[i]));
 }
 #define DRAGON_TF32_ROUNDED_LOAD(load, n)                                                   \
   DRAGON_INLINE void load##_rounded(float* f, const float* tile, int row_stride, int lane) { \
@@ -189,8 +198,8 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_prerounded(float* c, const float* a, 
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float* b, int lane) {
   (void)lane;
   unsigned A[4], B[2];
-  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_round(a[r]);
-  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_round(b[r]);
+  for (int r = 0; r < 4; ++r) A[r] = dragon_tf32_round_for_mma(a[r]);
+  for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_round_for_mma(b[r]);
   dragon_tf32_mma_m16n8k8_regs(c, A, B);
 }
 // 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big). The three products of
@@ -205,11 +214,11 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const fl
   unsigned a_big[4], a_small[4], b_big[2], b_small[2];
   for (int r = 0; r < 4; ++r) {
     a_big[r] = dragon_tf32_round(a[r]);
-    a_small[r] = dragon_tf32_round(a[r] - __uint_as_float(a_big[r]));
+    a_small[r] = dragon_tf32_round_for_mma(a[r] - __uint_as_float(a_big[r]));
   }
   for (int r = 0; r < 2; ++r) {
     b_big[r] = dragon_tf32_round(b[r]);
-    b_small[r] = dragon_tf32_round(b[r] - __uint_as_float(b_big[r]));
+    b_small[r] = dragon_tf32_round_for_mma(b[r] - __uint_as_float(b_big[r]));
   }
   float step[4] = {0.f, 0.f, 0.f, 0.f};
   dragon_tf32_mma_m16n8k8_regs(step, a_big, b_small);

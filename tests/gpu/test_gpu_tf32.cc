@@ -15,7 +15,10 @@
 
 #include "dragon/harness/output_comparison.h"
 #include "dragon/harness/reference.h"
+#include "dragon/codegen/cuda_codegen.h"
 #include "dragon/ops/op_registry.h"
+#include "dragon/runtime/cuda_function.h"
+#include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/search/design_space.h"
 #include "dragon/script/script.h"
 #include "dragon/search/postproc.h"
@@ -112,6 +115,68 @@ void check_tf32_kernels(const std::string& spec, bool experts) {
       }
     }
   }
+}
+
+// The rounding the one-pass mma and 3xTF32's small parts take (dragon_tf32_round_for_mma:
+// half an ulp added, the mma dropping the 13 low bits) gives the mma cvt.rna's operand for
+// every bit pattern: random patterns (NaNs, infinities and subnormals among them), the
+// GPU's canonical NaN and its negation, the largest finite values and ties, each masked as
+// the mma masks it, equal to cvt.rna.tf32.f32 of the same value.
+TEST(GpuTf32, TheMmaRoundingGivesCvtRnasOperandForEveryBitPattern) {
+  DRAGON_REQUIRE_GPU();
+  const lower::Target target = lower::Target::cuda_h200();
+  const ir::PrimFunc candidate = tf32_candidates("matmul:m=64,n=64,k=64").begin()->second;
+  const codegen::CudaSource generated = generate_cuda(lower::lower(candidate, target).func, target);
+  const std::string code = generated.code.substr(0, generated.prelude_size) + R"(
+extern "C" __global__ void tf32_rounding(const unsigned* in, unsigned* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float x = __uint_as_float(in[i]);
+  out[2 * i] = dragon_tf32_round(x);
+  out[2 * i + 1] = dragon_tf32_round_for_mma(x) & 0xffffe000u;
+}
+)";
+  Expected<runtime::Cubin> cubin = runtime::nvrtc_compile(code, "tf32_rounding.cu", {}, testing::test_cache());
+  ASSERT_TRUE(cubin.ok()) << cubin.error().describe();
+  constexpr int kThreads = 256, kBlocks = 4096, kCount = kThreads * kBlocks;
+  runtime::CudaBuild build;
+  build.source.code = code;
+  build.cubin = cubin.value();
+  codegen::KernelLaunch launch{.name = "tf32_rounding", .grid = {kBlocks, 1, 1}, .block = {kThreads, 1, 1}};
+  launch.args = {codegen::KernelArg{codegen::KernelArg::Kind::kParam, 0}, codegen::KernelArg{codegen::KernelArg::Kind::kParam, 1}};
+  build.source.kernels.push_back(launch);
+  auto loaded = runtime::LoadedCudaFunction::load(build);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().describe();
+
+  std::vector<uint32_t> in(kCount);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (uint32_t& v : in) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<uint32_t>(state >> 32);
+  }
+  const uint32_t special[] = {0x7fffffffu, 0xffffffffu, 0x7fc00000u, 0x7f800001u, 0x7f800000u, 0xff800000u,
+                              0x7f7fffffu, 0xff7fffffu, 0x7f7ff000u, 0x3f801000u, 0xbf801000u, 0x3f800fffu,
+                              0x3f802000u, 0x00001000u, 0x80001000u, 0x00000fffu, 0x00000000u, 0x80000000u};
+  for (size_t k = 0; k < std::size(special); ++k) in[k] = special[k];
+  runtime::CudaDriver* driver = runtime::CudaDriver::get().value();
+  auto in_device = driver->allocate(kCount * sizeof(uint32_t));
+  auto out_device = driver->allocate(2 * kCount * sizeof(uint32_t));
+  ASSERT_TRUE(in_device.ok() && out_device.ok());
+  ASSERT_TRUE(driver->copy_to_device(in_device.value(), in.data(), kCount * sizeof(uint32_t)).ok());
+  runtime::DevicePtr params[] = {in_device.value(), out_device.value()};
+  ASSERT_TRUE(loaded.value()->launch(params).ok());
+  std::vector<uint32_t> out(2 * kCount);
+  ASSERT_TRUE(driver->copy_to_host(out.data(), out_device.value(), out.size() * sizeof(uint32_t)).ok());
+  driver->release(in_device.value());
+  driver->release(out_device.value());
+  int differ = 0;
+  for (int i = 0; i < kCount; ++i) {
+    if (out[2 * i] == out[2 * i + 1]) continue;
+    if (++differ <= 8) {
+      ADD_FAILURE() << std::hex << "x = 0x" << in[i] << ": cvt.rna 0x" << out[2 * i] << ", the mma's rounding 0x"
+                    << out[2 * i + 1];
+    }
+  }
+  EXPECT_EQ(differ, 0) << "of " << kCount;
 }
 
 TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
