@@ -35,15 +35,16 @@ std::vector<TensorCoreTiles> ranked_tensor_core_tiles(int64_t i_tiles, int64_t j
                                                       int64_t k_tiles_per_stage, int64_t max_innermost,
                                                       int64_t multiprocessors, size_t limit);
 
-// `func` scheduled by the tensor-core sketch of its design space (RuleSet::cuda) under the
-// first of the ranked tilings that replays and passes the postprocessors (GPU limits
-// included); nullopt when the target is not a GPU with mma.sync, when no block is a GEMM
-// or a convolution the tensor-core rule takes, when the sketch tiles anything else, or
-// when no tiling fits.
-// A GEMM whose K (padded to the mma's k-step) is above `max_k` is left alone: each lane
-// sums K / k-step products of its tile serially, and the default's other reductions keep
-// at most that many terms in one thread (DefaultScheduleOptions::max_terms_per_thread).
+// `func` scheduled by the first tensor-core sketch of its design space (RuleSet::cuda, in
+// the space's order: a split-K sketch may follow the plain one) under the first of the
+// ranked tilings that replays and passes the postprocessors (GPU limits included); nullopt
+// when the target is not a GPU, when no block is a GEMM or a convolution the tensor-core
+// rule takes, or when no such sketch tiles that block alone and fits.
+// A GEMM of more than `max_k_steps` mma k-steps (K / 8 for tf32, K / 16 for f16 and bf16,
+// K padded to them) is left alone: a lane adds one partial sum of its tile per k-step, in
+// order, and the default's other reductions keep at most that many serial adds in one
+// thread (DefaultScheduleOptions::max_terms_per_thread).
 std::optional<schedule::Schedule> tensor_core_default(const ir::PrimFunc& func, const lower::Target& target,
-                                                      int64_t max_k);
+                                                      int64_t max_k_steps);
 
 }  // namespace dragon::search

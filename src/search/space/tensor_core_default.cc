@@ -48,17 +48,14 @@ int64_t int_of(const Arg& arg, int64_t fallback) {
   return v != nullptr ? *v : fallback;
 }
 
-// The sketch whose only tiling is the mma.sync tensor-core rule's.
-const Sketch* tensor_core_sketch(const std::vector<Sketch>& sketches) {
-  for (const Sketch& s : sketches) {
-    bool tensor_core = false, other_tiling = false;
-    for (const std::string& applied : s.applied) {
-      if (applied.starts_with("multi_level_tiling_tensor_core(")) tensor_core = true;
-      else if (applied.starts_with("multi_level_tiling")) other_tiling = true;
-    }
-    if (tensor_core && !other_tiling) return &s;
+// Whether the sketch's only tiling is the mma.sync tensor-core rule's.
+bool only_tensor_core_tiling(const Sketch& s) {
+  bool tensor_core = false, other_tiling = false;
+  for (const std::string& applied : s.applied) {
+    if (applied.starts_with("multi_level_tiling_tensor_core(")) tensor_core = true;
+    else if (applied.starts_with("multi_level_tiling")) other_tiling = true;
   }
-  return nullptr;
+  return tensor_core && !other_tiling;
 }
 
 // One tensor-core tiling of the sketch: its three SamplePerfectTile instructions (i, j, k)
@@ -214,24 +211,23 @@ std::vector<TensorCoreTiles> ranked_tensor_core_tiles(int64_t i_tiles, int64_t j
   return out;
 }
 
-std::optional<schedule::Schedule> tensor_core_default(const ir::PrimFunc& func, const lower::Target& target,
-                                                      int64_t max_k) {
-  if (!target.is_gpu()) return std::nullopt;
-  const std::optional<int64_t> batch = tensor_core_batch(func);
-  if (!batch) return std::nullopt;
-  const RuleSet& rules = RuleSet::cuda();
-  const std::vector<Sketch> sketches = generate_design_space(func, target, rules);
-  const Sketch* sketch = tensor_core_sketch(sketches);
-  if (sketch == nullptr) return std::nullopt;
+namespace {
+
+// `sketch` under the ranked tilings, the first that replays and passes the postprocessors;
+// nullopt when its tiles are not the tensor-core rule's alone, a GEMM has more than
+// `max_k_steps` k-steps, or no tiling fits.
+std::optional<schedule::Schedule> schedule_sketch(const Sketch& sketch, const ir::PrimFunc& func,
+                                                  const lower::Target& target, const RuleSet& rules, int64_t batch,
+                                                  int64_t max_k_steps) {
+  const std::optional<std::vector<TilingSite>> sites = tiling_sites(sketch.trace);
+  if (!sites) return std::nullopt;
   // A split-K sketch (add_rfactor) computes its chunks as a batch of GEMMs, one grid row
   // each: its tiles need not be small to fill the GPU.
-  const bool split_k = std::any_of(sketch->applied.begin(), sketch->applied.end(),
+  const bool split_k = std::any_of(sketch.applied.begin(), sketch.applied.end(),
                                    [](const std::string& a) { return a.starts_with("add_rfactor("); });
-  const int64_t fill_multiprocessors = split_k ? 0 : kMultiprocessors / std::max<int64_t>(*batch, 1);
-  const std::optional<std::vector<TilingSite>> sites = tiling_sites(sketch->trace);
-  if (!sites) return std::nullopt;
+  const int64_t fill_multiprocessors = split_k ? 0 : kMultiprocessors / std::max<int64_t>(batch, 1);
 
-  schedule::Trace fixed = sketch->trace.without_postproc();
+  schedule::Trace fixed = sketch.trace.without_postproc();
   for (const SamplingSite& s : sampling_sites(fixed)) {
     if (fixed[s.instruction].kind != InstructionKind::SampleCategorical) continue;
     if (std::optional<int64_t> choice = categorical_choice(fixed[s.instruction], s.annotation)) {
@@ -242,7 +238,7 @@ std::optional<schedule::Schedule> tensor_core_default(const ir::PrimFunc& func, 
   constexpr size_t kTries = 8;
   std::vector<std::vector<TensorCoreTiles>> ranked;
   for (const TilingSite& site : *sites) {
-    if (site.k_extent * site.k_elements_per_step > max_k) return std::nullopt;
+    if (site.k_extent > max_k_steps) return std::nullopt;
     const int64_t k_tiles_per_stage = std::max<int64_t>(1, 32 / site.k_elements_per_step);
     ranked.push_back(ranked_tensor_core_tiles(site.i_extent, site.j_extent, site.k_extent, k_tiles_per_stage,
                                               site.max_innermost, fill_multiprocessors, kTries));
@@ -265,6 +261,25 @@ std::optional<schedule::Schedule> tensor_core_default(const ir::PrimFunc& func, 
     schedule::Schedule sch(func);
     result.candidate().trace.apply_to(sch);
     return sch;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<schedule::Schedule> tensor_core_default(const ir::PrimFunc& func, const lower::Target& target,
+                                                      int64_t max_k_steps) {
+  if (!target.is_gpu()) return std::nullopt;
+  const std::optional<int64_t> batch = tensor_core_batch(func);
+  if (!batch) return std::nullopt;
+  const RuleSet& rules = RuleSet::cuda();
+  // The space's tensor-core sketches in order: a GEMM too long for one lane's serial adds
+  // may have a split-K sketch (add_rfactor's partial sums) that is not.
+  for (const Sketch& sketch : generate_design_space(func, target, rules)) {
+    if (!only_tensor_core_tiling(sketch)) continue;
+    if (std::optional<schedule::Schedule> sch = schedule_sketch(sketch, func, target, rules, *batch, max_k_steps)) {
+      return sch;
+    }
   }
   return std::nullopt;
 }

@@ -103,9 +103,22 @@ TEST(TensorCoreDefault, LongKAndTheOptionOutLeaveTheCudaCoreDefault) {
   DefaultScheduleOptions off;
   off.tensor_cores = false;
   EXPECT_EQ(tensorize_count(default_schedule(workload("matmul:m=64,n=64,k=64"), lower::Target::cuda_h200(), off)), 0u);
-  // K = 8192 past max_terms_per_thread (4096): each lane would sum 1024 mma k-steps.
-  EXPECT_FALSE(tensor_core_default(workload("matmul:m=64,n=64,k=8192"), lower::Target::cuda_h200(), 4096).has_value());
-  EXPECT_TRUE(tensor_core_default(workload("matmul:m=64,n=64,k=4096"), lower::Target::cuda_h200(), 4096).has_value());
+  // K = 8192 in tf32 k-steps of 8 is 1024 serial adds a lane, within max_terms_per_thread
+  // (4096): the plain GEMM. K = 65536 is 8192 of them: the split-K sketch, whose partial
+  // sums over chunks are short, unless the limit leaves no sketch.
+  auto rfactors = [](const std::optional<Schedule>& sch) {
+    for (const schedule::Instruction& inst : sch->trace().instructions()) {
+      if (inst.kind == schedule::InstructionKind::RFactor) return true;
+    }
+    return false;
+  };
+  const std::optional<Schedule> plain = tensor_core_default(workload("matmul:m=64,n=64,k=8192"), lower::Target::cuda_h200(), 4096);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(rfactors(plain));
+  const std::optional<Schedule> split = tensor_core_default(workload("matmul:m=64,n=64,k=65536"), lower::Target::cuda_h200(), 4096);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_TRUE(rfactors(split));
+  EXPECT_FALSE(tensor_core_default(workload("matmul:m=64,n=64,k=65536"), lower::Target::cuda_h200(), 8).has_value());
   // Nothing for the CPU, nor for a function with no GEMM.
   EXPECT_FALSE(tensor_core_default(workload("matmul:m=64,n=64,k=64"), lower::Target::cpu(), 4096).has_value());
   EXPECT_FALSE(tensor_core_default(workload("softmax:shape=64x64"), lower::Target::cuda_h200(), 4096).has_value());
