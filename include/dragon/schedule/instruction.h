@@ -65,6 +65,11 @@ class Arg {
   bool is() const { return std::holds_alternative<T>(value_); }
   template <typename T>
   const T* as() const { return std::get_if<T>(&value_); }
+  // The integer held, or `fallback` for any other value.
+  int64_t int_or(int64_t fallback) const {
+    const int64_t* v = as<int64_t>();
+    return v != nullptr ? *v : fallback;
+  }
 
   friend bool operator==(const Arg&, const Arg&) = default;
 

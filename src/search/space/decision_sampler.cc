@@ -27,11 +27,6 @@ namespace {
 
 const RandomVar* rv_of(const Arg& arg) { return arg.as<RandomVar>(); }
 
-int64_t int_of(const Arg& arg, int64_t fallback) {
-  if (const auto* v = arg.as<int64_t>()) return *v;
-  return fallback;
-}
-
 }  // namespace
 
 DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFunc& func, const lower::Target& target) {
@@ -56,12 +51,12 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
       case InstructionKind::SamplePerfectTile: {
         Tile t;
         t.instruction = i;
-        t.n = static_cast<int>(inst.attrs.size() > 0 ? int_of(inst.attrs[0], 1) : 1);
-        t.max_innermost = inst.attrs.size() > 1 ? int_of(inst.attrs[1], -1) : -1;
+        t.n = static_cast<int>(inst.attrs.size() > 0 ? inst.attrs[0].int_or(1) : 1);
+        t.max_innermost = inst.attrs.size() > 1 ? inst.attrs[1].int_or(-1) : -1;
         std::optional<Arg> recorded = sketch.decision(i);
         const auto* list = recorded ? recorded->as<Arg::List>() : nullptr;
         if (list == nullptr) break;  // no extent known: the replay samples it
-        for (const Arg& f : *list) t.extent *= int_of(f, 1);
+        for (const Arg& f : *list) t.extent *= f.int_or(1);
         for (size_t k = 0; k < inst.outputs.size(); ++k) {
           factor_of_value[inst.outputs[k].id] = Factor{static_cast<int>(tiles_.size()), static_cast<int>(k), -1, 1};
         }
@@ -75,10 +70,10 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
         const auto* candidates = inst.attrs[0].as<Arg::List>();
         const auto* probs = inst.attrs[1].as<Arg::List>();
         if (candidates == nullptr || probs == nullptr) break;
-        for (const Arg& a : *candidates) c.candidates.push_back(int_of(a, 0));
+        for (const Arg& a : *candidates) c.candidates.push_back(a.int_or(0));
         for (const Arg& a : *probs) {
           if (const auto* d = a.as<double>()) c.probs.push_back(*d);
-          else c.probs.push_back(static_cast<double>(int_of(a, 0)));
+          else c.probs.push_back(static_cast<double>(a.int_or(0)));
         }
         if (!inst.outputs.empty()) {
           factor_of_value[inst.outputs[0].id] = Factor{-1, -1, static_cast<int>(categoricals_.size()), 1};
@@ -132,9 +127,9 @@ DecisionSampler::DecisionSampler(const schedule::Trace& sketch, const ir::PrimFu
         const auto* key = inst.attrs[0].as<std::string>();
         if (target_rv == nullptr || target_rv->type != RVType::kBlock || key == nullptr) break;
         if (*key == "meta_schedule.tiling_structure") tiling_block = target_rv->id;
-        if (*key == "meta_schedule.thread_extent_low_inclusive") low[target_rv->id] = int_of(inst.inputs[1], 1);
+        if (*key == "meta_schedule.thread_extent_low_inclusive") low[target_rv->id] = inst.inputs[1].int_or(1);
         if (*key == "meta_schedule.thread_extent_high_inclusive") {
-          high[target_rv->id] = int_of(inst.inputs[1], 0);
+          high[target_rv->id] = inst.inputs[1].int_or(0);
           tiling_block = -1;  // the tiling's bindings end with its bounds
         }
         if (*key == "meta_schedule.auto_tensorize") {
@@ -412,7 +407,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
         const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
         if (b == nullptr || scope == nullptr || inst.outputs.empty()) break;
-        const size_t read = static_cast<size_t>(int_of(inst.attrs[0], 0));
+        const size_t read = static_cast<size_t>(inst.attrs[0].int_or(0));
         if (scope->rfind("shared", 0) == 0) copies[inst.outputs[0].id] = Pending{b->id, read, 1};
         if (*scope == "warp") fragments[inst.outputs[0].id] = Pending{b->id, read, warp_lanes(b->id)};
         break;
@@ -422,7 +417,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         const auto* scope = inst.attrs.size() > 1 ? inst.attrs[1].as<std::string>() : nullptr;
         if (b == nullptr || scope == nullptr || inst.outputs.empty()) break;
         if (scope->rfind("shared", 0) == 0) {
-          shared_outputs[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), 1};
+          shared_outputs[inst.outputs[0].id] = Pending{b->id, static_cast<size_t>(inst.attrs[0].int_or(0)), 1};
           break;
         }
         if (*scope != "local" && *scope != "warp") break;
@@ -433,7 +428,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
           }
         }
         accumulators[inst.outputs[0].id] =
-            Pending{b->id, static_cast<size_t>(int_of(inst.attrs[0], 0)), *scope == "warp" ? warp_lanes(b->id) : 1};
+            Pending{b->id, static_cast<size_t>(inst.attrs[0].int_or(0)), *scope == "warp" ? warp_lanes(b->id) : 1};
         break;
       }
       case InstructionKind::ReverseComputeAt: {
@@ -489,7 +484,7 @@ void DecisionSampler::add_footprint_budgets(const schedule::Trace& sketch, size_
         // Rows a shared copy pads (after its compute_at in the trace: applied below).
         const RandomVar* b = inst.inputs.empty() ? nullptr : rv_of(inst.inputs[0]);
         if (b == nullptr || inst.attrs.size() < 4) break;
-        row_aligns[b->id] = {int_of(inst.attrs[1], 0), int_of(inst.attrs[2], 1), int_of(inst.attrs[3], 0)};
+        row_aligns[b->id] = {inst.attrs[1].int_or(0), inst.attrs[2].int_or(1), inst.attrs[3].int_or(0)};
         break;
       }
       case InstructionKind::Annotate: {

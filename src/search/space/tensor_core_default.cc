@@ -43,10 +43,6 @@ int64_t largest_divisor_up_to(int64_t n, int64_t most) { return divisors_up_to(n
 
 double distance_in_octaves(double value, double ideal) { return std::abs(std::log2(value / ideal)); }
 
-int64_t int_of(const Arg& arg, int64_t fallback) {
-  const auto* v = arg.as<int64_t>();
-  return v != nullptr ? *v : fallback;
-}
 
 // Whether the sketch's only tiling is the mma.sync tensor-core rule's.
 bool only_tensor_core_tiling(const Sketch& s) {
@@ -71,7 +67,7 @@ int64_t recorded_extent(const schedule::Trace& trace, size_t index) {
   int64_t extent = 1;
   std::optional<Arg> recorded = trace.decision(index);
   if (const auto* list = recorded ? recorded->as<Arg::List>() : nullptr) {
-    for (const Arg& f : *list) extent *= int_of(f, 1);
+    for (const Arg& f : *list) extent *= f.int_or(1);
   }
   return extent;
 }
@@ -87,7 +83,7 @@ std::optional<std::vector<TilingSite>> tiling_sites(const schedule::Trace& trace
     if (insts[n].kind == InstructionKind::SamplePerfectTile) tiles.push_back(n);
   }
   if (tiles.empty() || tiles.size() % 3 != 0) return std::nullopt;
-  auto pieces = [&](size_t index) { return insts[index].attrs.empty() ? 0 : int_of(insts[index].attrs[0], 0); };
+  auto pieces = [&](size_t index) { return insts[index].attrs.empty() ? 0 : insts[index].attrs[0].int_or(0); };
   std::vector<TilingSite> sites;
   for (size_t t = 0; t < tiles.size(); t += 3) {
     TilingSite site{tiles[t], tiles[t + 1], tiles[t + 2]};
@@ -95,7 +91,7 @@ std::optional<std::vector<TilingSite>> tiling_sites(const schedule::Trace& trace
     site.i_extent = recorded_extent(trace, site.i);
     site.j_extent = recorded_extent(trace, site.j);
     site.k_extent = recorded_extent(trace, site.k);
-    if (insts[site.i].attrs.size() > 1) site.max_innermost = std::max<int64_t>(1, int_of(insts[site.i].attrs[1], 4));
+    if (insts[site.i].attrs.size() > 1) site.max_innermost = std::max<int64_t>(1, insts[site.i].attrs[1].int_or(4));
     const size_t next = t + 3 < tiles.size() ? tiles[t + 3] : end;
     for (size_t n = site.k + 1; n < next; ++n) {
       const Instruction& inst = insts[n];
@@ -120,7 +116,7 @@ std::optional<int64_t> categorical_choice(const Instruction& inst, const std::st
   const auto* list = inst.attrs[0].as<Arg::List>();
   if (list == nullptr || list->empty()) return std::nullopt;
   std::vector<int64_t> candidates;
-  for (const Arg& a : *list) candidates.push_back(int_of(a, 0));
+  for (const Arg& a : *list) candidates.push_back(a.int_or(0));
   auto index_of_best = [&](auto better) {
     size_t best = 0;
     for (size_t c = 1; c < candidates.size(); ++c) {
