@@ -97,11 +97,7 @@ LoopRV split_vector_lanes(Schedule& sch, LoopRV fused, const std::vector<int64_t
 // The fixed lane count of AutoBindOptions::vector_bytes for `block`'s fused loop of
 // `extent` iterations: bytes over its widest element's size, halved until it divides.
 int64_t fixed_vector_lanes(const ir::BlockNode* block, int64_t extent, int64_t vector_bytes) {
-  int widest = 1;
-  for (const auto* regions : {&block->reads, &block->writes}) {
-    for (const ir::BufferRegion& r : *regions) widest = std::max(widest, r.buffer->dtype.bytes());
-  }
-  int64_t lanes = std::max<int64_t>(1, vector_bytes / widest);
+  int64_t lanes = std::max<int64_t>(1, vector_bytes / widest_element_bytes(block));
   while (lanes > 1 && extent % lanes != 0) lanes /= 2;
   return lanes;
 }

@@ -159,6 +159,14 @@ bool is_spatial(const ir::BlockNode* block) {
   return true;
 }
 
+int widest_element_bytes(const ir::BlockNode* block) {
+  int widest = 1;
+  for (const auto* regions : {&block->reads, &block->writes}) {
+    for (const ir::BufferRegion& r : *regions) widest = std::max(widest, r.buffer->dtype.bytes());
+  }
+  return widest;
+}
+
 bool is_unscheduled_scan(const BlockSite& site) {
   const ir::BlockNode* b = site.block;
   if (site.loops.empty() || has_block_binding(site) || has_thread_binding(site)) return false;

@@ -52,6 +52,10 @@ bool has_ordered_vars(const ir::BlockNode* block);            // ordered or opaq
 // (a reverse scan's binding runs it backwards); the other variables spatial, fed by the
 // other loops; serial loops of constant extent, none bound to threads.
 bool is_unscheduled_scan(const BlockSite& site);
+
+// The largest element, in bytes, of the buffers `block` reads or writes (1 for none): what
+// bounds a vector access of all of them.
+int widest_element_bytes(const ir::BlockNode* block);
 int64_t reduce_extent(const ir::BlockNode* block);            // product of the reduce domains' extents
 int64_t spatial_extent(const ir::BlockNode* block);           // product of the spatial domains' extents
 

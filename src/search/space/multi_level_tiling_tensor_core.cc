@@ -212,11 +212,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       } else {
         // An epilogue writes C at the tile's own indices: rows of whole vectors, as wide as
         // its widest element allows (the f32 tile it reads, where it writes 16 bits).
-        int widest = 1;
-        for (const auto* regions : {&s.get(*c_shared)->reads, &s.get(*c_shared)->writes}) {
-          for (const ir::BufferRegion& r : *regions) widest = std::max(widest, r.buffer->dtype.bytes());
-        }
-        annotate_cooperative_fetch(s, *c_shared, widest, options_.tiling);
+        annotate_cooperative_fetch(s, *c_shared, widest_element_bytes(s.get(*c_shared)), options_.tiling);
       }
     }
     // Fragments per R1 step, shared tiles per R0 step (consumers first: compute_at needs
