@@ -11,7 +11,8 @@
 #                         (kept in BUILD_DIR between calls on a warm machine)
 #   check-default         the untuned default schedule of every problem of every suite (reduced
 #                         shapes) and a 2^22-term f32 mean against the interpreter on the device
-#   tests                 the GPU test programs GPU_TESTS names (test_gpu_tune), built and run
+#   tests                 the GPU test programs GPU_TESTS names (test_gpu_tune; PROGRAM:FILTER runs
+#                         only what the gtest filter names), built and run
 #   throughput            dragon tune on small kernels: verified candidates per second and the CPU
 #                         work per candidate, the issue's >= 300/s and <= 2 ms
 #   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
@@ -301,15 +302,22 @@ for stage in "$@"; do
       ;;
     tests)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      # Each entry is a test program, or PROGRAM:FILTER to run only the tests the gtest
+      # filter FILTER names (test_gpu_design_space:*StagedByColumns*).
       read -r -a gpu_tests <<<"${GPU_TESTS:-test_gpu_tune}"
-      timeout "$(left)" cmake --build "$build" -j "$jobs" --target "${gpu_tests[@]}" >"$work/gpu-tests-build.log" 2>&1 ||
+      gpu_programs=()
+      for t in "${gpu_tests[@]}"; do gpu_programs+=("${t%%:*}"); done
+      timeout "$(left)" cmake --build "$build" -j "$jobs" --target "${gpu_programs[@]}" >"$work/gpu-tests-build.log" 2>&1 ||
         { note "gpu tests: the build failed"; grep -E "error|FAILED" "$work/gpu-tests-build.log" | head -n 20 >>"$summary"; }
-      for t in "${gpu_tests[@]}"; do
+      for entry in "${gpu_tests[@]}"; do
+        t=${entry%%:*}
+        filter='*'
+        [ "$entry" = "$t" ] || filter=${entry#*:}
         DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout "$(left)" "$build/tests/gpu/$t" \
-          >"$work/$t.log" 2>&1
+          --gtest_filter="$filter" >"$work/$t.log" 2>&1
         s=$?
         [ $s -eq 0 ] || status=1
-        note "$t: exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$t.log" | tr '\n' ' ')"
+        note "$t ($filter): exit $s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED)' "$work/$t.log" | tr '\n' ' ')"
         grep -E '^\[  FAILED|Failure' -A3 "$work/$t.log" | head -n 30 >>"$summary"
         # What the accuracy tests print (test_gpu_tf32: each kernel's error and tolerance),
         # so the summary says how close a failure was without unpacking the logs.

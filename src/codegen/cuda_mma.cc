@@ -219,11 +219,15 @@ std::optional<WarpCall> plan_store(const TileNest& nest, WarpPlanContext& contex
                   true};
 }
 
-// A load of a rows x cols tile from shared memory into a fragment of the same layout:
-// ldmatrix (16-bit elements, `align` 8: 16-byte rows) or per-lane loads (f32, `align` 0).
+// How a fragment load's shared tile is laid out: as the fragment (rows x cols), or
+// transposed (cols x rows: an A staged [k, m]).
+enum class TileLayout { kSame, kTransposed };
+
+// A load of a rows x cols tile from shared memory into a fragment: ldmatrix (16-bit
+// elements, `align` 8: 16-byte rows) or per-lane loads (f32, `align` 0).
 std::optional<WarpCall> plan_fragment_load(const TileNest& nest, WarpPlanContext& context, std::string& why,
                                            int64_t rows, int64_t cols, ir::DataType dtype, int64_t align,
-                                           const char* helper) {
+                                           const char* helper, TileLayout layout = TileLayout::kSame) {
   if (!expect_extents(nest, {rows, cols}, why)) return std::nullopt;
   const auto* load = nest.store->value.as<ir::BufferLoadNode>();
   if (load == nullptr || load->buffer->dtype != dtype) {
@@ -232,7 +236,10 @@ std::optional<WarpCall> plan_fragment_load(const TileNest& nest, WarpPlanContext
   }
   auto slot = fragment_slot(nest.store->buffer, nest.store->indices[0], nest, 0, 1, rows, cols, 32, dtype, context, why);
   if (!slot) return std::nullopt;
-  auto tile = memory_tile(load->buffer, load->indices[0], nest, 0, 1, {"shared", "shared.dyn"}, align, context, why);
+  // The shared tile's rows are the fragment's rows, or its columns when transposed.
+  const size_t row_var = layout == TileLayout::kSame ? 0 : 1;
+  auto tile =
+      memory_tile(load->buffer, load->indices[0], nest, row_var, 1 - row_var, {"shared", "shared.dyn"}, align, context, why);
   if (!tile) return std::nullopt;
   return WarpCall{
       helper, {at(nest.store->buffer, *slot), at(load->buffer, tile->base), value(tile->row_stride)}, false};
@@ -292,53 +299,53 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
     std::map<std::string, WarpPlanner, std::less<>> table = {
       {"mma_fill_m16n8_f32", &plan_fill},
       {"mma_store_m16n8_f32", &plan_store},
-      {"mma_ldmatrix_a_m16k16_f16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 16, 16, ir::DataType::f16(), 8, "dragon_ldmatrix_a_m16k16");
-       }},
-      {"mma_ldmatrix_a_m16k16_bf16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 16, 16, ir::DataType::bf16(), 8, "dragon_ldmatrix_a_m16k16");
-       }},
-      {"mma_ldmatrix_b_k16n8_f16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 16, 8, ir::DataType::f16(), 8, "dragon_ldmatrix_b_k16n8");
-       }},
-      {"mma_ldmatrix_b_k16n8_bf16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 16, 8, ir::DataType::bf16(), 8, "dragon_ldmatrix_b_k16n8");
-       }},
-      {"mma_ldmatrix_b_trans_n8k16_f16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 8, 16, ir::DataType::f16(), 8, "dragon_ldmatrix_b_trans_n8k16");
-       }},
-      {"mma_ldmatrix_b_trans_n8k16_bf16",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_fragment_load(n, c, why, 8, 16, ir::DataType::bf16(), 8, "dragon_ldmatrix_b_trans_n8k16");
-       }},
-      {"mma_m16n8k16_f16f16f32",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), ir::DataType::f16(), 16, false, "dragon_mma_m16n8k16_f16");
-       }},
-      {"mma_m16n8k16_f16f16f32_trans_b",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::f16(), ir::DataType::f16(), 16, true, "dragon_mma_m16n8k16_f16");
-       }},
-      {"mma_m16n8k16_bf16bf16f32",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), ir::DataType::bf16(), 16, false, "dragon_mma_m16n8k16_bf16");
-       }},
-      {"mma_m16n8k16_bf16bf16f32_trans_b",
-       [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-         return plan_mma(n, c, why, ir::DataType::bf16(), ir::DataType::bf16(), 16, true, "dragon_mma_m16n8k16_bf16");
-       }},
     };
+    // The f16/bf16 family (k 16): ldmatrix loads (16-byte rows) of A [m, k], B [k, n]
+    // (.trans), B [n, k], and of the operands staged by columns, transposed into the
+    // fragments the mma reads; then the mma, B [k, n] or [n, k].
+    for (ir::DataType half : {ir::DataType::f16(), ir::DataType::bf16()}) {
+      const std::string t = ir::to_string(half);
+      struct Load {
+        std::string name;
+        int64_t rows, cols;
+        const char* helper;
+        TileLayout layout;
+      };
+      for (const Load& l : {Load{"mma_ldmatrix_a_m16k16_", 16, 16, "dragon_ldmatrix_a_m16k16", TileLayout::kSame},
+                            Load{"mma_ldmatrix_b_k16n8_", 16, 8, "dragon_ldmatrix_b_k16n8", TileLayout::kSame},
+                            Load{"mma_ldmatrix_b_trans_n8k16_", 8, 16, "dragon_ldmatrix_b_trans_n8k16", TileLayout::kSame},
+                            Load{"mma_ldmatrix_a_m16k16_from_k16m16_", 16, 16, "dragon_ldmatrix_a_trans_k16m16",
+                                 TileLayout::kTransposed},
+                            Load{"mma_ldmatrix_b_n8k16_from_k16n8_", 8, 16, "dragon_ldmatrix_b_k16n8",
+                                 TileLayout::kTransposed}}) {
+        table.emplace(l.name + t, [half, l](const TileNest& n, WarpPlanContext& c, std::string& why) {
+          return plan_fragment_load(n, c, why, l.rows, l.cols, half, 8, l.helper, l.layout);
+        });
+      }
+      const char* mma_helper = half == ir::DataType::f16() ? "dragon_mma_m16n8k16_f16" : "dragon_mma_m16n8k16_bf16";
+      for (bool trans_b : {false, true}) {
+        table.emplace(fmt::format("mma_m16n8k16_{0}{0}f32{1}", t, trans_b ? "_trans_b" : ""),
+                      [half, trans_b, mma_helper](const TileNest& n, WarpPlanContext& c, std::string& why) {
+                        return plan_mma(n, c, why, half, half, 16, trans_b, mma_helper);
+                      });
+      }
+    }
     // The tf32 family (f32 operands, k 8): fragment loads, then the rounding mma helpers
     // (cuda_mma_tf32.cc). A B stored [k, n] has no ldmatrix: .trans moves 16-bit elements,
     // not 32-bit ones.
     const ir::DataType f32 = ir::DataType::f32();
     table.emplace("mma_load_a_m16k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
       return plan_f32_fragment_load(n, c, why, 16, 8, "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_m16k8");
+    });
+    // A stored [k, m]: per-lane loads, as for a [k, n] B.
+    table.emplace("mma_load_a_m16k8_from_k8m16_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_fragment_load(n, c, why, 16, 8, ir::DataType::f32(), 0, "dragon_tf32_load_a_trans_k8m16",
+                                TileLayout::kTransposed);
+    });
+    // B stored [k, n] into a _trans_b mma's [n, k] fragment: the registers of a [k, n] load.
+    table.emplace("mma_load_b_n8k8_from_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
+      return plan_fragment_load(n, c, why, 8, 8, ir::DataType::f32(), 0, "dragon_tf32_load_b_k8n8",
+                                TileLayout::kTransposed);
     });
     table.emplace("mma_load_b_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
       return plan_f32_fragment_load(n, c, why, 8, 8, nullptr, "dragon_tf32_load_b_k8n8");
@@ -353,6 +360,12 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
       const std::string t = ir::to_string(narrow);
       table.emplace("mma_load_a_m16k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
         return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_m16k8");
+      });
+      table.emplace("mma_load_a_m16k8_from_k8m16_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_trans_k8m16", TileLayout::kTransposed);
+      });
+      table.emplace("mma_load_b_n8k8_from_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8", TileLayout::kTransposed);
       });
       table.emplace("mma_load_b_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
         return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8");
@@ -412,6 +425,15 @@ DRAGON_INLINE void dragon_ldmatrix_a_m16k16(void* fragment, const void* tile, in
   unsigned* r = (unsigned*)fragment;
   const unsigned short* row = (const unsigned short*)tile + (lane % 16) * row_stride + (lane / 16) * 8;
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dragon_shared_address(row)));
+}
+// A stored [k, m]: matrix q of a0..a3 (m 0-7 or 8-15, k 0-7 or 8-15) is 8 rows k of 8
+// m each, read transposed, so lane l holds (m g, k 2t and 2t + 1) as from [m, k].
+DRAGON_INLINE void dragon_ldmatrix_a_trans_k16m16(void* fragment, const void* tile, int row_stride, int lane) {
+  unsigned* r = (unsigned*)fragment;
+  const int q = lane / 8;
+  const unsigned short* row = (const unsigned short*)tile + (lane % 8 + 8 * (q / 2)) * row_stride + 8 * (q % 2);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(dragon_shared_address(row)));
 }
 DRAGON_INLINE void dragon_ldmatrix_b_k16n8(void* fragment, const void* tile, int row_stride, int lane) {

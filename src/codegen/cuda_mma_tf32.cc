@@ -15,9 +15,9 @@ constexpr std::string_view kTf32HelperPrefix = "dragon_tf32_";
 constexpr std::string_view kRoundedSuffix = "_rounded";
 constexpr std::string_view kOnePassMma = "dragon_tf32_mma_m16n8k8";
 constexpr std::string_view kPreroundedMma = "dragon_tf32_mma_m16n8k8_prerounded";
-constexpr std::array<std::string_view, 5> kFragmentLoads = {
-    "dragon_tf32_load_a_m16k8", "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_ldmatrix_b_trans_n8k8",
-    "dragon_tf32_load_b_k8n8", "dragon_tf32_load_b_trans_n8k8"};
+constexpr std::array<std::string_view, 6> kFragmentLoads = {
+    "dragon_tf32_load_a_m16k8",  "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_trans_k8m16",
+    "dragon_tf32_ldmatrix_b_trans_n8k8", "dragon_tf32_load_b_k8n8", "dragon_tf32_load_b_trans_n8k8"};
 
 bool is_fragment_load(std::string_view helper) {
   for (std::string_view load : kFragmentLoads) {
@@ -160,6 +160,14 @@ DRAGON_INLINE void dragon_tf32_ldmatrix_b_trans_n8k8(float* b, const float* tile
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1]) : "r"(dragon_shared_address(row)));
 }
+// A stored [k, m] (rows of k): the same a0..a3, read down the columns.
+template <typename T> DRAGON_INLINE void dragon_tf32_load_a_trans_k8m16(T* a, const T* tile, int row_stride, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  a[0] = tile[t * row_stride + g];
+  a[1] = tile[t * row_stride + g + 8];
+  a[2] = tile[(t + 4) * row_stride + g];
+  a[3] = tile[(t + 4) * row_stride + g + 8];
+}
 template <typename T> DRAGON_INLINE void dragon_tf32_load_b_k8n8(T* b, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
   b[0] = tile[t * row_stride + g];
@@ -188,6 +196,7 @@ DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
   }
 DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_a_m16k8, 4)
 DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_a_m16k8, 4)
+DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_a_trans_k8m16, 4)
 DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_b_trans_n8k8, 2)
 DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_k8n8, 2)
 DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_trans_n8k8, 2)

@@ -132,6 +132,32 @@ TensorIntrin fragment_load(const std::string& name, const std::string& dtype, in
   return make_tensor_intrin(name, text, {kSharedScopes, kFragmentScopes}, std::move(summary));
 }
 
+// A fragment load that transposes: the `rows` x `cols` fragment F[r, c] from a tile stored
+// the other way round, S[c, r]. An operand whose global memory runs along m or n rather
+// than k (a convolution's NCHW input, a transposed A, a [k, n] B copied for padding) is
+// staged in shared memory [k, m] or [k, n], so that the threads filling the tile walk
+// memory contiguously and store whole shared rows; the fragment is the one the mma reads
+// either way.
+TensorIntrin transposing_fragment_load(const std::string& name, const std::string& dtype, int rows, int cols,
+                                       std::string summary) {
+  const std::string text = fmt::format(R"(func {0}(in S: {1}[{3}, {2}], out F: {1}[{2}, {3}]) {{
+  block root {{
+    for r in {2} {{
+      for c in {3} {{
+        block F [vi: S {2} = r, vk: S {3} = c] {{
+          reads S[vk, vi]
+          writes F[vi, vk]
+          F[vi, vk] = S[vk, vi]
+        }}
+      }}
+    }}
+  }}
+}}
+)",
+                                       name, dtype, rows, cols);
+  return make_tensor_intrin(name, text, {kSharedScopes, kFragmentScopes}, std::move(summary));
+}
+
 }  // namespace
 
 std::vector<TensorIntrin> builtin_mma_intrins() {
@@ -145,6 +171,11 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"));
     out.push_back(fragment_load("mma_ldmatrix_b_trans_n8k16_" + dtype, dtype, 8, 16, "vj", "vk",
                            "ldmatrix.sync.aligned.m8n8.x2.shared.b16"));
+    out.push_back(transposing_fragment_load("mma_ldmatrix_a_m16k16_from_k16m16_" + dtype, dtype, 16, 16,
+                                            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 of A stored [k, m]"));
+    out.push_back(transposing_fragment_load("mma_ldmatrix_b_n8k16_from_k16n8_" + dtype, dtype, 8, 16,
+                                            "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 of B stored [k, n] into "
+                                            "the [n, k] fragment a _trans_b mma reads"));
   }
   for (int passes : {1, 3}) {
     for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
@@ -161,12 +192,24 @@ std::vector<TensorIntrin> builtin_mma_intrins() {
                                 "per-lane 2-byte loads of b0, b1, widened to TF32 in the mma"));
     out.push_back(fragment_load("mma_load_b_trans_n8k8_" + dtype, dtype, 8, 8, "vj", "vk",
                                 "per-lane 2-byte loads of b0, b1 of B stored [n, k], widened to TF32 in the mma"));
+    out.push_back(transposing_fragment_load("mma_load_a_m16k8_from_k8m16_" + dtype, dtype, 16, 8,
+                                            "per-lane 2-byte loads of a0..a3 of A stored [k, m], widened to TF32 in "
+                                            "the mma"));
+    out.push_back(transposing_fragment_load("mma_load_b_n8k8_from_k8n8_" + dtype, dtype, 8, 8,
+                                            "per-lane 2-byte loads of b0, b1 of B stored [k, n] into the [n, k] "
+                                            "fragment a _trans_b mma reads, widened to TF32 in the mma"));
   }
   out.push_back(fragment_load("mma_load_a_m16k8_f32", "f32", 16, 8, "vi", "vk",
                               "ldmatrix.sync.aligned.m8n8.x4.shared.b16 of four 8x4 word tiles where shared rows "
                               "are 16-byte aligned, else per-lane 4-byte loads of a0..a3"));
   out.push_back(fragment_load("mma_load_b_k8n8_f32", "f32", 8, 8, "vk", "vj",
                               "per-lane 4-byte loads of b0, b1 (ldmatrix .trans moves 16-bit elements, not words)"));
+  out.push_back(transposing_fragment_load("mma_load_a_m16k8_from_k8m16_f32", "f32", 16, 8,
+                                          "per-lane 4-byte loads of a0..a3 of A stored [k, m] (ldmatrix .trans moves "
+                                          "16-bit elements, not words)"));
+  out.push_back(transposing_fragment_load("mma_load_b_n8k8_from_k8n8_f32", "f32", 8, 8,
+                                          "per-lane 4-byte loads of b0, b1 of B stored [k, n] into the [n, k] "
+                                          "fragment a _trans_b mma reads"));
   out.push_back(fragment_load("mma_load_b_trans_n8k8_f32", "f32", 8, 8, "vj", "vk",
                               "ldmatrix.sync.aligned.m8n8.x2.shared.b16 of two 8x4 word tiles of B stored [n, k] "
                               "where rows are 16-byte aligned, else per-lane 4-byte loads of b0, b1"));

@@ -185,6 +185,20 @@ TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
   check_tf32_kernels("matmul:m=512,n=256,k=2048,trans_b=true", false);
 }
 
+// Operands staged by columns ([k, m] or [k, n] shared tiles whose fragments load
+// transposed: mma_load_a_m16k8_from_k8m16, mma_load_b_n8k8_from_k8n8): a transposed A
+// with its B copied [k, n], an NCHW convolution's input, a padded GEMM's [k, n] B. A lane
+// reading the wrong element would be an error of the output's own scale.
+TEST(GpuTf32, OperandsStagedByColumnsPassTheF32Check) {
+  DRAGON_REQUIRE_GPU();
+  check_tf32_kernels("matmul:m=256,n=128,k=512,trans_a=true", false);
+  check_tf32_kernels(
+      "conv2d:batch=2,in_channels=32,out_channels=64,size=18x18,kernel=3x3,stride=1x1,padding=1x1,dilation=1x1,"
+      "groups=1,bias=false,dtype=f32",
+      false);
+  check_tf32_kernels("matmul:m=100,n=60,k=72", false);
+}
+
 // An f32 x bf16 GEMM (the DCN layer's f32 low-rank product times bf16 weights): the bf16
 // operand kept in bf16 and widened in the mma. Every candidate of the sketches that
 // tensorize it that way, one-pass and 3xTF32, passes the harness's check of the bf16 layer.

@@ -76,6 +76,13 @@ inline int64_t tensor_intrin_lanes(std::string_view name) { return name.starts_w
 //       (k: S 16, j: S 8): ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16.
 //   mma_ldmatrix_b_trans_n8k16_{f16,bf16}  B_warp[8,16] = B[8,16], B stored [n, k]
 //       (j: S 8, k: S 16): ldmatrix.sync.aligned.m8n8.x2.shared.b16 (no .trans).
+//   mma_ldmatrix_a_m16k16_from_k16m16_{f16,bf16}  A_warp[i, k] = A[k, i], A stored [k, m]
+//       (i: S 16, k: S 16): ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16; the fragment
+//       the mma reads is the same as mma_ldmatrix_a_m16k16's. For an A whose global memory
+//       runs along m (an NCHW convolution's input, a transposed A), staged [k, m].
+//   mma_ldmatrix_b_n8k16_from_k16n8_{f16,bf16}  B_warp[j, k] = B[k, j], B stored [k, n]
+//       (j: S 8, k: S 16): ldmatrix .x2.trans into the [n, k] fragment of a _trans_b mma
+//       (the registers of mma_ldmatrix_b_k16n8): a copied B whose memory runs along n.
 // Shared-memory tiles read by ldmatrix need 16-byte aligned rows; that is the emitter's
 // (and storage_align's) concern, not the matcher's.
 //
@@ -95,6 +102,10 @@ inline int64_t tensor_intrin_lanes(std::string_view name) { return name.starts_w
 //                                           a3: (g + 8, t + 4)
 //     B (8x8, k x n), 2 elements per lane:  b0: (t, g)  b1: (t + 4, g)
 //       (a B fragment in [n, k] layout holds the same elements at (g, t), (g, t + 4))
+//   mma_load_a_m16k8_from_k8m16_{f32,bf16,f16}: A_warp[i, k] = A[k, i] from A stored [k, m]
+//       (i: S 16, k: S 8), per-lane loads of a0..a3 (ldmatrix .trans moves 16-bit elements).
+//   mma_load_b_n8k8_from_k8n8_{f32,bf16,f16}: B_warp[j, k] = B[k, j] from B stored [k, n]
+//       (j: S 8, k: S 8) into a _trans_b mma's fragment, per-lane loads of b0, b1.
 //   mma_load_a_m16k8_f32, mma_load_b_k8n8_f32, mma_load_b_trans_n8k8_f32: the f32 tiles
 //       from "shared"/"shared.dyn" into those fragments: ldmatrix .b16 read as 8x4 tiles
 //       of 32-bit words (lane l gets word l % 4 of row l / 4, which is (g, t)) for A and an

@@ -3,9 +3,13 @@
 #include "space/implicit_gemm.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "dragon/ir/op.h"
+#include "dragon/ir/simplify.h"
+#include "dragon/ir/substitute.h"
 #include "dragon/ir/uses_var.h"
+#include "dragon/lower/async_copy_source.h"
 #include "dragon/schedule/index_map.h"
 #include "dragon/schedule/schedule_error.h"
 #include "space/block_analysis.h"
@@ -136,6 +140,66 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   attempt.transform_block_layout(block, restricted(roles, every));  // no batch: (m, n, k)
   sch = std::move(attempt);
   return out;
+}
+
+bool copy_runs_along_spatial(const schedule::Schedule& sch, BlockRV copy) {
+  const ir::BlockNode* b = sch.get(copy);
+  const auto* store = b->body.as<ir::BufferStoreNode>();
+  const size_t n = b->iter_vars.size();
+  if (store == nullptr || n < 2) return false;
+  const ir::BufferLoadNode* load = lower::peel_zero_selects(store->value).load;
+  if (load == nullptr || load->indices.size() != load->buffer->shape.size()) return false;
+  // The element offset the copy reads, row-major over the source's shape.
+  ir::Expr address;
+  int64_t stride = 1;
+  for (size_t d = load->indices.size(); d-- > 0;) {
+    ir::Expr term = ir::cast(ir::DataType::i64(), load->indices[d]) * stride;
+    address = address.defined() ? address + term : term;
+    stride *= load->buffer->shape[d];
+  }
+  if (!address.defined()) return false;
+  std::vector<int64_t> extents;
+  for (const ir::IterVar& iv : b->iter_vars) {
+    std::optional<int64_t> e = ir::as_const_int(iv.dom.extent);
+    if (!e) return false;
+    extents.push_back(*e);
+  }
+  // The address at a point: the variables before s (a batch) at 0.
+  auto address_at = [&](int64_t s, int64_t k) -> std::optional<int64_t> {
+    ir::VarMap values;
+    for (size_t v = 0; v < n; ++v) {
+      const int64_t x = v == n - 2 ? s : v == n - 1 ? k : 0;
+      values[b->iter_vars[v].var.get()] = ir::make_const(b->iter_vars[v].var.dtype(), static_cast<double>(x));
+    }
+    return ir::as_const_int(ir::simplify(ir::substitute(address, values)));
+  };
+  // Points spread by the golden ratio's fractions: evenly spaced ones (i * extent / 8)
+  // land on the ends of rows and planes together when the extents are products of them.
+  constexpr int kPoints = 8;  // per variable: 64 points, three addresses each
+  auto spread = [](int i, int64_t extent) {
+    const double golden = 0.6180339887498949;
+    const double fraction = static_cast<double>(i) * golden - std::floor(static_cast<double>(i) * golden);
+    return std::min(extent - 1, static_cast<int64_t>(fraction * static_cast<double>(extent)));
+  };
+  const int64_t s_extent = extents[n - 2], k_extent = extents[n - 1];
+  int along_s = 0, along_k = 0;
+  for (int i = 0; i < kPoints; ++i) {
+    const int64_t s = spread(i, s_extent);
+    for (int j = 0; j < kPoints; ++j) {
+      const int64_t k = spread(j, k_extent);
+      std::optional<int64_t> here = address_at(s, k);
+      if (!here) return false;
+      if (s + 1 < s_extent) {
+        std::optional<int64_t> next = address_at(s + 1, k);
+        along_s += next && *next == *here + 1;
+      }
+      if (k + 1 < k_extent) {
+        std::optional<int64_t> next = address_at(s, k + 1);
+        along_k += next && *next == *here + 1;
+      }
+    }
+  }
+  return along_s > along_k;
 }
 
 std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block) {

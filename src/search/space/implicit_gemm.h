@@ -88,6 +88,15 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
     const TensorCoreGemm& gemm, const lower::Target& target,
     const std::function<void(schedule::Schedule& s, bool staged)>& sketch);
 
+// Whether the memory behind an operand copy `copy` of a presented or padded GEMM (writing
+// X'[.., s, k]: s = m for A, n for B) runs along its spatial variable s rather than along k:
+// over a grid of points of the copy's domain, more unit steps of s than of k move the
+// address it reads by one element. An NCHW convolution's input runs along m (the output
+// positions; along k only within a kernel row), a transposed A along m. Such an operand's
+// shared tile is filled best walking s: consecutive threads then read consecutive
+// addresses, where walking k a warp's reads scatter over as many rows or planes.
+bool copy_runs_along_spatial(const schedule::Schedule& sch, schedule::BlockRV copy);
+
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
 // it the tile padding wastes more than the tensor cores' edge over the plain tiling that
 // the rule's untouched fork keeps exploring: mma.sync at twice the work still runs well

@@ -25,9 +25,11 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dragon/ir/op.h"
 #include "dragon/lower/async_copy_source.h"
+#include "dragon/schedule/index_map.h"
 #include "dragon/schedule/schedule_error.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/support/error.h"
@@ -54,17 +56,39 @@ struct MmaIntrins {
   int64_t k = 16;
 };
 
-MmaIntrins mma_intrins(const GemmMatch& m) {
+// Which copied operands are staged by columns ([k, m] or [k, n]: their memory runs along
+// m or n), their fragments then loaded transposed.
+struct ColumnStaging {
+  bool a = false, b = false;
+};
+
+MmaIntrins mma_intrins(const GemmMatch& m, ColumnStaging columns = {}) {
   if (m.dtype == ir::DataType::f32()) {
     // A 16-bit operand beside an f32 one keeps its type in shared memory and fragments.
     const std::string a = ir::to_string(m.a_dtype), b = ir::to_string(m.b_dtype);
-    return MmaIntrins{schedule::tf32_mma_intrin_name(1, m.trans_b, a, b), "mma_load_a_m16k8_" + a,
-                      (m.trans_b ? "mma_load_b_trans_n8k8_" : "mma_load_b_k8n8_") + b, 8};
+    const std::string load_b = columns.b ? "mma_load_b_n8k8_from_k8n8_"
+                               : m.trans_b ? "mma_load_b_trans_n8k8_"
+                                           : "mma_load_b_k8n8_";
+    return MmaIntrins{schedule::tf32_mma_intrin_name(1, m.trans_b, a, b),
+                      (columns.a ? "mma_load_a_m16k8_from_k8m16_" : "mma_load_a_m16k8_") + a, load_b + b, 8};
   }
   const std::string half = ir::to_string(m.dtype);
+  const std::string load_b = columns.b ? "mma_ldmatrix_b_n8k16_from_k16n8_"
+                             : m.trans_b ? "mma_ldmatrix_b_trans_n8k16_"
+                                         : "mma_ldmatrix_b_k16n8_";
   return MmaIntrins{"mma_m16n8k16_" + half + half + "f32" + (m.trans_b ? "_trans_b" : ""),
-                    "mma_ldmatrix_a_m16k16_" + half,
-                    m.trans_b ? "mma_ldmatrix_b_trans_n8k16_" + half : "mma_ldmatrix_b_k16n8_" + half, 16};
+                    (columns.a ? "mma_ldmatrix_a_m16k16_from_k16m16_" : "mma_ldmatrix_a_m16k16_") + half,
+                    load_b + half, 16};
+}
+
+// The map of a shared tile X[.., s, k] to X[.., k, s].
+schedule::IndexMap swap_last_two(size_t rank) {
+  std::vector<std::string> names;
+  for (size_t d = 0; d < rank; ++d) names.push_back(fmt::format("i{}", d));
+  std::vector<std::string> results = names;
+  std::swap(results[rank - 2], results[rank - 1]);
+  return schedule::IndexMap::parse(
+      fmt::format("lambda {}: ({})", fmt::join(names, ", "), fmt::join(results, ", ")));
 }
 
 // The tf32 variants a rule may sample, by the rule data's names: passes of the mma.
@@ -157,7 +181,17 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
               bool stage_output) const {
     const GemmMatch& m = gemm.match;
     const std::optional<ImplicitGemm>& copies = gemm.copies;
-    const MmaIntrins intrins = mma_intrins(m);
+    // A copied operand whose memory runs along m or n (an NCHW convolution's input, a
+    // transposed A, a [k, n] B copied for padding) is staged [k, m] or [k, n] and fetched
+    // walking its rows: a warp then reads consecutive addresses and stores whole shared
+    // rows, where walking k its reads scattered over input planes (KB 55's profile: 37%
+    // more global sectors than the data). Its fragments load transposed.
+    ColumnStaging columns;
+    if (copies) {
+      columns.a = copy_runs_along_spatial(s, copies->a_copy);
+      columns.b = m.trans_b && copy_runs_along_spatial(s, copies->b_copy);
+    }
+    const MmaIntrins intrins = mma_intrins(m, columns);
     const bool f32 = m.dtype == ir::DataType::f32();
     BlockRV c = s.get_block(name);
     s.annotate(c, "meta_schedule.tiling_structure", std::string("SSSRRSRS"));
@@ -168,6 +202,14 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     BlockRV a_warp = s.cache_read(c, 0, "warp", {c});
     BlockRV b_shared = s.cache_read(c, 1, options_.shared_scope, {c});
     BlockRV b_warp = s.cache_read(c, 1, "warp", {c});
+    // Transposed after the fragments' caches, which keep the layout the mma reads and then
+    // read the shared tiles transposed.
+    for (auto [shared, by_columns] : {std::pair{a_shared, columns.a}, std::pair{b_shared, columns.b}}) {
+      if (by_columns) {
+        s.transform_layout(shared, 0, schedule::Schedule::BufferIndexType::kWrite,
+                           swap_last_two(s.get(shared)->writes[0].buffer->shape.size()));
+      }
+    }
     if (copies) {
       // The shared copies read the operands through the reindexing (and the padding's
       // guards): A'[m, k] and B'[n, k] are never materialized.
@@ -227,12 +269,25 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       // row_padding mod twice it (8 mod 16 halves: 16-byte rows an odd unit apart). The
       // stride is the smallest such one past the row: a k-tile of 8 floats pads to 12, where
       // a factor of 32 padded it to 36 and tripled the shared memory a stage holds.
+      // Staged by columns: the tile's rows are k (a [k, n] B's, or a transposed copy's).
+      const bool staged_by_columns = shared == a_shared ? columns.a : columns.b;
+      const bool k_rows = staged_by_columns || (shared == b_shared && !m.trans_b);
       int64_t padding = options_.row_padding;
-      if (f32) padding = (shared == b_shared && !m.trans_b) ? 8 : 4;
+      if (f32) padding = k_rows ? 8 : 4;
       s.compute_at(shared, k[0], true, -1);
       if (padding > 0) s.storage_align(shared, 0, -2, 2 * padding, padding);
       std::vector<LoopRV> cl = s.get_loops(shared);
-      s.fuse({cl[cl.size() - 2], cl[cl.size() - 1]});
+      LoopRV outer = cl[cl.size() - 2], inner = cl[cl.size() - 1];
+      if (staged_by_columns) {
+        // The copy's loops still run (m or n, k): walk the tile's rows innermost. One
+        // element a thread and step, so a warp's 32 reads are 32 neighbours (a copied tile
+        // is fetched element by element: vector lanes would only space the threads apart).
+        s.reorder({inner, outer});
+        s.fuse({inner, outer});
+        s.annotate(shared, "meta_schedule.cooperative_fetch", int64_t{1});
+        continue;
+      }
+      s.fuse({outer, inner});
       annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
     }
     const std::vector<ir::BufferRegion> operands = inputs_of(s.get(c));

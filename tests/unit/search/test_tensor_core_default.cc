@@ -84,6 +84,11 @@ const char* const kTensorCoreWorkloads[] = {
     "conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
     "conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=1x1",
     "conv_transpose2d:batch=1,in_channels=8,out_channels=16,size=6x6,kernel=3x3",
+    // Operands staged by columns ([k, m] and [k, n] shared tiles, loaded transposed).
+    "matmul:m=32,n=64,k=32,trans_a=true",
+    "matmul:m=32,n=32,k=48,trans_a=true,dtype=f16",
+    "matmul:m=20,n=24,k=40",
+    "matmul:m=20,n=24,k=40,dtype=bf16",
 };
 
 TEST(TensorCoreDefault, GemmsAndConvsRunOnTensorCoresAndComputeTheirOp) {
@@ -97,6 +102,45 @@ TEST(TensorCoreDefault, GemmsAndConvsRunOnTensorCoresAndComputeTheirOp) {
     const ir::PrimFunc kernel = lower::lower(sch.func(), lower::Target::cuda_h200()).func;
     EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)));
   }
+}
+
+// The fragment loads of the default's tensor-core sketch, by name: which operands it
+// stages by columns.
+std::string fragment_loads(const std::string& spec) {
+  std::string loads;
+  const Schedule sch = default_schedule(workload(spec), lower::Target::cuda_h200());
+  for (const schedule::Instruction& inst : sch.trace().instructions()) {
+    if (inst.kind != schedule::InstructionKind::Tensorize) continue;
+    const std::string text = schedule::to_string(inst);
+    for (const char* name : {"mma_load_a_", "mma_ldmatrix_a_", "mma_load_b_", "mma_ldmatrix_b_"}) {
+      const size_t at = text.find(name);
+      if (at != std::string::npos) loads += text.substr(at, text.find_first_of("\" ,)", at) - at) + " ";
+    }
+  }
+  return loads;
+}
+
+// An operand whose memory runs along m or n is staged [k, m] or [k, n]: a transposed A,
+// an NCHW convolution's input (its output positions are contiguous, its taps only within a
+// kernel row), the [k, n] B a padded GEMM copies; one running along k stays [m, k]: a
+// plain A, a convolution's weights, an input read at a stride of 4 by an 11-wide kernel.
+TEST(TensorCoreDefault, OperandsWhoseMemoryRunsAlongMOrNAreStagedByColumns) {
+  auto staged = [](const std::string& spec, const char* a, const char* b) {
+    const std::string loads = fragment_loads(spec);
+    EXPECT_NE(loads.find(a), std::string::npos) << spec << ": " << loads;
+    EXPECT_NE(loads.find(b), std::string::npos) << spec << ": " << loads;
+  };
+  staged("matmul:m=64,n=64,k=64", "mma_load_a_m16k8_f32", "mma_load_b_k8n8_f32");
+  staged("matmul:m=32,n=64,k=32,trans_a=true", "mma_load_a_m16k8_from_k8m16_f32", "mma_load_b_n8k8_from_k8n8_f32");
+  staged("matmul:m=32,n=32,k=48,trans_a=true,dtype=f16", "mma_ldmatrix_a_m16k16_from_k16m16_f16",
+         "mma_ldmatrix_b_n8k16_from_k16n8_f16");
+  staged("matmul:m=20,n=24,k=40", "mma_load_a_m16k8_f32", "mma_load_b_n8k8_from_k8n8_f32");
+  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
+         "mma_load_a_m16k8_from_k8m16_f32", "mma_load_b_trans_n8k8_f32");
+  staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
+         "mma_ldmatrix_a_m16k16_from_k16m16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
+  staged("conv2d:batch=2,in_channels=3,out_channels=16,size=47x47,kernel=11x11,stride=4x4",
+         "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
 }
 
 TEST(TensorCoreDefault, LongKAndTheOptionOutLeaveTheCudaCoreDefault) {
