@@ -89,12 +89,13 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
     const std::function<void(schedule::Schedule& s, bool staged)>& sketch);
 
 // Whether the memory behind an operand copy `copy` of a presented or padded GEMM (writing
-// X'[.., s, k]: s = m for A, n for B) runs along its spatial variable s rather than along k:
-// over a grid of points of the copy's domain, more unit steps of s than of k move the
-// address it reads by one element. An NCHW convolution's input runs along m (the output
-// positions; along k only within a kernel row), a transposed A along m. Such an operand's
-// shared tile is filled best walking s: consecutive threads then read consecutive
-// addresses, where walking k a warp's reads scatter over as many rows or planes.
+// X'[.., s, k]: s = m for A, n for B) runs along its spatial variable s and never along k:
+// over a grid of points of the copy's domain, most unit steps of s and no unit step of k
+// move the address it reads by one element. A transposed A runs along m, a padded GEMM's
+// [k, n] B along n, a convolution's NCHW input along m and, within a kernel row wider than
+// one, along k too. The first kind's shared tile is filled best walking s: consecutive
+// threads then read consecutive addresses, where walking k a warp's reads scatter over as
+// many rows; the convolution's input was measured slower so (implicit_gemm.cc).
 bool copy_runs_along_spatial(const schedule::Schedule& sch, schedule::BlockRV copy);
 
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond

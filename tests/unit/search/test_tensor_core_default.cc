@@ -120,10 +120,11 @@ std::string fragment_loads(const std::string& spec) {
   return loads;
 }
 
-// An operand whose memory runs along m or n is staged [k, m] or [k, n]: a transposed A,
-// an NCHW convolution's input (its output positions are contiguous, its taps only within a
-// kernel row), the [k, n] B a padded GEMM copies; one running along k stays [m, k]: a
-// plain A, a convolution's weights, an input read at a stride of 4 by an 11-wide kernel.
+// An operand whose memory runs along m or n and never along k is staged [k, m] or [k, n]:
+// a transposed A, the [k, n] B a padded GEMM copies, the input of a 1x1 convolution or one
+// whose kernel is 1 wide; one whose memory also runs along k stays [m, k]: a plain A, a
+// convolution's weights, the input of a 3x3 convolution (contiguous along its kernel
+// rows), an input read at a stride of 4 by an 11-wide kernel.
 TEST(TensorCoreDefault, OperandsWhoseMemoryRunsAlongMOrNAreStagedByColumns) {
   auto staged = [](const std::string& spec, const char* a, const char* b) {
     const std::string loads = fragment_loads(spec);
@@ -135,9 +136,13 @@ TEST(TensorCoreDefault, OperandsWhoseMemoryRunsAlongMOrNAreStagedByColumns) {
   staged("matmul:m=32,n=32,k=48,trans_a=true,dtype=f16", "mma_ldmatrix_a_m16k16_from_k16m16_f16",
          "mma_ldmatrix_b_n8k16_from_k16n8_f16");
   staged("matmul:m=20,n=24,k=40", "mma_load_a_m16k8_f32", "mma_load_b_n8k8_from_k8n8_f32");
-  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1",
-         "mma_load_a_m16k8_from_k8m16_f32", "mma_load_b_trans_n8k8_f32");
+  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1", "mma_load_a_m16k8_f32",
+         "mma_load_b_trans_n8k8_f32");
   staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
+         "mma_ldmatrix_a_m16k16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
+  staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=1x1", "mma_load_a_m16k8_from_k8m16_f32",
+         "mma_load_b_trans_n8k8_f32");
+  staged("conv3d:batch=2,in_channels=4,out_channels=16,size=6x6x5,kernel=3x3x1,dtype=f16",
          "mma_ldmatrix_a_m16k16_from_k16m16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
   staged("conv2d:batch=2,in_channels=3,out_channels=16,size=47x47,kernel=11x11,stride=4x4",
          "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
