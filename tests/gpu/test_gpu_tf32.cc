@@ -187,14 +187,14 @@ TEST(GpuTf32, ThreeXTf32PassesTheF32CheckAndTf32IsCloseToIt) {
 
 // Operands staged by columns ([k, m] or [k, n] shared tiles whose fragments load
 // transposed: mma_load_a_m16k8_from_k8m16, mma_load_b_n8k8_from_k8n8): a transposed A
-// with its B copied [k, n], the NCHW input of a convolution whose kernel is 1 wide, a
+// with its B copied [k, n], the NCHW input of a 1x1 convolution of one image, a
 // padded GEMM's [k, n] B. A lane reading the wrong element would be an error of the
 // output's own scale.
 TEST(GpuTf32, OperandsStagedByColumnsPassTheF32Check) {
   DRAGON_REQUIRE_GPU();
   check_tf32_kernels("matmul:m=256,n=128,k=512,trans_a=true", false);
   check_tf32_kernels(
-      "conv2d:batch=2,in_channels=32,out_channels=64,size=18x18,kernel=3x1,stride=1x1,padding=1x0,dilation=1x1,"
+      "conv2d:batch=1,in_channels=32,out_channels=64,size=18x18,kernel=1x1,stride=1x1,padding=0x0,dilation=1x1,"
       "groups=1,bias=false,dtype=f32",
       false);
   check_tf32_kernels("matmul:m=100,n=60,k=72", false);

@@ -142,7 +142,7 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   return out;
 }
 
-bool copy_runs_along_spatial(const schedule::Schedule& sch, BlockRV copy) {
+bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
   const ir::BlockNode* b = sch.get(copy);
   const auto* store = b->body.as<ir::BufferStoreNode>();
   const size_t n = b->iter_vars.size();
@@ -173,37 +173,42 @@ bool copy_runs_along_spatial(const schedule::Schedule& sch, BlockRV copy) {
     }
     return ir::as_const_int(ir::simplify(ir::substitute(address, values)));
   };
-  // Points spread by the golden ratio's fractions: evenly spaced ones (i * extent / 8)
-  // land on the ends of rows and planes together when the extents are products of them.
-  constexpr int kPoints = 8;  // per variable: 64 points, three addresses each
+  // Every step of s checked must move the address by one element and every step of k by
+  // one and the same other amount: the copy reads a transposed matrix. Checked at points
+  // spread by the golden ratio's fractions (evenly spaced ones land on the ends of rows and
+  // planes together when the extents are products of them) and along the first run of
+  // each variable, long enough to cross a kernel's rows and channels.
+  constexpr int kPoints = 8;
+  constexpr int64_t kRun = 512;
   auto spread = [](int i, int64_t extent) {
     const double golden = 0.6180339887498949;
     const double fraction = static_cast<double>(i) * golden - std::floor(static_cast<double>(i) * golden);
     return std::min(extent - 1, static_cast<int64_t>(fraction * static_cast<double>(extent)));
   };
   const int64_t s_extent = extents[n - 2], k_extent = extents[n - 1];
-  int along_s = 0, along_k = 0;
+  std::vector<std::pair<int64_t, int64_t>> points;
   for (int i = 0; i < kPoints; ++i) {
-    const int64_t s = spread(i, s_extent);
-    for (int j = 0; j < kPoints; ++j) {
-      const int64_t k = spread(j, k_extent);
-      std::optional<int64_t> here = address_at(s, k);
-      if (!here) return false;
-      if (s + 1 < s_extent) {
-        std::optional<int64_t> next = address_at(s + 1, k);
-        along_s += next && *next == *here + 1;
-      }
-      if (k + 1 < k_extent) {
-        std::optional<int64_t> next = address_at(s, k + 1);
-        along_k += next && *next == *here + 1;
-      }
+    for (int j = 0; j < kPoints; ++j) points.emplace_back(spread(i, s_extent), spread(j, k_extent));
+  }
+  for (int64_t r = 0; r < kRun; ++r) {
+    points.emplace_back(std::min(r, s_extent - 1), spread(3, k_extent));
+    points.emplace_back(spread(3, s_extent), std::min(r, k_extent - 1));
+  }
+  std::optional<int64_t> k_step;
+  for (const auto& [s, k] : points) {
+    std::optional<int64_t> here = address_at(s, k);
+    if (!here) return false;
+    if (s + 1 < s_extent) {
+      std::optional<int64_t> next = address_at(s + 1, k);
+      if (!next || *next != *here + 1) return false;
+    }
+    if (k + 1 < k_extent) {
+      std::optional<int64_t> next = address_at(s, k + 1);
+      if (!next || *next - *here == 1 || (k_step && *k_step != *next - *here)) return false;
+      k_step = *next - *here;
     }
   }
-  // Measured on the H100 (bench/results/2026-12-07-h100-kernelbench-l1-8b8a349.json): where
-  // the k steps never moved by one element (a transposed A, a padded GEMM's [k, n] B, a
-  // conv3d whose kernel is 1 along w) staging by columns was 1.3-1.7x faster; where they
-  // did within a kernel row (3x3, 3x3x3, 5x7 kernels) it was up to 2.8x slower.
-  return along_k == 0 && 2 * along_s > kPoints * kPoints;
+  return k_step.has_value();
 }
 
 std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block) {

@@ -88,15 +88,21 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
     const TensorCoreGemm& gemm, const lower::Target& target,
     const std::function<void(schedule::Schedule& s, bool staged)>& sketch);
 
-// Whether the memory behind an operand copy `copy` of a presented or padded GEMM (writing
-// X'[.., s, k]: s = m for A, n for B) runs along its spatial variable s and never along k:
-// over a grid of points of the copy's domain, most unit steps of s and no unit step of k
-// move the address it reads by one element. A transposed A runs along m, a padded GEMM's
-// [k, n] B along n, a convolution's NCHW input along m and, within a kernel row wider than
-// one, along k too. The first kind's shared tile is filled best walking s: consecutive
-// threads then read consecutive addresses, where walking k a warp's reads scatter over as
-// many rows; the convolution's input was measured slower so (implicit_gemm.cc).
-bool copy_runs_along_spatial(const schedule::Schedule& sch, schedule::BlockRV copy);
+// Whether an operand copy `copy` of a presented or padded GEMM (writing X'[.., s, k]: s = m
+// for A, n for B) reads a transposed matrix: at a grid of points of the copy's domain,
+// every unit step of s moves the address it reads by one element and every unit step of k
+// by one and the same other amount. A transposed A, a padded GEMM's [k, n] B and a split-K
+// GEMM's [k, n] B do, and a 1x1 convolution's input where the points checked stay within
+// an image; the input of a convolution with a wider kernel does not (its k steps differ
+// between taps, rows and channels). Such an operand is staged by columns ([k, s] shared tiles,
+// filled walking s, so consecutive threads read consecutive addresses where walking k a
+// warp's reads were a row apart each). Measured on the H100
+// (bench/results/2026-12-07-h100-kernelbench-l1-8b8a349.json, where every operand running
+// along s was staged so): KB 16 (transposed A) 6.09 -> 3.88 ms, KB 8 (padded) 15.0 -> 11.7
+// ms, KB 87 (1x1 conv) 13.25 -> 13.04 ms; but 3x3-class and dilated convolutions up to
+// 2.8x slower and a conv3d with a kernel 1 wide 1.7x faster, for reasons not yet profiled,
+// so convolutions with wider kernels are left as they were.
+bool copy_reads_transposed(const schedule::Schedule& sch, schedule::BlockRV copy);
 
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
 // it the tile padding wastes more than the tensor cores' edge over the plain tiling that

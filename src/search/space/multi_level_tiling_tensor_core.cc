@@ -181,15 +181,14 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
               bool stage_output) const {
     const GemmMatch& m = gemm.match;
     const std::optional<ImplicitGemm>& copies = gemm.copies;
-    // A copied operand whose memory runs along m or n (an NCHW convolution's input, a
-    // transposed A, a [k, n] B copied for padding) is staged [k, m] or [k, n] and fetched
-    // walking its rows: a warp then reads consecutive addresses and stores whole shared
-    // rows, where walking k its reads scattered over input planes (KB 55's profile: 37%
-    // more global sectors than the data). Its fragments load transposed.
+    // A copied operand that is a transposed matrix in memory (a transposed A, a [k, n] B
+    // copied for padding or split-K) is staged [k, m] or [k, n] and fetched walking its
+    // rows: a warp then reads consecutive addresses and stores whole shared rows, where
+    // walking k its reads were a row apart each. Its fragments load transposed.
     ColumnStaging columns;
     if (copies) {
-      columns.a = copy_runs_along_spatial(s, copies->a_copy);
-      columns.b = m.trans_b && copy_runs_along_spatial(s, copies->b_copy);
+      columns.a = copy_reads_transposed(s, copies->a_copy);
+      columns.b = m.trans_b && copy_reads_transposed(s, copies->b_copy);
     }
     const MmaIntrins intrins = mma_intrins(m, columns);
     const bool f32 = m.dtype == ir::DataType::f32();

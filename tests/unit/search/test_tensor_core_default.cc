@@ -120,12 +120,11 @@ std::string fragment_loads(const std::string& spec) {
   return loads;
 }
 
-// An operand whose memory runs along m or n and never along k is staged [k, m] or [k, n]:
-// a transposed A, the [k, n] B a padded GEMM copies, the input of a 1x1 convolution or one
-// whose kernel is 1 wide; one whose memory also runs along k stays [m, k]: a plain A, a
-// convolution's weights, the input of a 3x3 convolution (contiguous along its kernel
-// rows), an input read at a stride of 4 by an 11-wide kernel.
-TEST(TensorCoreDefault, OperandsWhoseMemoryRunsAlongMOrNAreStagedByColumns) {
+// An operand that is a transposed matrix in memory is staged [k, m] or [k, n]: a transposed
+// A, the [k, n] B a padded or split-K GEMM copies, the input of a 1x1 convolution of one
+// image; the others stay [m, k] or [n, k]: a plain A, the input of a convolution with a
+// kernel wider than 1 (3x3, 3x3x1, strided 11x11, dilated 5x9), every convolution's weights.
+TEST(TensorCoreDefault, TransposedOperandsAreStagedByColumns) {
   auto staged = [](const std::string& spec, const char* a, const char* b) {
     const std::string loads = fragment_loads(spec);
     EXPECT_NE(loads.find(a), std::string::npos) << spec << ": " << loads;
@@ -140,10 +139,13 @@ TEST(TensorCoreDefault, OperandsWhoseMemoryRunsAlongMOrNAreStagedByColumns) {
          "mma_load_b_trans_n8k8_f32");
   staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
          "mma_ldmatrix_a_m16k16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
-  staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=1x1", "mma_load_a_m16k8_from_k8m16_f32",
+  staged("conv2d:batch=1,in_channels=16,out_channels=16,size=6x6,kernel=1x1", "mma_load_a_m16k8_from_k8m16_f32",
          "mma_load_b_trans_n8k8_f32");
-  staged("conv3d:batch=2,in_channels=4,out_channels=16,size=6x6x5,kernel=3x3x1,dtype=f16",
-         "mma_ldmatrix_a_m16k16_from_k16m16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
+  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=40x40,kernel=5x9,padding=2x4,dilation=2x3",
+         "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
+  staged("conv3d:batch=2,in_channels=4,out_channels=16,size=6x6x5,kernel=3x3x1,dtype=f16", "mma_ldmatrix_a_m16k16_f16",
+         "mma_ldmatrix_b_trans_n8k16_f16");
+  staged("matmul:m=64,n=64,k=65536", "mma_load_a_m16k8_f32", "mma_load_b_n8k8_from_k8n8_f32");  // split-K
   staged("conv2d:batch=2,in_channels=3,out_channels=16,size=47x47,kernel=11x11,stride=4x4",
          "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
 }
