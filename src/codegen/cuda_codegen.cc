@@ -208,9 +208,11 @@ void CudaEmitter::print_allocate(const ir::AllocateNode* op) {
   } else if (auto fragment = fragments_.find(buffer.get()); warp_mode_ && fragment != fragments_.end()) {
     // This lane's share of the tiles (cuda_warp_intrin.h, FragmentLayout).
     const int64_t lanes = fragment->second.lanes;
-    line(fmt::format("__align__(16) {} {}[{}];  // {}: this lane's {} of {} elements, {}x{} tiles", type, name,
-                     count / lanes, lanes == 32 ? "warp" : "warpgroup", count / lanes, count, fragment->second.rows,
-                     fragment->second.cols));
+    const bool split = split_fragments_.count(buffer.get()) != 0;
+    line(fmt::format("__align__(16) {} {}[{}];  // {}: this lane's {} of {} elements, {}x{} tiles{}", type, name,
+                     (split ? 2 : 1) * count / lanes, lanes == 32 ? "warp" : "warpgroup", count / lanes, count,
+                     fragment->second.rows, fragment->second.cols,
+                     split ? ", then their 3xTF32 small parts" : ""));
   } else {
     line(fmt::format("__align__(16) {} {}[{}];  // {}", type, name, count, buffer->scope));
   }

@@ -99,6 +99,9 @@ class CudaEmitter final : public CPrinter {
   int async_depth_ = 0;             // loops annotated async_copy around the statement printed
   std::unordered_map<const ir::ForNode*, WarpCall> warp_calls_;
   std::unordered_map<const ir::BufferNode*, FragmentLayout> fragments_;
+  // f32 fragments split into 3xTF32's big and small parts at their loads: declared twice as
+  // long (prepare_tf32_fragments_once).
+  std::unordered_set<const ir::BufferNode*> split_fragments_;
   std::string lane_name_;
   const ir::VarNode* lane_var_ = nullptr;  // the kernel's threadIdx.x variable, when it binds one
   std::string scalar_reason_;

@@ -7,6 +7,9 @@
 
 #include <array>
 #include <unordered_map>
+#include <unordered_set>
+
+#include "dragon/ir/op.h"
 
 namespace dragon::codegen {
 
@@ -15,6 +18,8 @@ constexpr std::string_view kTf32HelperPrefix = "dragon_tf32_";
 constexpr std::string_view kRoundedSuffix = "_rounded";
 constexpr std::string_view kOnePassMma = "dragon_tf32_mma_m16n8k8";
 constexpr std::string_view kPreroundedMma = "dragon_tf32_mma_m16n8k8_prerounded";
+constexpr std::string_view kSplitSuffix = "_split";
+constexpr std::string_view kPresplitMma = "dragon_tf32_mma_m16n8k8_3x_presplit";
 constexpr std::array<std::string_view, 6> kFragmentLoads = {
     "dragon_tf32_load_a_m16k8",  "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_trans_k8m16",
     "dragon_tf32_ldmatrix_b_trans_n8k8", "dragon_tf32_load_b_k8n8", "dragon_tf32_load_b_trans_n8k8"};
@@ -67,21 +72,25 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const TA* a, const
 
 bool is_tf32_helper(std::string_view helper) { return helper.substr(0, kTf32HelperPrefix.size()) == kTf32HelperPrefix; }
 
-void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>& calls) {
-  // Per fragment buffer: whether every block that writes it is a tf32 fragment load and
-  // every block that reads it a one-pass mma. Each A fragment feeds every n-tile of the
-  // warp and each B fragment every m-tile, so rounding in the mma rounded a KernelBench
-  // 55 conv's fragments 6 times per mma (15 x 2 tiles: 180 cvt.rna per k-step against
-  // 64 at the loads). 3xTF32 splits the exact values, so its fragments stay unrounded.
+std::unordered_set<const ir::BufferNode*> prepare_tf32_fragments_once(
+    std::unordered_map<const ir::ForNode*, WarpCall>& calls) {
+  // Per fragment buffer: whether every block that writes it is an f32 fragment load, and
+  // which mma reads it. Each A fragment feeds every n-tile of the warp and each B fragment
+  // every m-tile, so rounding in the mma rounded a KernelBench 55 conv's fragments 6 times
+  // per mma (15 x 2 tiles: 180 cvt.rna per k-step against 64 at the loads), and 3xTF32's
+  // split in the mma made 576 cvt, 576 subtractions and 576 finiteness tests of one k-stage
+  // of its default kernel (PTX), against 288 mma.
+  enum class Reader { kNone, kOnePass, kThreePass, kOther };
   struct Uses {
     bool only_loads_write = true;
-    bool only_one_pass_reads = true;
-    bool read = false;
+    Reader reader = Reader::kNone;
+  };
+  const std::string_view three_pass = tf32_mma_helper(3);
+  auto reader_of = [&](const std::string& helper) {
+    return helper == kOnePassMma ? Reader::kOnePass : helper == three_pass ? Reader::kThreePass : Reader::kOther;
   };
   std::unordered_map<const ir::BufferNode*, Uses> uses;
   for (const auto& [unit, call] : calls) {
-    if (call.args.empty() || !call.args[0].buffer.defined()) continue;
-    const bool mma = call.helper == kOnePassMma || call.helper == tf32_mma_helper(3);
     for (size_t i = 0; i < call.args.size(); ++i) {
       const ir::Buffer& buffer = call.args[i].buffer;
       if (!buffer.defined() || buffer->scope != "warp") continue;
@@ -90,27 +99,56 @@ void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>&
       if (i == 0) {
         // Argument 0 is what a helper writes: a load's fragment, an mma's accumulator.
         u.only_loads_write = u.only_loads_write && is_fragment_load(call.helper);
-        if (mma) u.only_one_pass_reads = u.only_one_pass_reads && call.helper == kOnePassMma;
-      } else if (mma) {
-        u.read = true;
-        u.only_one_pass_reads = u.only_one_pass_reads && call.helper == kOnePassMma;
       } else {
-        u.only_one_pass_reads = false;  // read by something else (a store of the fragment)
+        const Reader r = reader_of(call.helper);
+        u.reader = u.reader == Reader::kNone || u.reader == r ? r : Reader::kOther;
       }
     }
   }
-  auto rounded = [&](const ir::Buffer& buffer) {
+  auto prepared = [&](const ir::Buffer& buffer, Reader kind) {
     auto it = uses.find(buffer.get());
-    return it != uses.end() && it->second.only_loads_write && it->second.only_one_pass_reads && it->second.read;
+    return it != uses.end() && it->second.only_loads_write && it->second.reader == kind;
   };
-  for (auto& [unit, call] : calls) {
-    if (is_fragment_load(call.helper) && rounded(call.args[0].buffer)) {
-      call.helper += kRoundedSuffix;
-    } else if (call.helper == kOnePassMma && call.args.size() >= 3 && rounded(call.args[1].buffer) &&
-               rounded(call.args[2].buffer)) {
-      call.helper = std::string(kPreroundedMma);
+  // An mma takes prepared operands only when both are: beside an unprepared one, a rounded
+  // operand would be rounded again (half an ulp added twice) and a split one split again.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [unit, call] : calls) {
+      const Reader kind = reader_of(call.helper);
+      if (kind == Reader::kOther || call.args.size() < 3) continue;
+      if (prepared(call.args[1].buffer, kind) != prepared(call.args[2].buffer, kind)) {
+        for (size_t i : {size_t{1}, size_t{2}}) {
+          if (auto it = uses.find(call.args[i].buffer.get()); it != uses.end() && it->second.reader == kind) {
+            it->second.reader = Reader::kOther;
+            changed = true;
+          }
+        }
+      }
     }
   }
+  // A split fragment holds its big parts, then (this lane's count of elements on) its
+  // small parts.
+  auto small_parts = [](const WarpHelperArg& arg) {
+    const int64_t per_lane = arg.buffer->num_elements() / 32;
+    return WarpHelperArg{arg.buffer, arg.offset + ir::make_const(arg.offset.dtype(), static_cast<double>(per_lane))};
+  };
+  std::unordered_set<const ir::BufferNode*> split;
+  for (auto& [unit, call] : calls) {
+    if (is_fragment_load(call.helper) && prepared(call.args[0].buffer, Reader::kOnePass)) {
+      call.helper += kRoundedSuffix;
+    } else if (is_fragment_load(call.helper) && prepared(call.args[0].buffer, Reader::kThreePass)) {
+      call.helper += kSplitSuffix;
+      call.args.insert(call.args.begin() + 1, small_parts(call.args[0]));
+      split.insert(call.args[0].buffer.get());
+    } else if (call.helper == kOnePassMma && call.args.size() >= 3 && prepared(call.args[1].buffer, Reader::kOnePass)) {
+      call.helper = std::string(kPreroundedMma);
+    } else if (call.helper == three_pass && call.args.size() >= 3 && prepared(call.args[1].buffer, Reader::kThreePass)) {
+      call.helper = std::string(kPresplitMma);
+      const WarpHelperArg a = call.args[1], b = call.args[2];
+      call.args = std::vector<WarpHelperArg>{call.args[0], a, small_parts(a), b, small_parts(b)};
+    }
+  }
+  return split;
 }
 
 std::string_view mma_tf32_prelude() {
@@ -184,7 +222,7 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_regs(float* c, const unsigned* a, con
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// The loads for fragments only one-pass mma read (round_tf32_fragments_once): the values
+// The loads for fragments only one-pass mma read (prepare_tf32_fragments_once): the values
 // rounded once, in place, as tf32 bit patterns, and the mma that takes them as they are.
 DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
   for (int i = 0; i < n; ++i) f[i] = __uint_as_float(dragon_tf32_round_for_mma(f[i]));
@@ -233,6 +271,38 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const fl
   dragon_tf32_mma_m16n8k8_regs(step, a_big, b_small);
   dragon_tf32_mma_m16n8k8_regs(step, a_small, b_big);
   dragon_tf32_mma_m16n8k8_regs(step, a_big, b_big);
+  for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
+}
+// The loads for fragments only 3xTF32 mma read (prepare_tf32_fragments_once): each value
+// split once, at its load, into its big part (in place) and its small part (n elements
+// further on, in the fragment's second half), and the mma that takes the parts as they are:
+// the same operations as dragon_tf32_mma_m16n8k8_3x, done once per fragment instead of once
+// per mma that reads it.
+DRAGON_INLINE void dragon_tf32_split_fragment(float* big, float* small, int n) {
+  for (int i = 0; i < n; ++i) {
+    const unsigned b = dragon_tf32_round(big[i]);
+    small[i] = __uint_as_float(dragon_tf32_round_for_mma(big[i] - __uint_as_float(b)));
+    big[i] = __uint_as_float(b);
+  }
+}
+#define DRAGON_TF32_SPLIT_LOAD(load, n)                                                                \
+  DRAGON_INLINE void load##_split(float* big, float* small, const float* tile, int row_stride, int lane) { \
+    load(big, tile, row_stride, lane);                                                                 \
+    dragon_tf32_split_fragment(big, small, n);                                                         \
+  }
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_a_m16k8, 4)
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_ldmatrix_a_m16k8, 4)
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_a_trans_k8m16, 4)
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_ldmatrix_b_trans_n8k8, 2)
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_b_k8n8, 2)
+DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_b_trans_n8k8, 2)
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_presplit(float* c, const float* a, const float* a_small, const float* b,
+                                                        const float* b_small, int lane) {
+  (void)lane;
+  float step[4] = {0.f, 0.f, 0.f, 0.f};
+  dragon_tf32_mma_m16n8k8_regs(step, (const unsigned*)a, (const unsigned*)b_small);
+  dragon_tf32_mma_m16n8k8_regs(step, (const unsigned*)a_small, (const unsigned*)b);
+  dragon_tf32_mma_m16n8k8_regs(step, (const unsigned*)a, (const unsigned*)b);
   for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
 }
 )";

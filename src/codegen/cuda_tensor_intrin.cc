@@ -201,7 +201,7 @@ void CudaEmitter::plan_warp_blocks(const ir::Stmt& root, const std::string& kern
     }
     warp_calls_.emplace(block.unit, std::move(*call));
   }
-  round_tf32_fragments_once(warp_calls_);
+  split_fragments_ = prepare_tf32_fragments_once(warp_calls_);
   for (const auto& [unit, call] : warp_calls_) used_helpers_.insert(call.helper);
   warp_mode_ = true;
   lane_name_ = names_.fresh("dragon_lane");

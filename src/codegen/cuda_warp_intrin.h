@@ -138,9 +138,14 @@ bool is_tf32_mixed_helper(std::string_view helper);
 std::string_view mma_tf32_mixed_prelude();
 // Rewrites the planned calls of one kernel so that a tf32 fragment that only fragment loads
 // write and only one-pass mma read is rounded once, at its load (the "_rounded" loads),
-// and the mma reading two such fragments does not round again ("_prerounded"). Rounding
-// is idempotent, so an mma with one rounded operand keeps its rounding helper.
-void round_tf32_fragments_once(std::unordered_map<const ir::ForNode*, WarpCall>& calls);
+// and the mma reading two such fragments does not round again ("_prerounded"); and a
+// fragment only 3xTF32 mma read is split once, at its load, into its big and small parts
+// ("_split" loads), which the mma reading two such fragments takes as they are
+// ("_3x_presplit"). An mma prepares its operands only when both are, so an operand is
+// prepared for every mma that reads it or for none. Returns the split fragments: each is
+// declared twice as long, its small parts in its second half.
+std::unordered_set<const ir::BufferNode*> prepare_tf32_fragments_once(
+    std::unordered_map<const ir::ForNode*, WarpCall>& calls);
 // The prelude's warpgroup helpers (cuda_wgmma.cc): the swizzle, descriptors, fill, store,
 // the warpgroup barrier, and one wgmma helper per name in `helpers` that is one.
 std::string wgmma_prelude(const std::set<std::string>& helpers);

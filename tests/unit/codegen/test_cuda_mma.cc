@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen_test_util.h"
@@ -104,6 +107,69 @@ TEST(CudaMma, EveryRegisteredMmaIntrinsicHasAPlanner) {
   // Four tf32 mma on f32 operands and 16 with one 16-bit operand, five f32 loads (A and B
   // as stored, B stored [n, k], and A and B staged by columns), the shared fill and store.
   EXPECT_EQ(tf32, 4 + 16 + 5 + 2);
+}
+
+// prepare_tf32_fragments_once: fragments only loads write and only 3xTF32 mma read are
+// split at their loads (the small parts in the fragment's second half) and the mma takes
+// the parts; one-pass ones are rounded there; an mma one of whose operands another block
+// also reads (a store) prepares neither, so no operand is rounded or split twice.
+TEST(CudaMma, Tf32FragmentsArePreparedOnceAtTheirLoadsOrNotAtAll) {
+  const ir::Buffer a = ir::Buffer::make("A_warp", ir::DataType::f32(), {32, 16}, "warp");  // 16 a lane
+  const ir::Buffer b = ir::Buffer::make("B_warp", ir::DataType::f32(), {16, 16}, "warp");  // 8 a lane
+  const ir::Buffer c = ir::Buffer::make("C_warp", ir::DataType::f32(), {32, 16}, "warp");
+  const ir::Buffer tile = ir::Buffer::make("A_shared", ir::DataType::f32(), {32, 16}, "shared");
+  const ir::Buffer out = ir::Buffer::make("D", ir::DataType::f32(), {32, 16}, "global");
+  auto i32 = [](int64_t v) { return ir::make_const(ir::DataType::i32(), static_cast<double>(v)); };
+  // One ForNode per call: the map is keyed by the tensorized loop each call replaces.
+  std::vector<ir::Stmt> units;
+  auto unit = [&]() {
+    units.push_back(ir::ForNode::make(ir::Var("u"), i32(0), i32(1), ir::ForKind::kSerial, ir::EvaluateNode::make(i32(0))));
+    return units.back().as<ir::ForNode>();
+  };
+  auto calls_of = [&](const char* mma, bool b_stored) {
+    std::unordered_map<const ir::ForNode*, WarpCall> calls;
+    calls.emplace(unit(), WarpCall{"dragon_tf32_ldmatrix_a_m16k8", {{a, i32(4)}, {tile, i32(0)}, {{}, i32(36)}}});
+    calls.emplace(unit(), WarpCall{"dragon_tf32_load_b_k8n8", {{b, i32(2)}, {tile, i32(0)}, {{}, i32(40)}}});
+    calls.emplace(unit(), WarpCall{mma, {{c, i32(0)}, {a, i32(4)}, {b, i32(2)}}});
+    if (b_stored) calls.emplace(unit(), WarpCall{"dragon_mma_store_m16n8_f32", {{out, i32(0)}, {{}, i32(16)}, {b, i32(0)}}, true});
+    return calls;
+  };
+  auto helpers = [](const std::unordered_map<const ir::ForNode*, WarpCall>& calls) {
+    std::set<std::string> out;
+    for (const auto& [u, call] : calls) out.insert(call.helper);
+    return out;
+  };
+  auto offsets = [](const WarpCall& call) {
+    std::vector<std::string> out;
+    for (const WarpHelperArg& arg : call.args) out.push_back(ir::print_expr(arg.offset));
+    return out;
+  };
+
+  auto split = calls_of("dragon_tf32_mma_m16n8k8_3x", false);
+  EXPECT_EQ(prepare_tf32_fragments_once(split), (std::unordered_set<const ir::BufferNode*>{a.get(), b.get()}));
+  EXPECT_EQ(helpers(split), (std::set<std::string>{"dragon_tf32_ldmatrix_a_m16k8_split", "dragon_tf32_load_b_k8n8_split",
+                                                   "dragon_tf32_mma_m16n8k8_3x_presplit"}));
+  for (const auto& [u, call] : split) {
+    if (call.helper == "dragon_tf32_mma_m16n8k8_3x_presplit") {
+      EXPECT_EQ(offsets(call), (std::vector<std::string>{"0", "4", "4 + 16", "2", "2 + 8"}));
+    } else if (call.helper == "dragon_tf32_ldmatrix_a_m16k8_split") {
+      EXPECT_EQ(offsets(call), (std::vector<std::string>{"4", "4 + 16", "0", "36"}));
+    }
+  }
+
+  auto rounded = calls_of("dragon_tf32_mma_m16n8k8", false);
+  EXPECT_TRUE(prepare_tf32_fragments_once(rounded).empty());
+  EXPECT_EQ(helpers(rounded), (std::set<std::string>{"dragon_tf32_ldmatrix_a_m16k8_rounded",
+                                                     "dragon_tf32_load_b_k8n8_rounded",
+                                                     "dragon_tf32_mma_m16n8k8_prerounded"}));
+
+  for (const char* mma : {"dragon_tf32_mma_m16n8k8_3x", "dragon_tf32_mma_m16n8k8"}) {
+    auto neither = calls_of(mma, true);
+    EXPECT_TRUE(prepare_tf32_fragments_once(neither).empty()) << mma;
+    EXPECT_EQ(helpers(neither), (std::set<std::string>{"dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_b_k8n8", mma,
+                                                       "dragon_mma_store_m16n8_f32"}))
+        << mma;
+  }
 }
 
 TEST(CudaMma, GemmBlocksBecomeWarpLevelCode) {

@@ -194,10 +194,12 @@ TEST(ExpertGpuScripts, Tf32GemmsRoundOperandsIntoM16n8k8Mma) {
     EXPECT_NE(code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
     EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
     const bool three = std::string(name).find("3x") != std::string::npos;
-    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_3x(", b.source.prelude_size) != std::string::npos, three);
-    // One pass: each fragment is rounded once, when loaded, and the mma takes it as it is;
-    // 3xTF32 loads the exact values, which it splits in the mma.
-    const std::string loads = three ? "(" : "_rounded(";
+    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_3x_presplit(", b.source.prelude_size) != std::string::npos, three);
+    EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_3x(", b.source.prelude_size), std::string::npos)
+        << "no mma splits its operands again";
+    // Each fragment is rounded (one pass) or split into 3xTF32's big and small parts once,
+    // when loaded, and the mma takes it as it is.
+    const std::string loads = three ? "_split(" : "_rounded(";
     EXPECT_NE(code.find("dragon_tf32_ldmatrix_a_m16k8" + loads, b.source.prelude_size), std::string::npos);
     EXPECT_NE(code.find("dragon_tf32_load_b_k8n8" + loads, b.source.prelude_size), std::string::npos);
     EXPECT_EQ(code.find("dragon_tf32_mma_m16n8k8_prerounded(", b.source.prelude_size) != std::string::npos, !three);

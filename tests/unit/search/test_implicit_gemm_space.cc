@@ -243,15 +243,15 @@ TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
       EXPECT_TRUE(r.ok()) << spec << " seed " << seed;
       if (!r.ok()) continue;
       codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
-      for (const char* helper : {"dragon_tf32_mma_m16n8k8_prerounded(", "dragon_tf32_mma_m16n8k8_3x("}) {
+      for (const char* helper : {"dragon_tf32_mma_m16n8k8_prerounded(", "dragon_tf32_mma_m16n8k8_3x_presplit("}) {
         if (src.code.find(helper, src.prelude_size) != std::string::npos) seen.insert(helper);
       }
     }
     return seen;
   };
   EXPECT_EQ(variants_of("conv2d:batch=2,in_channels=16,out_channels=16,size=8x8,kernel=3x3,padding=1x1,dtype=f32"),
-            (std::set<std::string>{"dragon_tf32_mma_m16n8k8_prerounded(", "dragon_tf32_mma_m16n8k8_3x("}));
-  EXPECT_EQ(variants_of("matmul:m=128,n=128,k=64"), (std::set<std::string>{"dragon_tf32_mma_m16n8k8_3x("}));
+            (std::set<std::string>{"dragon_tf32_mma_m16n8k8_prerounded(", "dragon_tf32_mma_m16n8k8_3x_presplit("}));
+  EXPECT_EQ(variants_of("matmul:m=128,n=128,k=64"), (std::set<std::string>{"dragon_tf32_mma_m16n8k8_3x_presplit("}));
   // A misspelt variant names the parameter it was given in.
   try {
     RuleSet::parse(R"({"extends": "cuda", "set": [{"rule": "multi_level_tiling_tensor_core",

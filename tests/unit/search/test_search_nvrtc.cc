@@ -194,7 +194,7 @@ TEST(SearchNvrtc, SampledTf32CandidatesCompileForSm90a) {
     const std::string& code = build.source.code;
     EXPECT_NE(code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
     EXPECT_NE(code.find("cvt.rna.tf32.f32"), std::string::npos);
-    EXPECT_NE(code.find(variants[i] == 3 ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8_prerounded(",
+    EXPECT_NE(code.find(variants[i] == 3 ? "dragon_tf32_mma_m16n8k8_3x_presplit(" : "dragon_tf32_mma_m16n8k8_prerounded(",
                         build.source.prelude_size),
               std::string::npos);
   });

@@ -79,7 +79,7 @@ TEST(Tf32TensorCore, TheBuiltInSetSamplesOnly3xTf32) {
     ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
     // The sketch names the one-pass mma; rewrite_tensorize tensorizes with the sampled one.
     codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
-    EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8_3x(", src.prelude_size), std::string::npos) << "seed " << seed;
+    EXPECT_NE(src.code.find("dragon_tf32_mma_m16n8k8_3x_presplit(", src.prelude_size), std::string::npos) << "seed " << seed;
     EXPECT_EQ(src.code.find("dragon_tf32_mma_m16n8k8_prerounded(", src.prelude_size), std::string::npos)
         << "seed " << seed;
   }
@@ -191,10 +191,10 @@ TEST(Tf32TensorCore, BothVariantsAreSampledTensorizeAndComputeTheGemm) {
       codegen::CudaSource src = codegen::generate_cuda(lower::lower(c.func, kH200).func, kH200);
       EXPECT_NE(src.code.find("cvt.rna.tf32.f32"), std::string::npos);
       EXPECT_NE(src.code.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
-      // One pass rounds each fragment once, at its load; 3xTF32 splits the exact values.
+      // One pass rounds each fragment once, at its load; 3xTF32 splits each once there.
       const bool three = passes->first == 3;
-      const std::string helper = three ? "dragon_tf32_mma_m16n8k8_3x(" : "dragon_tf32_mma_m16n8k8_prerounded(";
-      const std::string load = three ? "(" : "_rounded(";
+      const std::string helper = three ? "dragon_tf32_mma_m16n8k8_3x_presplit(" : "dragon_tf32_mma_m16n8k8_prerounded(";
+      const std::string load = three ? "_split(" : "_rounded(";
       const size_t prelude_end = src.prelude_size;
       EXPECT_NE(src.code.find(helper, prelude_end), std::string::npos) << src.code.substr(prelude_end);
       // A (and a B stored [n, k]) by ldmatrix on 32-bit words: the rule pads shared rows
