@@ -56,8 +56,8 @@ struct MmaIntrins {
   int64_t k = 16;
 };
 
-// Which copied operands are staged by columns ([k, m] or [k, n]: their memory runs along
-// m or n), their fragments then loaded transposed.
+// Which copied operands are staged by columns ([k, m] or [k, n]: each reads a transposed
+// matrix, copy_reads_transposed), their fragments then loaded transposed.
 struct ColumnStaging {
   bool a = false, b = false;
 };
