@@ -46,7 +46,7 @@ std::string_view mma_tf32_mixed_prelude() {
   // elements as they are, in the same positions as an f32 fragment's (the per-lane loads
   // of mma_tf32_prelude(), templates), and the mma widens them (exactly: a 16-bit float
   // has at most TF32's 10 mantissa bits and 8 exponent bits) while it rounds the f32
-  // ones. 3xTF32 splits both; a widened value's small part is 0.
+  // ones. 3xTF32 splits the f32 one; the widened one's small part would be 0.
   return R"(DRAGON_INLINE float dragon_tf32_widen(float x) { return x; }
 DRAGON_INLINE float dragon_tf32_widen(__nv_bfloat16 x) { return __bfloat162float(x); }
 DRAGON_INLINE float dragon_tf32_widen(__half x) { return __half2float(x); }
@@ -61,11 +61,30 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_mixed(float* c, const TA* a, const TB
   dragon_tf32_widen_fragments(A, B, a, b);
   dragon_tf32_mma_m16n8k8(c, A, B, lane);
 }
-template <typename TA, typename TB>
-DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const TA* a, const TB* b, int lane) {
-  float A[4], B[2];
-  dragon_tf32_widen_fragments(A, B, a, b);
-  dragon_tf32_mma_m16n8k8_3x(c, A, B, lane);
+// 3xTF32 with one 16-bit operand: that operand's small part is 0, so of the three products
+// one is zero and two mma give the same step (the f32 operand split, the 16-bit one widened
+// exactly).
+template <typename T>
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const float* a, const T* b, int lane) {
+  (void)lane;
+  unsigned a_big[4], a_small[4], B[2];
+  for (int r = 0; r < 4; ++r) dragon_tf32_split(a[r], &a_big[r], &a_small[r]);
+  for (int r = 0; r < 2; ++r) B[r] = __float_as_uint(dragon_tf32_widen(b[r]));
+  float step[4] = {0.f, 0.f, 0.f, 0.f};
+  dragon_tf32_mma_m16n8k8_regs(step, a_small, B);
+  dragon_tf32_mma_m16n8k8_regs(step, a_big, B);
+  for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
+}
+template <typename T>
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_mixed(float* c, const T* a, const float* b, int lane) {
+  (void)lane;
+  unsigned A[4], b_big[2], b_small[2];
+  for (int r = 0; r < 4; ++r) A[r] = __float_as_uint(dragon_tf32_widen(a[r]));
+  for (int r = 0; r < 2; ++r) dragon_tf32_split(b[r], &b_big[r], &b_small[r]);
+  float step[4] = {0.f, 0.f, 0.f, 0.f};
+  dragon_tf32_mma_m16n8k8_regs(step, A, b_small);
+  dragon_tf32_mma_m16n8k8_regs(step, A, b_big);
+  for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
 }
 )";
 }
@@ -172,6 +191,12 @@ DRAGON_INLINE unsigned dragon_tf32_round_for_mma(float x) {
   const unsigned bits = __float_as_uint(x);
   return fabsf(x) < DRAGON_INF_F32 ? bits + 0x1000u : bits;
 }
+// 3xTF32's split of x: big = tf32(x) by cvt.rna (x - big must be exact), small = x - big
+// rounded as the mma takes it.
+DRAGON_INLINE void dragon_tf32_split(float x, unsigned* big, unsigned* small) {
+  *big = dragon_tf32_round(x);
+  *small = dragon_tf32_round_for_mma(x - __uint_as_float(*big));
+}
 // The per-lane loads also serve 16-bit operands of the mixed mma (T = __nv_bfloat16, __half).
 template <typename T> DRAGON_INLINE void dragon_tf32_load_a_m16k8(T* a, const T* tile, int row_stride, int lane) {
   const int g = lane / 4, t = lane % 4;
@@ -259,14 +284,8 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const float* b, int lane) {
   (void)lane;
   unsigned a_big[4], a_small[4], b_big[2], b_small[2];
-  for (int r = 0; r < 4; ++r) {
-    a_big[r] = dragon_tf32_round(a[r]);
-    a_small[r] = dragon_tf32_round_for_mma(a[r] - __uint_as_float(a_big[r]));
-  }
-  for (int r = 0; r < 2; ++r) {
-    b_big[r] = dragon_tf32_round(b[r]);
-    b_small[r] = dragon_tf32_round_for_mma(b[r] - __uint_as_float(b_big[r]));
-  }
+  for (int r = 0; r < 4; ++r) dragon_tf32_split(a[r], &a_big[r], &a_small[r]);
+  for (int r = 0; r < 2; ++r) dragon_tf32_split(b[r], &b_big[r], &b_small[r]);
   float step[4] = {0.f, 0.f, 0.f, 0.f};
   dragon_tf32_mma_m16n8k8_regs(step, a_big, b_small);
   dragon_tf32_mma_m16n8k8_regs(step, a_small, b_big);
@@ -280,9 +299,10 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const fl
 // per mma that reads it.
 DRAGON_INLINE void dragon_tf32_split_fragment(float* big, float* small, int n) {
   for (int i = 0; i < n; ++i) {
-    const unsigned b = dragon_tf32_round(big[i]);
-    small[i] = __uint_as_float(dragon_tf32_round_for_mma(big[i] - __uint_as_float(b)));
+    unsigned b, s;
+    dragon_tf32_split(big[i], &b, &s);
     big[i] = __uint_as_float(b);
+    small[i] = __uint_as_float(s);
   }
 }
 #define DRAGON_TF32_SPLIT_LOAD(load, n)                                                                \

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "codegen_test_util.h"
+#include "cuda_prelude.h"
 #include "cuda_warp_intrin.h"
 #include "dragon/codegen/cuda_codegen.h"
 #include "dragon/interp/input_generator.h"
@@ -23,6 +24,7 @@
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
 #include "dragon/runtime/build.h"
+#include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/schedule/tensor_intrin.h"
 #include "dragon/search/rewrite_cooperative_fetch.h"
 #include "dragon/support/error.h"
@@ -314,6 +316,47 @@ TEST(CudaMma, GemmCompilesToSm90aCubin) {
     EXPECT_EQ(build.value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
     EXPECT_NE(build.value().source.code.find("mma.sync.aligned.m16n8k16"), std::string::npos);
   }
+}
+
+// Every tf32 helper compiles for sm_90a, each template at each type it is printed with:
+// the split loads and the presplit mma, and the mixed mma of an f32 operand with a bf16 or
+// f16 one in either position (two overloads of the 3xTF32 one; no sketch of today's
+// suites prints the 16-bit A one).
+TEST(CudaMma, EveryTf32HelperCompilesAtEveryOperandType) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] this build has no NVRTC (CUDA toolkit not found)";
+  std::string source = std::string(half_headers_prelude()) + cuda_common_prelude() +
+                       std::string(shared_address_prelude()) + std::string(mma_prelude()) +
+                       std::string(mma_tf32_prelude()) + std::string(mma_tf32_mixed_prelude());
+  source += R"(
+extern "C" __global__ void helpers(float* out, const float* f32_tile, const __nv_bfloat16* bf16_tile,
+                                   const __half* f16_tile) {
+  const int lane = threadIdx.x;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  float a[8], b[4];
+  dragon_tf32_ldmatrix_a_m16k8_split(a, a + 4, f32_tile, 12, lane);
+  dragon_tf32_load_a_trans_k8m16_split(a, a + 4, f32_tile, 24, lane);
+  dragon_tf32_load_b_k8n8_split(b, b + 2, f32_tile, 24, lane);
+  dragon_tf32_load_b_trans_n8k8_split(b, b + 2, f32_tile, 12, lane);
+  dragon_tf32_mma_m16n8k8_3x_presplit(c, a, a + 4, b, b + 2, lane);
+  __nv_bfloat16 a16[4], b16[2];
+  __half h16[4], hb16[2];
+  dragon_tf32_load_a_m16k8(a16, bf16_tile, 12, lane);
+  dragon_tf32_load_b_k8n8(b16, bf16_tile, 24, lane);
+  dragon_tf32_load_a_trans_k8m16(h16, f16_tile, 24, lane);
+  dragon_tf32_load_b_trans_n8k8(hb16, f16_tile, 12, lane);
+  dragon_tf32_mma_m16n8k8_3x_mixed(c, a, b16, lane);
+  dragon_tf32_mma_m16n8k8_3x_mixed(c, a16, b, lane);
+  dragon_tf32_mma_m16n8k8_3x_mixed(c, a, hb16, lane);
+  dragon_tf32_mma_m16n8k8_3x_mixed(c, h16, b, lane);
+  dragon_tf32_mma_m16n8k8_mixed(c, a, b16, lane);
+  dragon_tf32_mma_m16n8k8_mixed(c, h16, b, lane);
+  for (int r = 0; r < 4; ++r) out[4 * lane + r] = c[r];
+}
+)";
+  Expected<runtime::Cubin> cubin =
+      runtime::nvrtc_compile(source, "tf32_helpers", runtime::NvrtcOptions{}, testing::test_cache());
+  ASSERT_TRUE(cubin.ok()) << cubin.error().describe();
+  EXPECT_EQ(cubin.value().bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
 }
 
 TEST(CudaMma, UnknownIntrinsicKeepsTheKernelScalar) {
