@@ -337,16 +337,18 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
     table.emplace("mma_load_a_m16k8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
       return plan_f32_fragment_load(n, c, why, 16, 8, "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_m16k8");
     });
-    // A stored [k, m]: per-lane loads, as for a [k, n] B.
-    table.emplace("mma_load_a_m16k8_from_k8m16_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-      return plan_fragment_load(n, c, why, 16, 8, ir::DataType::f32(), 0, "dragon_tf32_load_a_trans_k8m16",
-                                TileLayout::kTransposed);
-    });
-    // B stored [k, n] into a _trans_b mma's [n, k] fragment: the registers of a [k, n] load.
-    table.emplace("mma_load_b_n8k8_from_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
-      return plan_fragment_load(n, c, why, 8, 8, ir::DataType::f32(), 0, "dragon_tf32_load_b_k8n8",
-                                TileLayout::kTransposed);
-    });
+    // Operands staged by columns, f32 or 16-bit: per-lane loads, as for a [k, n] B. An A
+    // stored [k, m]; a B stored [k, n] into a _trans_b mma's [n, k] fragment (the
+    // registers of a [k, n] load).
+    for (ir::DataType t : {f32, ir::DataType::bf16(), ir::DataType::f16()}) {
+      const std::string name = ir::to_string(t);
+      table.emplace("mma_load_a_m16k8_from_k8m16_" + name, [t](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 16, 8, t, 0, "dragon_tf32_load_a_trans_k8m16", TileLayout::kTransposed);
+      });
+      table.emplace("mma_load_b_n8k8_from_k8n8_" + name, [t](const TileNest& n, WarpPlanContext& c, std::string& why) {
+        return plan_fragment_load(n, c, why, 8, 8, t, 0, "dragon_tf32_load_b_k8n8", TileLayout::kTransposed);
+      });
+    }
     table.emplace("mma_load_b_k8n8_f32", [](const TileNest& n, WarpPlanContext& c, std::string& why) {
       return plan_f32_fragment_load(n, c, why, 8, 8, nullptr, "dragon_tf32_load_b_k8n8");
     });
@@ -360,12 +362,6 @@ const std::map<std::string, WarpPlanner, std::less<>>& warp_intrin_planners() {
       const std::string t = ir::to_string(narrow);
       table.emplace("mma_load_a_m16k8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
         return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_m16k8");
-      });
-      table.emplace("mma_load_a_m16k8_from_k8m16_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
-        return plan_fragment_load(n, c, why, 16, 8, narrow, 0, "dragon_tf32_load_a_trans_k8m16", TileLayout::kTransposed);
-      });
-      table.emplace("mma_load_b_n8k8_from_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
-        return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8", TileLayout::kTransposed);
       });
       table.emplace("mma_load_b_k8n8_" + t, [narrow](const TileNest& n, WarpPlanContext& c, std::string& why) {
         return plan_fragment_load(n, c, why, 8, 8, narrow, 0, "dragon_tf32_load_b_k8n8");

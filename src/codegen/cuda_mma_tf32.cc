@@ -6,8 +6,11 @@
 #include "cuda_warp_intrin.h"
 
 #include <array>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "dragon/ir/op.h"
 
@@ -20,13 +23,22 @@ constexpr std::string_view kOnePassMma = "dragon_tf32_mma_m16n8k8";
 constexpr std::string_view kPreroundedMma = "dragon_tf32_mma_m16n8k8_prerounded";
 constexpr std::string_view kSplitSuffix = "_split";
 constexpr std::string_view kPresplitMma = "dragon_tf32_mma_m16n8k8_3x_presplit";
-constexpr std::array<std::string_view, 6> kFragmentLoads = {
-    "dragon_tf32_load_a_m16k8",  "dragon_tf32_ldmatrix_a_m16k8", "dragon_tf32_load_a_trans_k8m16",
-    "dragon_tf32_ldmatrix_b_trans_n8k8", "dragon_tf32_load_b_k8n8", "dragon_tf32_load_b_trans_n8k8"};
+// The f32 fragment loads of the prelude and the elements a lane loads: each also has a
+// "_rounded" and a "_split" variant, instantiated from this list (mma_tf32_prelude).
+struct FragmentLoad {
+  std::string_view helper;
+  int elements;
+};
+constexpr std::array<FragmentLoad, 6> kFragmentLoads = {{{"dragon_tf32_load_a_m16k8", 4},
+                                                         {"dragon_tf32_ldmatrix_a_m16k8", 4},
+                                                         {"dragon_tf32_load_a_trans_k8m16", 4},
+                                                         {"dragon_tf32_ldmatrix_b_trans_n8k8", 2},
+                                                         {"dragon_tf32_load_b_k8n8", 2},
+                                                         {"dragon_tf32_load_b_trans_n8k8", 2}}};
 
 bool is_fragment_load(std::string_view helper) {
-  for (std::string_view load : kFragmentLoads) {
-    if (helper == load) return true;
+  for (const FragmentLoad& load : kFragmentLoads) {
+    if (helper == load.helper) return true;
   }
   return false;
 }
@@ -147,8 +159,8 @@ std::unordered_set<const ir::BufferNode*> prepare_tf32_fragments_once(
   }
   // A split fragment holds its big parts, then (this lane's count of elements on) its
   // small parts.
-  auto small_parts = [](const WarpHelperArg& arg) {
-    const int64_t per_lane = arg.buffer->num_elements() / 32;
+  auto small_parts = [](const WarpHelperArg& arg, int64_t lanes) {
+    const int64_t per_lane = arg.buffer->num_elements() / lanes;
     return WarpHelperArg{arg.buffer, arg.offset + ir::make_const(arg.offset.dtype(), static_cast<double>(per_lane))};
   };
   std::unordered_set<const ir::BufferNode*> split;
@@ -157,14 +169,14 @@ std::unordered_set<const ir::BufferNode*> prepare_tf32_fragments_once(
       call.helper += kRoundedSuffix;
     } else if (is_fragment_load(call.helper) && prepared(call.args[0].buffer, Reader::kThreePass)) {
       call.helper += kSplitSuffix;
-      call.args.insert(call.args.begin() + 1, small_parts(call.args[0]));
+      call.args.insert(call.args.begin() + 1, small_parts(call.args[0], call.lanes));
       split.insert(call.args[0].buffer.get());
     } else if (call.helper == kOnePassMma && call.args.size() >= 3 && prepared(call.args[1].buffer, Reader::kOnePass)) {
       call.helper = std::string(kPreroundedMma);
     } else if (call.helper == three_pass && call.args.size() >= 3 && prepared(call.args[1].buffer, Reader::kThreePass)) {
       call.helper = std::string(kPresplitMma);
       const WarpHelperArg a = call.args[1], b = call.args[2];
-      call.args = std::vector<WarpHelperArg>{call.args[0], a, small_parts(a), b, small_parts(b)};
+      call.args = std::vector<WarpHelperArg>{call.args[0], a, small_parts(a, call.lanes), b, small_parts(b, call.lanes)};
     }
   }
   return split;
@@ -177,7 +189,8 @@ std::string_view mma_tf32_prelude() {
   // (k t, n g), (k t + 4, n g). Shared rows padded to 4 mod 32 words keep the A and [n, k]
   // B loads free of bank conflicts, ldmatrix's eight 16-byte rows included (8 mod 32 for
   // the per-lane loads of a [k, n] B).
-  return R"(DRAGON_INLINE unsigned dragon_tf32_round(float x) {
+  static const std::string prelude = [] {
+    std::string text = R"(DRAGON_INLINE unsigned dragon_tf32_round(float x) {
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
   return r;
@@ -257,12 +270,6 @@ DRAGON_INLINE void dragon_tf32_round_fragment(float* f, int n) {
     load(f, tile, row_stride, lane);                                                        \
     dragon_tf32_round_fragment(f, n);                                                       \
   }
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_a_m16k8, 4)
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_a_m16k8, 4)
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_a_trans_k8m16, 4)
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_ldmatrix_b_trans_n8k8, 2)
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_k8n8, 2)
-DRAGON_TF32_ROUNDED_LOAD(dragon_tf32_load_b_trans_n8k8, 2)
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_prerounded(float* c, const float* a, const float* b, int lane) {
   (void)lane;
   dragon_tf32_mma_m16n8k8_regs(c, (const unsigned*)a, (const unsigned*)b);
@@ -274,29 +281,10 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8(float* c, const float* a, const float
   for (int r = 0; r < 2; ++r) B[r] = dragon_tf32_round_for_mma(b[r]);
   dragon_tf32_mma_m16n8k8_regs(c, A, B);
 }
-// 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big). The three products of
-// one k-step go into a fresh fragment, small ones first, and that fragment is added to the
-// accumulator with IEEE round-to-nearest adds. The tensor core aligns and truncates when it
-// adds its C operand, so chaining all three mma on the long accumulator truncated 3 K/8
-// times in one direction: measured on the H100, 2.34e-5 of the output's scale at K = 2048
-// on uniform inputs against the harness's f32 tolerance of 1.93e-5. Here the truncations see
-// only one k-step's partial sum, and the long sum rounds like a serial f32 sum over K/8.
-DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const float* b, int lane) {
-  (void)lane;
-  unsigned a_big[4], a_small[4], b_big[2], b_small[2];
-  for (int r = 0; r < 4; ++r) dragon_tf32_split(a[r], &a_big[r], &a_small[r]);
-  for (int r = 0; r < 2; ++r) dragon_tf32_split(b[r], &b_big[r], &b_small[r]);
-  float step[4] = {0.f, 0.f, 0.f, 0.f};
-  dragon_tf32_mma_m16n8k8_regs(step, a_big, b_small);
-  dragon_tf32_mma_m16n8k8_regs(step, a_small, b_big);
-  dragon_tf32_mma_m16n8k8_regs(step, a_big, b_big);
-  for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
-}
 // The loads for fragments only 3xTF32 mma read (prepare_tf32_fragments_once): each value
 // split once, at its load, into its big part (in place) and its small part (n elements
-// further on, in the fragment's second half), and the mma that takes the parts as they are:
-// the same operations as dragon_tf32_mma_m16n8k8_3x, done once per fragment instead of once
-// per mma that reads it.
+// further on, in the fragment's second half), so that an mma reading the fragment does not
+// split it again.
 DRAGON_INLINE void dragon_tf32_split_fragment(float* big, float* small, int n) {
   for (int i = 0; i < n; ++i) {
     unsigned b, s;
@@ -310,12 +298,14 @@ DRAGON_INLINE void dragon_tf32_split_fragment(float* big, float* small, int n) {
     load(big, tile, row_stride, lane);                                                                 \
     dragon_tf32_split_fragment(big, small, n);                                                         \
   }
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_a_m16k8, 4)
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_ldmatrix_a_m16k8, 4)
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_a_trans_k8m16, 4)
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_ldmatrix_b_trans_n8k8, 2)
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_b_k8n8, 2)
-DRAGON_TF32_SPLIT_LOAD(dragon_tf32_load_b_trans_n8k8, 2)
+// 3xTF32: x = big + small with big = tf32(x), small = tf32(x - big). The three products of
+// one k-step go into a fresh fragment, small ones first, and that fragment is added to the
+// accumulator with IEEE round-to-nearest adds. The tensor core aligns and truncates when it
+// adds its C operand, so chaining all three mma on the long accumulator truncated 3 K/8
+// times in one direction: measured on the H100, 2.34e-5 of the output's scale at K = 2048
+// on uniform inputs against the harness's f32 tolerance of 1.93e-5. Here the truncations see
+// only one k-step's partial sum, and the long sum rounds like a serial f32 sum over K/8.
+// This one takes fragments already split (their parts as tf32 bit patterns).
 DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_presplit(float* c, const float* a, const float* a_small, const float* b,
                                                         const float* b_small, int lane) {
   (void)lane;
@@ -325,7 +315,23 @@ DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x_presplit(float* c, const float* a,
   dragon_tf32_mma_m16n8k8_regs(step, (const unsigned*)a, (const unsigned*)b);
   for (int r = 0; r < 4; ++r) c[r] = __fadd_rn(c[r], step[r]);
 }
+// The same on exact values, split here.
+DRAGON_INLINE void dragon_tf32_mma_m16n8k8_3x(float* c, const float* a, const float* b, int lane) {
+  float A[4], A_small[4], B[2], B_small[2];
+  for (int r = 0; r < 4; ++r) A[r] = a[r];
+  for (int r = 0; r < 2; ++r) B[r] = b[r];
+  dragon_tf32_split_fragment(A, A_small, 4);
+  dragon_tf32_split_fragment(B, B_small, 2);
+  dragon_tf32_mma_m16n8k8_3x_presplit(c, A, A_small, B, B_small, lane);
+}
 )";
+    for (const FragmentLoad& load : kFragmentLoads) {
+      text += fmt::format("DRAGON_TF32_ROUNDED_LOAD({0}, {1})\nDRAGON_TF32_SPLIT_LOAD({0}, {1})\n", load.helper,
+                          load.elements);
+    }
+    return text;
+  }();
+  return prelude;
 }
 
 }  // namespace dragon::codegen

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "dragon/ir/op.h"
 #include "dragon/ir/simplify.h"
@@ -164,14 +165,17 @@ bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
     if (!e) return false;
     extents.push_back(*e);
   }
-  // The address at a point: the variables before s (a batch) at 0.
+  // The address at a point: the variables before s (a batch) at 0. Remembered, since a
+  // run's next point is the step its previous point checked.
+  std::map<std::pair<int64_t, int64_t>, std::optional<int64_t>> addresses;
   auto address_at = [&](int64_t s, int64_t k) -> std::optional<int64_t> {
+    if (auto it = addresses.find({s, k}); it != addresses.end()) return it->second;
     ir::VarMap values;
     for (size_t v = 0; v < n; ++v) {
       const int64_t x = v == n - 2 ? s : v == n - 1 ? k : 0;
       values[b->iter_vars[v].var.get()] = ir::make_const(b->iter_vars[v].var.dtype(), static_cast<double>(x));
     }
-    return ir::as_const_int(ir::simplify(ir::substitute(address, values)));
+    return addresses[{s, k}] = ir::as_const_int(ir::simplify(ir::substitute(address, values)));
   };
   // Every step of s checked must move the address by one element and every step of k by
   // one and the same other amount: the copy reads a transposed matrix. Checked at points
