@@ -122,9 +122,40 @@ bool LinearForm::scale(int64_t factor) {
 }
 
 bool LinearForm::merge_div_mod_pairs() {
-  // c * div(e, c) + mod(e, c) == e for floor and for truncating division alike.
+  // c * div(e, c) + mod(e, c) == e for floor and for truncating division alike; and, so
+  // that an index unfused into three or more variables folds back step by step (a
+  // convolution's reduction k read as (ci, kh, kw): 9 * div(k, 9) + 3 * mod(div(k, 3), 3)
+  // + mod(k, 3) is k), c2 * mod(div(e, c2), c1) + mod(e, c2) == mod(e, c1 * c2) for
+  // positive c1, c2 (both forms: the truncating ones are odd in e and agree with floor's
+  // where e >= 0).
   for (bool merged = true; merged;) {
     merged = false;
+    for (size_t i = 0; i < terms_.size() && !merged; ++i) {
+      auto outer = div_parts(terms_[i].term, false);
+      if (!outer || outer->divisor <= 0) continue;
+      auto inner_div = div_parts(outer->dividend, true);
+      if (!inner_div || inner_div->floor != outer->floor || inner_div->divisor <= 0) continue;
+      for (size_t j = 0; j < terms_.size() && !merged; ++j) {
+        auto mod = div_parts(terms_[j].term, false);
+        if (j == i || !mod || mod->floor != outer->floor || mod->divisor != inner_div->divisor ||
+            !deep_equal(mod->dividend, inner_div->dividend)) {
+          continue;
+        }
+        auto expected = checked_mul(terms_[j].coeff, inner_div->divisor);
+        auto divisor = checked_mul(outer->divisor, inner_div->divisor);
+        if (!expected || *expected != terms_[i].coeff || !divisor || !fits(dtype_, *divisor)) continue;
+        const Expr c = IntImmNode::make(dtype_, *divisor);
+        const Expr folded = outer->floor ? FloorModNode::make(mod->dividend, c) : ModNode::make(mod->dividend, c);
+        int64_t factor = terms_[j].coeff;
+        LinearForm rest = *this;
+        size_t first = std::min(i, j), second = std::max(i, j);
+        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(second));
+        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(first));
+        if (!rest.add_term(folded, factor)) return false;
+        *this = std::move(rest);
+        merged = true;
+      }
+    }
     for (size_t i = 0; i < terms_.size() && !merged; ++i) {
       auto div = div_parts(terms_[i].term, true);
       if (!div) continue;

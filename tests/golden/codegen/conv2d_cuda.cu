@@ -45,9 +45,9 @@ extern "C" __global__ void __launch_bounds__(256) conv2d_kernel0(const float* __
       for (int32_t r1 = 0; r1 < 3; ++r1) {
         for (int32_t r2 = 0; r2 < 3; ++r2) {
           if ((((r0 == 0) && (r1 == 0)) && (r2 == 0))) {
-            Y[(((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 3136) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 196)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 14)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14))] = 0x0p+0f;
+            Y[((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1)] = 0x0p+0f;
           }
-          Y[(((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 3136) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 196)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 14)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14))] = (Y[(((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 3136) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 196)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 14)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14))] + (X[(((((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 2048) + (r0 * 256)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 16)) + (r1 * 16)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14)) + r2)] * W[((((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 72) + (r0 * 9)) + (r1 * 3)) + r2)]));
+          Y[((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1)] = (Y[((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1)] + (X[(((((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 3136) * 2048) + (r0 * 256)) + (((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 14) % 14) * 16)) + (r1 * 16)) + (((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) % 14)) + r2)] * W[((((((((i0_i1_i2_i3_fused_0 * 256) + i0_i1_i2_i3_fused_1) / 196) % 16) * 72) + (r0 * 9)) + (r1 * 3)) + r2)]));
         }
       }
     }

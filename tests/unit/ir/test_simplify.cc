@@ -296,6 +296,25 @@ TEST_F(Simplify, FusedSplitRoundTrip) {
   EXPECT_EQ(simp(floordiv(i, 4) * 4 + truncmod(i, 4)), "((floordiv(i, 4) * 4) + (i % 4))");
 }
 
+// An index unfused into three variables (a convolution's reduction k as channel, row and
+// column of a 3x3 kernel) folds back, for either division and in any order of terms.
+TEST_F(Simplify, ThreeWaySplitRoundTrip) {
+  Expr k = i * 32 + j;
+  EXPECT_EQ(simp(floordiv(k, 9) * 9 + floormod(floordiv(k, 3), 3) * 3 + floormod(k, 3)), "((i * 32) + j)");
+  EXPECT_EQ(simp(floormod(k, 3) + floordiv(k, 9) * 9 + floormod(floordiv(k, 3), 3) * 3), "((i * 32) + j)");
+  EXPECT_EQ(simp(truncdiv(k, 9) * 9 + truncmod(truncdiv(k, 3), 3) * 3 + truncmod(k, 3)), "((i * 32) + j)");
+  EXPECT_EQ(simp(floormod(floordiv(i, 3), 3) * 3 + floormod(i, 3)), "floormod(i, 9)");
+  // Times a common factor (the row stride of the tensor the index addresses).
+  EXPECT_EQ(simp((floordiv(i, 12) * 12 + floormod(floordiv(i, 4), 3) * 4 + floormod(i, 4)) * 5), "(i * 5)");
+  // Only with matching divisors, coefficients and kinds of division.
+  EXPECT_EQ(simp(floormod(floordiv(i, 3), 3) * 2 + floormod(i, 3)),
+            "((floormod(floordiv(i, 3), 3) * 2) + floormod(i, 3))");
+  EXPECT_EQ(simp(floormod(floordiv(i, 3), 3) * 3 + floormod(i, 4)),
+            "((floormod(floordiv(i, 3), 3) * 3) + floormod(i, 4))");
+  EXPECT_EQ(simp(floormod(floordiv(i, 3), 3) * 3 + truncmod(i, 3)),
+            "((floormod(floordiv(i, 3), 3) * 3) + (i % 3))");
+}
+
 TEST_F(Simplify, TruncatingDivisionOfNonNegativeValues) {
   analyzer.bind(i, 0, 4);
   analyzer.bind(j, 0, 8);
@@ -543,7 +562,7 @@ class ExprGenerator {
       if (pick(3) == 0) return make_const(t, static_cast<double>(pick(21)) - 10);
       return vars_[pick(vars_.size())];
     }
-    switch (pick(14)) {
+    switch (pick(15)) {
       case 0:
       case 1: return int_expr(depth - 1) + int_expr(depth - 1);
       case 2: return int_expr(depth - 1) - int_expr(depth - 1);
@@ -563,6 +582,16 @@ class ExprGenerator {
         Expr divisor = make_const(t, static_cast<double>(g * (static_cast<int64_t>(pick(3)) + 2)));
         Expr x = int_expr(depth - 1) * make_const(t, static_cast<double>(g)) + lanes;
         return pick(2) == 0 ? floordiv(x, divisor) : floormod(x, divisor);
+      }
+      case 13: {
+        // A three-way split and its fusion: x as div(x, c1*c2), mod(div(x, c2), c1) and
+        // mod(x, c2), floor or truncating.
+        Expr x = int_expr(depth - 1);
+        int64_t c1 = static_cast<int64_t>(pick(4)) + 1, c2 = static_cast<int64_t>(pick(4)) + 1;
+        Expr e1 = make_const(t, static_cast<double>(c1)), e2 = make_const(t, static_cast<double>(c2));
+        Expr e12 = make_const(t, static_cast<double>(c1 * c2));
+        if (pick(2) == 0) return floordiv(x, e12) * e12 + floormod(floordiv(x, e2), e1) * e2 + floormod(x, e2);
+        return truncdiv(x, e12) * e12 + truncmod(truncdiv(x, e2), e1) * e2 + truncmod(x, e2);
       }
       default: {
         // The split/fuse round trip with a random divisor.
