@@ -44,9 +44,9 @@ class AutoInline : public ScheduleRule {
     std::optional<BlockSite> site = find_block(sch.func(), block);
     if (!site || !is_spatial(site->block) || site->block->writes.size() != 1) return {};
     // Stages an earlier rule made on purpose (shared, fragment and register caches, a
-    // cooperative fetch, a block to tensorize) stay: only tensors of global scope go.
+    // cooperative fetch, a block to tensorize, a copy kept materialized) stay: only tensors of global scope go.
     if (site->block->writes[0].buffer->scope != "global") return {};
-    for (const char* key : {"meta_schedule.cooperative_fetch", "meta_schedule.auto_tensorize"}) {
+    for (const char* key : {"meta_schedule.cooperative_fetch", "meta_schedule.auto_tensorize", kKeepMaterialized}) {
       if (site->block->annotations.count(key) != 0) return {};
     }
     if (into_consumer_ && (math_into_many_ || !duplicates_math(sch, block, site->block))) {

@@ -72,7 +72,7 @@ IndexMap restricted(const Roles& roles, const std::vector<size_t>& used) {
 
 }  // namespace
 
-std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& name) {
+std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& name, KOrder k_order) {
   std::optional<BlockSite> site = find_block(sch.func(), name);
   if (!site || !is_reduction(site->block) || has_ordered_vars(site->block) || !has_trivial_bindings(*site)) {
     return std::nullopt;
@@ -113,6 +113,26 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   if (roles.groups[Roles::kM].empty() || roles.groups[Roles::kN].empty() || roles.groups[Roles::kK].empty()) {
     return std::nullopt;
   }
+  // Taps first: a reduction variable that some index of A shares with an m variable (a
+  // kernel's row or column beside the output's) is a tap, the others are channels.
+  bool taps_reordered = false;
+  if (k_order == KOrder::kTapsOuter) {
+    auto is_tap = [&](size_t p) {
+      const ir::Var& v = b->iter_vars[p].var;
+      return std::any_of(inputs[0].region.begin(), inputs[0].region.end(), [&](const ir::Range& r) {
+        if (!ir::uses_var(r.min, v.get())) return false;
+        return std::any_of(roles.groups[Roles::kM].begin(), roles.groups[Roles::kM].end(),
+                           [&](size_t q) { return ir::uses_var(r.min, b->iter_vars[q].var.get()); });
+      });
+    };
+    std::vector<size_t>& k = roles.groups[Roles::kK];
+    std::vector<size_t> ordered;
+    std::copy_if(k.begin(), k.end(), std::back_inserter(ordered), is_tap);
+    std::copy_if(k.begin(), k.end(), std::back_inserter(ordered), [&](size_t p) { return !is_tap(p); });
+    taps_reordered = ordered != k;
+    if (!taps_reordered) return std::nullopt;
+    k = std::move(ordered);
+  }
   // The variable of the output's innermost index, when it is one (trivial bindings: its
   // block position names its group).
   bool output_follows_m = false;
@@ -124,6 +144,7 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   BlockRV block = attempt.get_block(name);
   ImplicitGemm out;
   out.output_follows_m = output_follows_m;
+  out.taps_outer = taps_reordered;
   out.a_copy = attempt.reindex(block, read_index[0], Type::kRead);
   out.b_copy = attempt.reindex(block, read_index[1], Type::kRead);
   out.c_back = attempt.reindex(block, 0, Type::kWrite);
@@ -143,71 +164,96 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
   return out;
 }
 
-bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
-  const ir::BlockNode* b = sch.get(copy);
-  const auto* store = b->body.as<ir::BufferStoreNode>();
-  const size_t n = b->iter_vars.size();
-  if (store == nullptr || n < 2) return false;
-  const ir::BufferLoadNode* load = lower::peel_zero_selects(store->value).load;
-  if (load == nullptr || load->indices.size() != load->buffer->shape.size()) return false;
-  // The element offset the copy reads, row-major over the source's shape.
-  ir::Expr address;
-  int64_t stride = 1;
-  for (size_t d = load->indices.size(); d-- > 0;) {
-    ir::Expr term = ir::cast(ir::DataType::i64(), load->indices[d]) * stride;
-    address = address.defined() ? address + term : term;
-    stride *= load->buffer->shape[d];
+namespace {
+
+// The element offset an operand copy (writing X'[.., s, k]) reads at a point (s, k), the
+// variables before them (a batch) at 0, row-major over the source's shape; and the points
+// at which the predicates below probe it: spread by the golden ratio's fractions (evenly
+// spaced ones land on the ends of rows and planes together when the extents are products
+// of them) and along the first run of each variable, long enough to cross a kernel's rows
+// and channels.
+class CopyAddresses {
+ public:
+  static std::optional<CopyAddresses> of(const schedule::Schedule& sch, BlockRV copy) {
+    const ir::BlockNode* b = sch.get(copy);
+    const auto* store = b->body.as<ir::BufferStoreNode>();
+    if (store == nullptr || b->iter_vars.size() < 2) return std::nullopt;
+    const ir::BufferLoadNode* load = lower::peel_zero_selects(store->value).load;
+    if (load == nullptr || load->indices.size() != load->buffer->shape.size()) return std::nullopt;
+    CopyAddresses out;
+    int64_t stride = 1;
+    for (size_t d = load->indices.size(); d-- > 0;) {
+      ir::Expr term = ir::cast(ir::DataType::i64(), load->indices[d]) * stride;
+      out.address_ = out.address_.defined() ? out.address_ + term : term;
+      stride *= load->buffer->shape[d];
+    }
+    if (!out.address_.defined()) return std::nullopt;
+    for (const ir::IterVar& iv : b->iter_vars) {
+      std::optional<int64_t> e = ir::as_const_int(iv.dom.extent);
+      if (!e) return std::nullopt;
+      out.vars_.push_back(iv.var);
+    }
+    out.s_extent = *ir::as_const_int(b->iter_vars[b->iter_vars.size() - 2].dom.extent);
+    out.k_extent = *ir::as_const_int(b->iter_vars.back().dom.extent);
+    return out;
   }
-  if (!address.defined()) return false;
-  std::vector<int64_t> extents;
-  for (const ir::IterVar& iv : b->iter_vars) {
-    std::optional<int64_t> e = ir::as_const_int(iv.dom.extent);
-    if (!e) return false;
-    extents.push_back(*e);
-  }
-  // The address at a point: the variables before s (a batch) at 0. Remembered, since a
-  // run's next point is the step its previous point checked.
-  std::map<std::pair<int64_t, int64_t>, std::optional<int64_t>> addresses;
-  auto address_at = [&](int64_t s, int64_t k) -> std::optional<int64_t> {
-    if (auto it = addresses.find({s, k}); it != addresses.end()) return it->second;
+
+  // Remembered, since a run's next point is the step its previous point checked.
+  std::optional<int64_t> at(int64_t s, int64_t k) {
+    if (auto it = addresses_.find({s, k}); it != addresses_.end()) return it->second;
     ir::VarMap values;
+    const size_t n = vars_.size();
     for (size_t v = 0; v < n; ++v) {
       const int64_t x = v == n - 2 ? s : v == n - 1 ? k : 0;
-      values[b->iter_vars[v].var.get()] = ir::make_const(b->iter_vars[v].var.dtype(), static_cast<double>(x));
+      values[vars_[v].get()] = ir::make_const(vars_[v].dtype(), static_cast<double>(x));
     }
-    return addresses[{s, k}] = ir::as_const_int(ir::simplify(ir::substitute(address, values)));
-  };
+    return addresses_[{s, k}] = ir::as_const_int(ir::simplify(ir::substitute(address_, values)));
+  }
+
+  std::vector<std::pair<int64_t, int64_t>> probe_points() const {
+    constexpr int kPoints = 8;
+    constexpr int64_t kRun = 512;
+    auto spread = [](int i, int64_t extent) {
+      const double golden = 0.6180339887498949;
+      const double fraction = static_cast<double>(i) * golden - std::floor(static_cast<double>(i) * golden);
+      return std::min(extent - 1, static_cast<int64_t>(fraction * static_cast<double>(extent)));
+    };
+    std::vector<std::pair<int64_t, int64_t>> points;
+    for (int i = 0; i < kPoints; ++i) {
+      for (int j = 0; j < kPoints; ++j) points.emplace_back(spread(i, s_extent), spread(j, k_extent));
+    }
+    for (int64_t r = 0; r < kRun; ++r) {
+      points.emplace_back(std::min(r, s_extent - 1), spread(3, k_extent));
+      points.emplace_back(spread(3, s_extent), std::min(r, k_extent - 1));
+    }
+    return points;
+  }
+
+  int64_t s_extent = 1, k_extent = 1;
+
+ private:
+  ir::Expr address_;
+  std::vector<ir::Var> vars_;
+  std::map<std::pair<int64_t, int64_t>, std::optional<int64_t>> addresses_;
+};
+
+}  // namespace
+
+bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
+  std::optional<CopyAddresses> addresses = CopyAddresses::of(sch, copy);
+  if (!addresses) return false;
   // Every step of s checked must move the address by one element and every step of k by
-  // one and the same other amount: the copy reads a transposed matrix. Checked at points
-  // spread by the golden ratio's fractions (evenly spaced ones land on the ends of rows and
-  // planes together when the extents are products of them) and along the first run of
-  // each variable, long enough to cross a kernel's rows and channels.
-  constexpr int kPoints = 8;
-  constexpr int64_t kRun = 512;
-  auto spread = [](int i, int64_t extent) {
-    const double golden = 0.6180339887498949;
-    const double fraction = static_cast<double>(i) * golden - std::floor(static_cast<double>(i) * golden);
-    return std::min(extent - 1, static_cast<int64_t>(fraction * static_cast<double>(extent)));
-  };
-  const int64_t s_extent = extents[n - 2], k_extent = extents[n - 1];
-  std::vector<std::pair<int64_t, int64_t>> points;
-  for (int i = 0; i < kPoints; ++i) {
-    for (int j = 0; j < kPoints; ++j) points.emplace_back(spread(i, s_extent), spread(j, k_extent));
-  }
-  for (int64_t r = 0; r < kRun; ++r) {
-    points.emplace_back(std::min(r, s_extent - 1), spread(3, k_extent));
-    points.emplace_back(spread(3, s_extent), std::min(r, k_extent - 1));
-  }
+  // one and the same other amount: the copy reads a transposed matrix.
   std::optional<int64_t> k_step;
-  for (const auto& [s, k] : points) {
-    std::optional<int64_t> here = address_at(s, k);
+  for (const auto& [s, k] : addresses->probe_points()) {
+    std::optional<int64_t> here = addresses->at(s, k);
     if (!here) return false;
-    if (s + 1 < s_extent) {
-      std::optional<int64_t> next = address_at(s + 1, k);
+    if (s + 1 < addresses->s_extent) {
+      std::optional<int64_t> next = addresses->at(s + 1, k);
       if (!next || *next != *here + 1) return false;
     }
-    if (k + 1 < k_extent) {
-      std::optional<int64_t> next = address_at(s, k + 1);
+    if (k + 1 < addresses->k_extent) {
+      std::optional<int64_t> next = addresses->at(s, k + 1);
       if (!next || *next - *here == 1 || (k_step && *k_step != *next - *here)) return false;
       k_step = *next - *here;
     }
@@ -215,7 +261,21 @@ bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
   return k_step.has_value();
 }
 
-std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block) {
+bool copy_reads_along_s(const schedule::Schedule& sch, BlockRV copy) {
+  std::optional<CopyAddresses> addresses = CopyAddresses::of(sch, copy);
+  if (!addresses || addresses->s_extent < 2) return false;
+  int64_t steps = 0, unit = 0;
+  for (const auto& [s, k] : addresses->probe_points()) {
+    if (s + 1 >= addresses->s_extent) continue;
+    std::optional<int64_t> here = addresses->at(s, k), next = addresses->at(s + 1, k);
+    if (!here || !next) return false;
+    ++steps;
+    if (*next == *here + 1) ++unit;
+  }
+  return steps > 0 && unit * 8 >= steps * 7;
+}
+
+std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block, KOrder k_order) {
   std::optional<BlockSite> site = find_block(sch.func(), block);
   if (!site || site->block->annotations.count("meta_schedule.tiling_structure") != 0) return std::nullopt;
   for (const ir::ForNode* l : site->loops) {
@@ -223,12 +283,13 @@ std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, co
   }
   TensorCoreGemm out{sch.copy(), {}, std::nullopt, std::nullopt, std::nullopt};
   if (std::optional<GemmMatch> match = match_gemm(*site)) {
+    if (k_order == KOrder::kTapsOuter) return std::nullopt;  // a plain GEMM has no taps
     out.match = *match;
     out.epilogue = epilogue_of(sch.func(), block);
     return out;
   }
   try {
-    out.implicit = present_as_gemm(out.schedule, block);
+    out.implicit = present_as_gemm(out.schedule, block, k_order);
   } catch (const schedule::ScheduleError&) {
     return std::nullopt;
   }

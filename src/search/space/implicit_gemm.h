@@ -21,6 +21,16 @@
 
 namespace dragon::search {
 
+// The order in which k fuses the reduction variables. As declared: a convolution's
+// (channel, kernel row, kernel column), so B'[n, k] is the weight tensor as stored and a
+// k-tile straddles channels and taps. Taps outer: the kernel's rows and columns first and
+// the channels innermost, so that a k-tile whose length divides the channel count holds one
+// tap: its offset into the input is the same for the whole tile, and each element's is
+// its channel's, fixed across k-steps. The weights are then read along k at the kernel's
+// area apart, so the sketch copies them into B' once (a kernel of their own) rather than
+// gathering them into every tile.
+enum class KOrder { kAsDeclared, kTapsOuter };
+
 struct ImplicitGemm {
   schedule::BlockRV a_copy;  // the block copying A into A'[m, k]
   schedule::BlockRV b_copy;  // the block copying B into B'[n, k]
@@ -31,6 +41,8 @@ struct ImplicitGemm {
   // C[b, co, h, w] has its positions (b, h, w) in m and its channels in n, so the copy back
   // writes whole rows of C only when it walks m innermost. A plain GEMM's C follows n.
   bool output_follows_m = false;
+  // Whether k fuses taps before channels (KOrder::kTapsOuter, where that differs).
+  bool taps_outer = false;
 };
 
 // Applies the presentation to `block` of `sch` when the block is a leaf reduction with one
@@ -38,7 +50,10 @@ struct ImplicitGemm {
 // output (a grouped conv's channel leaves no variable to B alone and is refused), each reduction variable read by both, and the
 // block's loops its own; nullopt otherwise, `sch` then unchanged. Throws what the
 // primitives throw on preconditions this check did not foresee (the rule catches it).
-std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& block);
+// With KOrder::kTapsOuter, nullopt too where that order is the declared one (no tap, or
+// the taps already outermost).
+std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::string& block,
+                                            KOrder k_order = KOrder::kAsDeclared);
 
 // What a tensor-core rule tiles at `block`: a copy of the schedule, the GEMM its block is
 // there, and the presentation when the block was a convolution presented as one. nullopt
@@ -56,7 +71,9 @@ struct TensorCoreGemm {
   // over when there is no copy back, by name (looked up only where a sketch stages).
   std::optional<std::string> epilogue;
 };
-std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block);
+// With KOrder::kTapsOuter, only a convolution whose taps that order moves.
+std::optional<TensorCoreGemm> tensor_core_gemm(const schedule::Schedule& sch, const std::string& block,
+                                               KOrder k_order = KOrder::kAsDeclared);
 
 // The one consumer of the GEMM block `gemm`'s output that may take over the write of its
 // staged output tile (an epilogue: a bias, an activation, the cast of an f32 accumulator to
@@ -103,6 +120,12 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
 // 2.8x slower and a conv3d with a kernel 1 wide 1.7x faster, for reasons not yet profiled,
 // so convolutions with wider kernels are left as they were.
 bool copy_reads_transposed(const schedule::Schedule& sch, schedule::BlockRV copy);
+
+// Whether an operand copy `copy` (as above) reads consecutive addresses along s: at least
+// seven in eight unit steps of s checked move the address by one element, whatever k
+// does. A convolution's input under unit strides, whose m runs along an image row except
+// where a row ends: staged by columns, a warp's fetch of one k reads a row's run.
+bool copy_reads_along_s(const schedule::Schedule& sch, schedule::BlockRV copy);
 
 // The most work a padded GEMM may do, as a multiple of the GEMM's own (i * j * k). Beyond
 // it the tile padding wastes more than the tensor cores' edge over the plain tiling that

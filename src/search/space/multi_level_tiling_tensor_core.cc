@@ -150,28 +150,38 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       : options_(std::move(options)), target_(std::move(target)) {}
 
   std::vector<Schedule> apply(const Schedule& sch, const std::string& block) const override {
-    // A GEMM, or a convolution-like block presented as one (implicit_gemm.h).
-    std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block);
-    if (!gemm) return {};
+    // A convolution presented as a GEMM with its taps outermost in k (implicit_gemm.h's
+    // KOrder) first, where that order differs from the declared one; then a GEMM, or a
+    // convolution-like block presented as one in the declared order; then the block as it is.
+    std::vector<Schedule> out;
+    for (KOrder order : {KOrder::kTapsOuter, KOrder::kAsDeclared}) {
+      if (std::optional<Schedule> s = tensor_core_sketch(sch, block, order)) out.push_back(std::move(*s));
+    }
+    if (out.empty()) return {};
+    out.push_back(sch);
+    return out;
+  }
+
+ private:
+  std::optional<Schedule> tensor_core_sketch(const Schedule& sch, const std::string& block, KOrder order) const {
+    std::optional<TensorCoreGemm> gemm = tensor_core_gemm(sch, block, order);
+    if (!gemm) return std::nullopt;
     // Shapes that are not whole mma tiles are padded to them (zeros in the operand copies),
     // unless that would more than double the work (kMaxPaddedWork, implicit_gemm.h).
-    if (!pad_to_tiles(*gemm, block, 16, 8, mma_intrins(gemm->match).k)) return {};
+    if (!pad_to_tiles(*gemm, block, 16, 8, mma_intrins(gemm->match).k)) return std::nullopt;
     const GemmMatch& match = gemm->match;
     const bool mixed = match.a_dtype != match.b_dtype;
     const std::vector<int64_t>& passes = gemm->implicit ? options_.implicit_tf32_passes
                                          : mixed        ? options_.mixed_tf32_passes
                                                         : options_.tf32_passes;
-    if (match.dtype == ir::DataType::f32() && passes.empty()) return {};
+    if (match.dtype == ir::DataType::f32() && passes.empty()) return std::nullopt;
     // An output copied back from C'[m, n] (a convolution's, a padded GEMM's) is staged
     // through shared memory and written straight into C where the copy back folds; a plain
     // GEMM's epilogue (bias, activation, cast) is computed on the tile's way out.
-    std::optional<Schedule> s = staged_sketch_or_plain(
-        *gemm, target_, [&](Schedule& t, bool staged) { sketch(t, block, *gemm, passes, staged); });
-    if (!s) return {};
-    return {*s, sch};
+    return staged_sketch_or_plain(*gemm, target_,
+                                  [&](Schedule& t, bool staged) { sketch(t, block, *gemm, passes, staged); });
   }
 
- private:
   // `stage_output`: the accumulators go through a shared tile of the block's C' into C
   // itself (copies->c_back, or the epilogue, folded into that tile's write), instead of
   // into C' in global memory and a second kernel's copy back: the copy back of a
@@ -186,9 +196,15 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     // rows: a warp then reads consecutive addresses and stores whole shared rows, where
     // walking k its reads were a row apart each. Its fragments load transposed.
     ColumnStaging columns;
+    // Taps outer: the weights are copied into B'[n, k] by a kernel of their own (read along
+    // k they are a kernel's area apart), and the input, where it runs along m, is staged
+    // by columns: each element's address is then its m's and its channel's, fixed across
+    // k-steps, plus the step's tap (implicit_gemm.h), where walking k in a row of the
+    // tile it was recomputed from k at every step.
+    const bool taps_outer = copies && copies->taps_outer;
     if (copies) {
-      columns.a = copy_reads_transposed(s, copies->a_copy);
-      columns.b = m.trans_b && copy_reads_transposed(s, copies->b_copy);
+      columns.a = taps_outer ? copy_reads_along_s(s, copies->a_copy) : copy_reads_transposed(s, copies->a_copy);
+      columns.b = !taps_outer && m.trans_b && copy_reads_transposed(s, copies->b_copy);
     }
     const MmaIntrins intrins = mma_intrins(m, columns);
     const bool f32 = m.dtype == ir::DataType::f32();
@@ -213,7 +229,11 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       // The shared copies read the operands through the reindexing (and the padding's
       // guards): A'[m, k] and B'[n, k] are never materialized.
       s.compute_inline(copies->a_copy);
-      s.compute_inline(copies->b_copy);
+      if (taps_outer) {
+        s.annotate(copies->b_copy, kKeepMaterialized, int64_t{1});
+      } else {
+        s.compute_inline(copies->b_copy);
+      }
     }
     std::vector<LoopRV> loops = s.get_loops(c);
     std::vector<LoopRV> it = s.split(loops[m.i], {schedule::None{}, int64_t{16}});

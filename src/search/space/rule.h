@@ -15,6 +15,11 @@
 
 namespace dragon::search {
 
+// A block annotation by which a rule keeps a copy it made in global memory on purpose (a
+// convolution's weights reordered once for every tile that reads them): auto_inline leaves
+// such a block where it is.
+inline constexpr const char* kKeepMaterialized = "dragon.keep_materialized";
+
 class ScheduleRule {
  public:
   virtual ~ScheduleRule() = default;

@@ -171,16 +171,17 @@ inline const std::vector<PipelinedConv>& pipelined_convs() {
 
 // The mma.sync rule's candidate of `conv` (built-in CUDA set) at its tiles, pipelined
 // `depth` k steps deep; f32 with 3xTF32 where `three_pass` (f32-close results), else as
-// sampled.
+// sampled. Of its two sketches, k in the declared order (the last), or with the kernel's
+// taps outermost (`taps_outer`: the first, implicit_gemm.h's KOrder).
 inline CandidateResult pipelined_conv_candidate(const PipelinedConv& conv, const ir::PrimFunc& func, int64_t depth,
-                                                bool three_pass = false) {
+                                                bool three_pass = false, bool taps_outer = false) {
   std::vector<Sketch> sketches = tensor_core_sketches_of(func, RuleSet::cuda());
-  if (sketches.size() != 1) {
-    return CandidateFailure{FailureKind::kReplay, "test", std::string(conv.spec) + ": not one tensor-core sketch"};
+  if (sketches.size() != 2) {
+    return CandidateFailure{FailureKind::kReplay, "test", std::string(conv.spec) + ": not two tensor-core sketches"};
   }
   size_t tiles_set = 0;
   CandidateResult r = candidate_at_decisions(
-      sketches[0], func, RuleSet::cuda(), conv.tiles,
+      taps_outer ? sketches.front() : sketches.back(), func, RuleSet::cuda(), conv.tiles,
       [&](SamplingRole role, const std::vector<int64_t>& choices) -> std::optional<int64_t> {
         if (role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 2, 3}) return depth;
         if (three_pass && role == SamplingRole::kTileChoice && choices == std::vector<int64_t>{1, 3}) return 3;

@@ -83,24 +83,37 @@ constexpr const char* kConvs[] = {
     "matmul:m=64,n=64,k=64,dtype=f16,trans_a=true",
 };
 
+// Whether a convolution of kConvs has a kernel wider than 1 (taps to put outermost in k).
+bool has_taps(const std::string& spec) {
+  return spec.find("kernel=") != std::string::npos && spec.find("kernel=1x1") == std::string::npos;
+}
+
 TEST(ImplicitGemmTensorCore, ConvsGetATensorCoreSketchOfTheFusedGemm) {
   for (const char* spec : kConvs) {
     SCOPED_TRACE(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-    ASSERT_EQ(s.size(), 1u);
-    const std::string text = script::encode(s[0].trace);
-    // Every operand reindexed, the copies and the block laid out, the input copies inlined.
-    EXPECT_NE(text.find("ri b"), std::string::npos) << text;
-    EXPECT_NE(text.find("tbl b"), std::string::npos) << text;
-    EXPECT_NE(text.find("ci b"), std::string::npos) << text;
-    const bool f32 = std::string(spec).find("f32") != std::string::npos;
-    EXPECT_NE(text.find(f32 ? "mma_m16n8k8_tf32tf32f32_trans_b" : "_trans_b"), std::string::npos) << text;
-    // No im2col buffer: the shared tiles gather from the padded input. Nor a C'[m, n] in
-    // global memory: the accumulators go through a shared tile into C (the copy back
-    // folded into its write: "rci").
-    const std::string ir_text = ir::print_function(schedule::replay(s[0].trace, workload(spec)).func());
-    EXPECT_EQ(ir_text.find("_reindex: "), std::string::npos) << ir_text;
-    EXPECT_NE(text.find("\nrci b"), std::string::npos) << text;
+    // With taps, two: k with the taps outermost first, then k as declared.
+    ASSERT_EQ(s.size(), has_taps(spec) ? 2u : 1u);
+    for (size_t n = 0; n < s.size(); ++n) {
+      const bool taps_outer = s.size() == 2 && n == 0;
+      SCOPED_TRACE(taps_outer ? "taps outer" : "as declared");
+      const std::string text = script::encode(s[n].trace);
+      // Every operand reindexed, the copies and the block laid out, the input copy inlined.
+      EXPECT_NE(text.find("ri b"), std::string::npos) << text;
+      EXPECT_NE(text.find("tbl b"), std::string::npos) << text;
+      EXPECT_NE(text.find("ci b"), std::string::npos) << text;
+      const bool f32 = std::string(spec).find("f32") != std::string::npos;
+      EXPECT_NE(text.find(f32 ? "mma_m16n8k8_tf32tf32f32_trans_b" : "_trans_b"), std::string::npos) << text;
+      // No im2col buffer: the shared tiles gather from the padded input. Nor a C'[m, n] in
+      // global memory: the accumulators go through a shared tile into C (the copy back
+      // folded into its write: "rci"). Taps outer, the weights are copied into B'[n, k]
+      // once, kept there against auto_inline.
+      const std::string ir_text = ir::print_function(schedule::replay(s[n].trace, workload(spec)).func());
+      EXPECT_EQ(ir_text.find("X_reindex: "), std::string::npos) << ir_text;
+      EXPECT_EQ(ir_text.find("W_reindex: ") != std::string::npos, taps_outer) << ir_text;
+      EXPECT_EQ(text.find("dragon.keep_materialized") != std::string::npos, taps_outer) << text;
+      EXPECT_NE(text.find("\nrci b"), std::string::npos) << text;
+    }
   }
 }
 
@@ -109,9 +122,9 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-    ASSERT_EQ(s.size(), 1u);
-    for (int seed = 0; seed < 2; ++seed) {
-      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+    ASSERT_EQ(s.size(), has_taps(spec) ? 2u : 1u);
+    for (int seed = 0; seed < 2 * static_cast<int>(s.size()); ++seed) {
+      CandidateResult r = sample_candidate(s[static_cast<size_t>(seed) % s.size()], func, kH200, RuleSet::cuda(), seed);
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const SpaceCandidate& c = r.candidate();
       const std::string text = script::encode(c.trace);
@@ -133,9 +146,10 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
 TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCopies) {
   for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
     for (int64_t depth : {2, 3}) {
-      SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth));
+     for (bool taps_outer : {false, true}) {
+      SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth) + (taps_outer ? " taps outer" : ""));
       ir::PrimFunc func = workload(c.spec);
-      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth);
+      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth, false, taps_outer);
       ASSERT_TRUE(r.ok()) << r.failure().message;
       const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200).func;
       const std::string code = codegen::generate_cuda(kernel, kH200).code;
@@ -147,6 +161,7 @@ TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCo
       EXPECT_TRUE(lower::testing::close_outputs(
           func, lower::testing::serialize_between_barriers(lower::testing::delay_async_copies(kernel))))
           << script::encode(r.candidate().trace);
+     }
     }
   }
 }
@@ -177,9 +192,10 @@ int64_t shared_buffer_bytes(const ir::PrimFunc& func) {
 TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
   for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
     for (int64_t depth : {2, 3}) {
-      SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth));
+     for (bool taps_outer : {false, true}) {
+      SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth) + (taps_outer ? " taps outer" : ""));
       ir::PrimFunc func = workload(c.spec);
-      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth);
+      CandidateResult r = testing::pipelined_conv_candidate(c, func, depth, false, taps_outer);
       ASSERT_TRUE(r.ok()) << r.failure().message;
       int64_t separate_bytes = 0;
       lower::LowerOptions options;
@@ -188,15 +204,17 @@ TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
       };
       const ir::PrimFunc kernel = lower::lower(r.candidate().func, kH200, options).func;
       const codegen::CudaSource source = codegen::generate_cuda(kernel, kH200);
-      ASSERT_EQ(source.kernels.size(), 1u);
+      // Taps outer, the weights' copy runs first, a kernel of its own.
+      ASSERT_EQ(source.kernels.size(), taps_outer ? 2u : 1u);
       EXPECT_GT(separate_bytes, 0);
-      EXPECT_LT(source.kernels[0].dynamic_shared_bytes, separate_bytes) << source.code;
+      EXPECT_LT(source.kernels.back().dynamic_shared_bytes, separate_bytes) << source.code;
       EXPECT_LT(shared_buffer_bytes(kernel), separate_bytes);
       EXPECT_NE(source.code.find("_then_Y_reindex_shared_dyn = "), std::string::npos) << source.code;
       EXPECT_NE(source.code.find("cp.async.wait_group 0;"), std::string::npos) << source.code;
       EXPECT_TRUE(lower::testing::close_outputs(
           func, lower::testing::serialize_between_barriers(lower::testing::delay_async_copies(kernel))))
           << script::encode(r.candidate().trace);
+     }
     }
   }
 }
@@ -211,10 +229,10 @@ TEST(ImplicitGemmTensorCore, TheSamplerCountsTheOutputTileInTheOperandsMemory) {
   tight.max_shared_memory_per_block = 24 * 1024;
   ir::PrimFunc func = workload(spec);
   std::vector<Sketch> s = testing::tensor_core_sketches_of(func, RuleSet::cuda());
-  ASSERT_EQ(s.size(), 1u);
+  ASSERT_EQ(s.size(), 2u);
   int past_the_limit_summed = 0, ok = 0;
   for (int seed = 1; seed <= 24; ++seed) {
-    CandidateResult r = sample_candidate(s[0], func, tight, RuleSet::cuda(), seed);
+    CandidateResult r = sample_candidate(s[static_cast<size_t>(seed) % 2], func, tight, RuleSet::cuda(), seed);
     if (!r.ok()) continue;
     ++ok;
     int64_t separate_bytes = 0;
@@ -236,10 +254,10 @@ TEST(ImplicitGemmTensorCore, F32ConvsSampleOnePassTf32AndF32GemmsDoNot) {
   auto variants_of = [](const std::string& spec) {
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-    EXPECT_EQ(s.size(), 1u) << spec;
+    EXPECT_EQ(s.size(), spec.starts_with("conv") ? 2u : 1u) << spec;
     std::set<std::string> seen;
     for (int seed = 0; seed < 24 && !s.empty(); ++seed) {
-      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+      CandidateResult r = sample_candidate(s[static_cast<size_t>(seed) % s.size()], func, kH200, RuleSet::cuda(), seed);
       EXPECT_TRUE(r.ok()) << spec << " seed " << seed;
       if (!r.ok()) continue;
       codegen::CudaSource src = codegen::generate_cuda(lower::lower(r.candidate().func, kH200).func, kH200);
@@ -283,13 +301,16 @@ TEST(ImplicitGemmTensorCore, GemmsOfPartialTilesArePaddedToWholeOnes) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-    ASSERT_EQ(s.size(), 1u);
-    const std::string text = script::encode(s[0].trace);
-    EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
-    // The operand copies, zero in the padding, are inlined into the shared reads.
-    EXPECT_NE(text.find("\nci b"), std::string::npos) << text;
-    for (int seed = 0; seed < 2; ++seed) {
-      CandidateResult r = sample_candidate(s[0], func, kH200, RuleSet::cuda(), seed);
+    ASSERT_EQ(s.size(), has_taps(spec) ? 2u : 1u);
+    for (const Sketch& sketch : s) {
+      const std::string text = script::encode(sketch.trace);
+      EXPECT_NE(text.find("\npe b"), std::string::npos) << text;
+      // The operand copies, zero in the padding, are inlined into the shared reads (the
+      // input's at least: taps outer, the weights' is kept).
+      EXPECT_NE(text.find("\nci b"), std::string::npos) << text;
+    }
+    for (int seed = 0; seed < 2 * static_cast<int>(s.size()); ++seed) {
+      CandidateResult r = sample_candidate(s[static_cast<size_t>(seed) % s.size()], func, kH200, RuleSet::cuda(), seed);
       ASSERT_TRUE(r.ok()) << "seed " << seed << ": " << r.failure().message;
       const SpaceCandidate& c = r.candidate();
       const std::string candidate = script::encode(c.trace);
@@ -464,8 +485,9 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
     SCOPED_TRACE(spec);
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-    ASSERT_EQ(s.size(), 1u);
-    CandidateResult first = sample_candidate(s[0], func, kH200, RuleSet::cuda(), 1);
+    ASSERT_EQ(s.size(), 2u);
+   for (const Sketch& sketch : s) {
+    CandidateResult first = sample_candidate(sketch, func, kH200, RuleSet::cuda(), 1);
     ASSERT_TRUE(first.ok()) << first.failure().message;
     std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
     schedule::RandomEngine rng(5);
@@ -479,6 +501,7 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
       EXPECT_TRUE(computes_like(func, r.candidate().func, 7));
     }
     EXPECT_GT(changed, 0);
+   }
   }
 }
 
@@ -491,10 +514,10 @@ SpaceCandidate resnet_expert_candidate() {
   const std::string spec =
       "conv2d:batch=8,in_channels=256,out_channels=256,size=14x14,kernel=3x3,padding=1x1,dtype=f16";
   std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
-  EXPECT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.size(), 2u);
   size_t tiles_set = 0;
   CandidateResult r = testing::candidate_at_decisions(
-      s.at(0), workload(spec), RuleSet::cuda(), {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}},
+      s.at(s.size() - 1), workload(spec), RuleSet::cuda(), {{49, 1, 2, 1, 1}, {4, 1, 2, 2, 2}, {36, 4, 1}},
       [](SamplingRole role) -> std::optional<int64_t> {
         if (role == SamplingRole::kVectorLength) return 8;
         if (role == SamplingRole::kUnroll) return 512;

@@ -9,6 +9,7 @@
 
 #include <numeric>
 
+#include "dragon/codegen/cuda_codegen.h"
 #include "dragon/lower/lower.h"
 #include "dragon/schedule/instruction.h"
 #include "dragon/search/default_schedule.h"
@@ -122,8 +123,10 @@ std::string fragment_loads(const std::string& spec) {
 
 // An operand that is a transposed matrix in memory is staged [k, m] or [k, n]: a transposed
 // A, the [k, n] B a padded or split-K GEMM copies, the input of a 1x1 convolution of one
-// image; the others stay [m, k] or [n, k]: a plain A, the input of a convolution with a
-// kernel wider than 1 (3x3, 3x3x1, strided 11x11, dilated 5x9), every convolution's weights.
+// image; and so is the input of a convolution with a kernel wider than 1 whose default
+// puts the taps outermost in k, where it runs along m (unit strides: 3x3, dilated 5x9,
+// 3x3x1). The others stay [m, k] or [n, k]: a plain A, the input of a strided 11x11, every
+// convolution's weights (copied into B'[n, k] first, taps outer).
 TEST(TensorCoreDefault, TransposedOperandsAreStagedByColumns) {
   auto staged = [](const std::string& spec, const char* a, const char* b) {
     const std::string loads = fragment_loads(spec);
@@ -135,19 +138,50 @@ TEST(TensorCoreDefault, TransposedOperandsAreStagedByColumns) {
   staged("matmul:m=32,n=32,k=48,trans_a=true,dtype=f16", "mma_ldmatrix_a_m16k16_from_k16m16_f16",
          "mma_ldmatrix_b_n8k16_from_k16n8_f16");
   staged("matmul:m=20,n=24,k=40", "mma_load_a_m16k8_f32", "mma_load_b_n8k8_from_k8n8_f32");
-  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1", "mma_load_a_m16k8_f32",
+  staged("conv2d:batch=2,in_channels=8,out_channels=16,size=8x8,kernel=3x3,padding=1x1", "mma_load_a_m16k8_from_k8m16_f32",
          "mma_load_b_trans_n8k8_f32");
   staged("conv2d:batch=2,in_channels=16,out_channels=16,size=6x6,kernel=3x3,padding=1x1,dtype=f16",
-         "mma_ldmatrix_a_m16k16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
+         "mma_ldmatrix_a_m16k16_from_k16m16_f16", "mma_ldmatrix_b_trans_n8k16_f16");
   staged("conv2d:batch=1,in_channels=16,out_channels=16,size=6x6,kernel=1x1", "mma_load_a_m16k8_from_k8m16_f32",
          "mma_load_b_trans_n8k8_f32");
   staged("conv2d:batch=2,in_channels=8,out_channels=16,size=40x40,kernel=5x9,padding=2x4,dilation=2x3",
-         "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
-  staged("conv3d:batch=2,in_channels=4,out_channels=16,size=6x6x5,kernel=3x3x1,dtype=f16", "mma_ldmatrix_a_m16k16_f16",
+         "mma_load_a_m16k8_from_k8m16_f32", "mma_load_b_trans_n8k8_f32");
+  staged("conv3d:batch=2,in_channels=4,out_channels=16,size=6x6x5,kernel=3x3x1,dtype=f16", "mma_ldmatrix_a_m16k16_from_k16m16_f16",
          "mma_ldmatrix_b_trans_n8k16_f16");
   staged("matmul:m=64,n=64,k=65536", "mma_load_a_m16k8_f32", "mma_load_b_n8k8_from_k8n8_f32");  // split-K
   staged("conv2d:batch=2,in_channels=3,out_channels=16,size=47x47,kernel=11x11,stride=4x4",
          "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
+}
+
+// A convolution with a 3x3 kernel and 32 channels, by default: k runs over the taps
+// outside the channels, so a k-step of 32 holds one tap. Its weights are copied into
+// B'[n, k] by a first kernel and fetched from there in 16-byte pieces; its input's gather
+// takes each k-step's tap whole (no element's k is split into channel and tap, as dividing
+// it by the kernel's nine taps would) and runs along m (staged by columns); the kernels
+// compute the conv thread by thread between barriers.
+TEST(TensorCoreDefault, AConvolutionsTapsGoOutermostAndItsWeightsAreCopiedOnce) {
+  const std::string spec = "conv2d:batch=2,in_channels=32,out_channels=16,size=10x10,kernel=3x3";
+  const ir::PrimFunc func = workload(spec);
+  const Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+  const ir::PrimFunc kernel = lower::lower(sch.func(), lower::Target::cuda_h200()).func;
+  const codegen::CudaSource source = codegen::generate_cuda(kernel, lower::Target::cuda_h200());
+  ASSERT_EQ(source.kernels.size(), 2u) << source.code;
+  const std::string code = source.code.substr(source.prelude_size);
+  const size_t gemm = code.find(source.kernels[1].name);
+  ASSERT_NE(gemm, std::string::npos);
+  EXPECT_NE(code.substr(0, gemm).find("W_reindex["), std::string::npos) << code;
+  EXPECT_NE(code.find("dragon_cp_async_16(W_reindex_shared"), std::string::npos) << code;
+  size_t gathers = 0;
+  for (size_t at = code.find("dragon_cp_async_4(X_reindex_shared"); at != std::string::npos;
+       at = code.find("dragon_cp_async_4(X_reindex_shared", at + 1)) {
+    const std::string line = code.substr(at, code.find('\n', at) - at);
+    EXPECT_EQ(line.find(" / 9)"), std::string::npos) << line;
+    EXPECT_EQ(line.find(" % 9)"), std::string::npos) << line;
+    ++gathers;
+  }
+  EXPECT_GT(gathers, 0u) << code;
+  EXPECT_NE(fragment_loads(spec).find("mma_load_a_m16k8_from_k8m16_f32"), std::string::npos);
+  EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(kernel)));
 }
 
 TEST(TensorCoreDefault, LongKAndTheOptionOutLeaveTheCudaCoreDefault) {
