@@ -47,7 +47,8 @@
 #                         allclose at 1e-2 and its CUDA-event timing against the reference;
 #                         files and JSON results under $OUT/tune/kernelbench-export; a
 #                         check takes 1-2 minutes, so give a call 3-4 problems
-#   profile:SUITE:IDS     per problem the best record in DB (or the default schedule) printed by
+#   profile:SUITE:IDS     per problem the best record in DB (or the default schedule; always with
+#                         PROFILE_SCHEDULE=default) printed by
 #                         dragon build with its launch, its SASS instruction mix (whole kernel and main
 #                         loop, cuobjdump) and ncu --set full on that launch alone (scripts/profile_kernel.py,
 #                         --clock-control none); key lines in summary.md, reports under profile/ in logs.tgz
@@ -385,7 +386,8 @@ print("correct %s, trials %s, weights: %s, ModelNew %s, Model %s, speedup %s%s" 
         if [ -z "$spec" ]; then note "profile $suite $id: no such problem"; status=1; continue; fi
         # The best verified record of this GPU, or the default schedule when there is none.
         script_args=()
-        if dragon best "$spec" --db "$db" --target cuda --script >"$p.script" 2>/dev/null && [ -s "$p.script" ]; then
+        if [ "${PROFILE_SCHEDULE:-best}" != default ] &&
+           dragon best "$spec" --db "$db" --target cuda --script >"$p.script" 2>/dev/null && [ -s "$p.script" ]; then
           script_args=(--script "$p.script")
         fi
         if ! dragon build "$spec" "${script_args[@]}" --target cuda -o "$p.cu" >"$p.log" 2>&1 ||

@@ -1,7 +1,9 @@
 // The tensor-core rule on convolutions (space/implicit_gemm.cc, then
 // multi_level_tiling_tensor_core.cc): conv2d in f16, bf16 and f32 gets a tensor-core
 // sketch (mma.sync m16n8k16, or m16n8k8 tf32) whose block is the fused m x n x k GEMM and
-// whose operand copies are inlined into the shared-memory reads (no im2col buffer); its
+// whose operand copies are inlined into the shared-memory reads (no im2col buffer), and,
+// with a kernel wider than 1, first a sketch whose k runs over the kernel's taps outside
+// the channels, its weights copied into B'[n, k] by a kernel of their own; their
 // candidates tensorize every annotated block and compute the convolution on the
 // interpreter; a pipelined conv's output tile takes the memory of an operand tile
 // (share_shared_memory); tile mutations replay; on sm_90 the wgmma rule's candidates
@@ -145,8 +147,7 @@ TEST(ImplicitGemmTensorCore, CandidatesTensorizeAndComputeTheConv) {
 // barrier between the warps' stores of the output tile and the block's copy of it into Y).
 TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCopies) {
   for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
-    for (int64_t depth : {2, 3}) {
-     for (bool taps_outer : {false, true}) {
+    for (auto [depth, taps_outer] : {std::pair<int64_t, bool>{2, false}, {2, true}, {3, false}, {3, true}}) {
       SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth) + (taps_outer ? " taps outer" : ""));
       ir::PrimFunc func = workload(c.spec);
       CandidateResult r = testing::pipelined_conv_candidate(c, func, depth, false, taps_outer);
@@ -161,7 +162,6 @@ TEST(ImplicitGemmTensorCore, PipelinedConvsGatherTheirTilesWithZeroFilledAsyncCo
       EXPECT_TRUE(lower::testing::close_outputs(
           func, lower::testing::serialize_between_barriers(lower::testing::delay_async_copies(kernel))))
           << script::encode(r.candidate().trace);
-     }
     }
   }
 }
@@ -191,8 +191,7 @@ int64_t shared_buffer_bytes(const ir::PrimFunc& func) {
 // barriers, anyway; test_share_shared_memory.cc shows the model catching it.)
 TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
   for (const testing::PipelinedConv& c : testing::pipelined_convs()) {
-    for (int64_t depth : {2, 3}) {
-     for (bool taps_outer : {false, true}) {
+    for (auto [depth, taps_outer] : {std::pair<int64_t, bool>{2, false}, {2, true}, {3, false}, {3, true}}) {
       SCOPED_TRACE(std::string(c.spec) + " depth " + std::to_string(depth) + (taps_outer ? " taps outer" : ""));
       ir::PrimFunc func = workload(c.spec);
       CandidateResult r = testing::pipelined_conv_candidate(c, func, depth, false, taps_outer);
@@ -214,7 +213,6 @@ TEST(ImplicitGemmTensorCore, TheOutputTileTakesTheMemoryOfAnOperandTile) {
       EXPECT_TRUE(lower::testing::close_outputs(
           func, lower::testing::serialize_between_barriers(lower::testing::delay_async_copies(kernel))))
           << script::encode(r.candidate().trace);
-     }
     }
   }
 }
@@ -479,6 +477,25 @@ TEST(ImplicitGemmTensorCore, OnlyOneElementwiseConsumerAtTheGemmsIndicesIsAnEpil
 // Evolutionary search's tile mutation redraws a conv candidate's tiles; the replayed
 // candidates stay valid (the decision sampler reads the fused, and padded, nest) and
 // compute the conv.
+// Mutates the tiles of a candidate of `sketch` eight times: each replays, some change it,
+// and each computes `func`.
+void mutated_tiles_replay_and_compute(const Sketch& sketch, const ir::PrimFunc& func) {
+  CandidateResult first = sample_candidate(sketch, func, kH200, RuleSet::cuda(), 1);
+  ASSERT_TRUE(first.ok()) << first.failure().message;
+  std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
+  schedule::RandomEngine rng(5);
+  int changed = 0;
+  for (int round = 0; round < 8; ++round) {
+    std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
+    ASSERT_TRUE(t.has_value());
+    CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
+    ASSERT_TRUE(r.ok()) << r.failure().message;
+    changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
+    EXPECT_TRUE(computes_like(func, r.candidate().func, 7));
+  }
+  EXPECT_GT(changed, 0);
+}
+
 TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
   // A conv of whole tiles, and one padded to them (k = 27 to 32).
   for (const std::string spec : {std::string(kConvs[0]), std::string(kUnevenGemms[4])}) {
@@ -486,22 +503,7 @@ TEST(ImplicitGemmTensorCore, MutatedTilesReplayAndComputeTheConv) {
     ir::PrimFunc func = workload(spec);
     std::vector<Sketch> s = builtin_tensor_core_sketches(spec);
     ASSERT_EQ(s.size(), 2u);
-   for (const Sketch& sketch : s) {
-    CandidateResult first = sample_candidate(sketch, func, kH200, RuleSet::cuda(), 1);
-    ASSERT_TRUE(first.ok()) << first.failure().message;
-    std::unique_ptr<Mutator> mutate = make_mutate_tile_size();
-    schedule::RandomEngine rng(5);
-    int changed = 0;
-    for (int round = 0; round < 8; ++round) {
-      std::optional<schedule::Trace> t = mutate->apply(first.candidate().trace, func, rng);
-      ASSERT_TRUE(t.has_value());
-      CandidateResult r = replay_candidate(*t, func, kH200, RuleSet::cuda());
-      ASSERT_TRUE(r.ok()) << r.failure().message;
-      changed += script::encode(r.candidate().trace) != script::encode(first.candidate().trace) ? 1 : 0;
-      EXPECT_TRUE(computes_like(func, r.candidate().func, 7));
-    }
-    EXPECT_GT(changed, 0);
-   }
+    for (const Sketch& sketch : s) mutated_tiles_replay_and_compute(sketch, func);
   }
 }
 
