@@ -70,6 +70,7 @@
 # kernelbench-export stages when any is asked: 150), KB_SHARE (percent of the tuning
 # window for KernelBench: 65), KB_PROBLEMS, DB, PEAKS (dragon bench --peaks: the committed
 # bench/results/2026-12-03-h200-peaks.json), MAX_SECONDS (dragon bench, 0.2),
+# BENCH_MAX_TRIALS (dragon bench --max-trials: the best of each problem's first N scripts),
 # DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
 # SFT_PROMPT (spec), SFT_CONTEXT (2048), SFT_STEPS (600), SFT_BATCH (16), SFT_LR (5e-4),
 # EVAL_SECONDS (the most an evaluate mode may take), EVAL_PER_WORKLOAD (1), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
@@ -523,6 +524,9 @@ PY
       args=()
       [ -n "$ids" ] && args+=(--problems "$ids")
       [ -f "$db" ] && args+=(--db "$db")
+      # BENCH_MAX_TRIALS: each problem's best among the first N scripts searched (the issue's
+      # "at most 200 measured trials per problem").
+      [ -f "$db" ] && [ -n "${BENCH_MAX_TRIALS:-}" ] && args+=(--max-trials "$BENCH_MAX_TRIALS")
       # The H200's measured peaks (for achieved fractions only), not measured again each call.
       [ -f "$peaks" ] && args+=(--peaks "$peaks")
       # The first bench of the plan leaves the second a third of what is left.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -386,6 +387,23 @@ std::optional<StoredRecord> Database::best_script(const TuningKey& key) const {
     }
     if (static_cast<int64_t>(top.size()) < k) return std::nullopt;
   }
+}
+
+std::optional<StoredRecord> Database::best_script_within(const TuningKey& key, int64_t trials) const {
+  if (trials < 1) throw UserError(fmt::format("best within {} trials: give at least 1", trials));
+  std::unordered_set<std::string> first_scripts;  // the first `trials` scripts seen
+  std::optional<StoredRecord> out;
+  for_each_record(RecordFilter::of(key), [&](const StoredRecord& r) {
+    if (r.record.script.empty()) return;
+    if (!first_scripts.contains(r.record.script)) {
+      if (static_cast<int64_t>(first_scripts.size()) >= trials) return;
+      first_scripts.insert(r.record.script);
+    }
+    std::optional<double> median = r.record.median_ms();
+    if (r.record.status != RecordStatus::kOk || !median) return;
+    if (!out || *median < *out->record.median_ms()) out = r;
+  });
+  return out;
 }
 
 std::optional<StoredRecord> Database::find_kernel(const TuningKey& key, std::string_view kernel_hash) const {

@@ -125,6 +125,13 @@ TEST(BenchCli, BadSuitesAndSelectionsAreUserErrors) {
   CliResult nothing = run_dragon("bench");
   EXPECT_EQ(nothing.status, 1);
   EXPECT_NE(nothing.output.find("name a suite"), std::string::npos) << nothing.output;
+  CliResult no_trials = run_dragon("bench dlrm --out /tmp/dragon_cli_bench.json --db /tmp/dragon_cli_bench.db --max-trials 0");
+  EXPECT_EQ(no_trials.status, 1);
+  EXPECT_NE(no_trials.output.find("--max-trials 0: give a number of scripts, at least 1"), std::string::npos)
+      << no_trials.output;
+  CliResult no_db = run_dragon("bench dlrm --out /tmp/dragon_cli_bench.json --max-trials 200");
+  EXPECT_EQ(no_db.status, 1);
+  EXPECT_NE(no_db.output.find("--max-trials needs --db"), std::string::npos) << no_db.output;
 }
 
 TEST(BenchCli, RunsPeaksAndAuditsNeedAGpuAndSaySo) {

@@ -39,6 +39,7 @@ struct BenchOptions {
   std::vector<std::string> from;
   bool no_eager = false, no_cublas = false, no_cudnn = false;
   double max_seconds = 1.0;
+  std::optional<int64_t> max_trials;
 };
 
 // Id, name, output shape, op spec and the baselines that apply (bench/applicable_baselines.h).
@@ -153,15 +154,19 @@ int bench_suite(const BenchOptions& options) {
     database.emplace(db::Database::open(options.db, {.read_only = true}));
     // Records are filed under the machine they were measured on: this GPU and driver.
     const db::Hardware hardware{driver->device_name(), harness::read_gpu_state().driver_version};
-    run_options.tuned = [&database, hardware](const suites::Problem&,
-                                              const ir::PrimFunc& func) -> std::optional<bench::TunedSchedule> {
+    const std::optional<int64_t> max_trials = options.max_trials;
+    run_options.tuned = [&database, hardware, max_trials](const suites::Problem&,
+                                                          const ir::PrimFunc& func) -> std::optional<bench::TunedSchedule> {
       db::TuningKey key{db::Workload::of(func).hash, {"cuda", lower::Target::cuda_h200().arch}, hardware};
-      // The bench measures today's default itself; the tuned row is the best search record.
-      std::optional<db::StoredRecord> best = database->best_script(key);
+      // The bench measures today's default itself; the tuned row is the best search record
+      // (of the first --max-trials scripts searched, when given).
+      std::optional<db::StoredRecord> best =
+          max_trials ? database->best_script_within(key, *max_trials) : database->best_script(key);
       if (!best) return std::nullopt;
       schedule::Schedule sch = schedule::replay(script::decode(best->record.script), func);
-      return bench::TunedSchedule{sch.func(), fmt::format("record {}, {:.4g} ms when tuned", best->id,
-                                                          best->record.median_ms().value_or(0))};
+      return bench::TunedSchedule{
+          sch.func(), fmt::format("record {}, {:.4g} ms when tuned{}", best->id, best->record.median_ms().value_or(0),
+                                  max_trials ? fmt::format(", best of the first {} scripts", *max_trials) : "")};
     };
   }
   if (!options.peaks_file.empty()) {
@@ -223,6 +228,9 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--db", options->db,
                   "A tuning database (dragon tune): each problem's best record on this GPU runs beside the default "
                   "schedule and the baselines, verified and timed here");
+  sub->add_option("--max-trials", options->max_trials,
+                  "With --db: each problem's best among the first N scripts searched for it (a trial budget, as "
+                  "the tuning issue's targets count them)");
   sub->add_option("--peaks", options->peaks_file, "Peaks measured by `dragon peaks --out FILE` (else measured first)");
   sub->add_option("--from", options->from, "Render --report from these results files (chunks of one suite) instead of running");
   sub->add_flag("--no-eager", options->no_eager, "Leave out the libtorch eager baselines");
@@ -234,6 +242,10 @@ Command add_bench_command(CLI::App& app) {
       ->capture_default_str();
   return [options] {
     if (options->suite.empty() && options->from.empty()) throw UserError("dragon bench: name a suite (or --from RESULTS.json)");
+    if (options->max_trials && *options->max_trials < 1) {
+      throw UserError(fmt::format("dragon bench: --max-trials {}: give a number of scripts, at least 1", *options->max_trials));
+    }
+    if (options->max_trials && options->db.empty()) throw UserError("dragon bench: --max-trials needs --db");
     return bench_suite(*options);
   };
 }

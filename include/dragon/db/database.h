@@ -106,6 +106,11 @@ class Database {
   // (script ""), which stand for whatever the default was when they were measured, so
   // a faster old default must not hide the best tuned script.
   std::optional<StoredRecord> best_script(const TuningKey& key) const;
+  // best_script as a search of `trials` trials had it: the fastest kOk record among those
+  // of the first `trials` distinct scripts measured under `key`, in commit order (a script
+  // measured again, its code changed since, is the same trial). A scan of the key's
+  // records. `dragon bench --max-trials`: a suite's figure within a trial budget.
+  std::optional<StoredRecord> best_script_within(const TuningKey& key, int64_t trials) const;
 
   // The latest record under `key` whose kernel_hash is `kernel_hash` (any status):
   // "was this kernel measured already, and how did it end?"

@@ -160,6 +160,36 @@ TEST_F(DatabaseTest, BestScriptSkipsTheDefaultScheduleRecords) {
   EXPECT_FALSE(db.best_script(key(softmax_)).has_value());
 }
 
+// best_script_within(key, n): the best of the records of the first n distinct scripts in
+// commit order, a script measured again counting once, defaults and failures counting
+// for nothing; other keys' records are not counted.
+TEST_F(DatabaseTest, BestScriptWithinCountsTheFirstDistinctScripts) {
+  Database db = Database::open(dir_.file("t.db"));
+  db.add_workload(matmul_);
+  db.add_workload(softmax_);
+  const TuningKey k = key(matmul_);
+  std::vector<std::string> scripts;
+  for (const std::string& s : scripts_) {
+    if (!s.empty() && std::find(scripts.begin(), scripts.end(), s) == scripts.end()) scripts.push_back(s);
+  }
+  ASSERT_GE(scripts.size(), 4u);
+  EXPECT_FALSE(db.best_script_within(k, 2).has_value());
+  db.commit(testing::ok_record(k, "", {0.5f}));                        // the default: not a trial
+  db.commit(testing::ok_record(key(softmax_), scripts[3], {0.1f}));    // another workload's
+  db.commit(testing::ok_record(k, scripts[0], {4.0f}));                // trial 1
+  db.commit(testing::failed_record(k, scripts[1], RecordStatus::kCrashed, "illegal address"));  // trial 2
+  db.commit(testing::ok_record(k, scripts[2], {1.0f}));                // trial 3
+  db.commit(testing::ok_record(k, scripts[0], {3.0f}));                // trial 1, measured again
+  db.commit(testing::ok_record(k, scripts[3], {2.0f}));                // trial 4
+  ASSERT_TRUE(db.best_script_within(k, 1).has_value());
+  EXPECT_EQ(db.best_script_within(k, 1)->record.script, scripts[0]);
+  EXPECT_DOUBLE_EQ(*db.best_script_within(k, 1)->record.median_ms(), 3.0);
+  EXPECT_DOUBLE_EQ(*db.best_script_within(k, 2)->record.median_ms(), 3.0);
+  EXPECT_EQ(db.best_script_within(k, 3)->record.script, scripts[2]);
+  EXPECT_EQ(db.best_script_within(k, 100)->record.script, db.best_script(k)->record.script);
+  EXPECT_THROW(db.best_script_within(k, 0), UserError);
+}
+
 TEST_F(DatabaseTest, TopKIsAnIndexQueryWithoutASort) {
   {
     Database db = Database::open(dir_.file("t.db"));  // creates the schema
