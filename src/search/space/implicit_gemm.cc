@@ -261,6 +261,11 @@ bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
   return k_step.has_value();
 }
 
+bool copy_reads_transposed_unguarded(const schedule::Schedule& sch, BlockRV copy) {
+  const auto* store = sch.get(copy)->body.as<ir::BufferStoreNode>();
+  return store != nullptr && store->value.as<ir::BufferLoadNode>() != nullptr && copy_reads_transposed(sch, copy);
+}
+
 bool copy_reads_along_s(const schedule::Schedule& sch, BlockRV copy) {
   std::optional<CopyAddresses> addresses = CopyAddresses::of(sch, copy);
   if (!addresses || addresses->s_extent < 2) return false;

@@ -57,9 +57,12 @@ struct MmaIntrins {
 };
 
 // Which copied operands are staged by columns ([k, m] or [k, n]: each reads a transposed
-// matrix, copy_reads_transposed), their fragments then loaded transposed.
+// matrix, copy_reads_transposed, or runs along m, copy_reads_along_s), their fragments then
+// loaded transposed; and which of those are fetched in vectors (unguarded transposed
+// matrices, copy_reads_transposed_unguarded) rather than one element a lane.
 struct ColumnStaging {
   bool a = false, b = false;
+  bool a_vectors = false, b_vectors = false;
 };
 
 MmaIntrins mma_intrins(const GemmMatch& m, ColumnStaging columns = {}) {
@@ -205,6 +208,8 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     if (copies) {
       columns.a = taps_outer ? copy_reads_along_s(s, copies->a_copy) : copy_reads_transposed(s, copies->a_copy);
       columns.b = !taps_outer && m.trans_b && copy_reads_transposed(s, copies->b_copy);
+      columns.a_vectors = columns.a && copy_reads_transposed_unguarded(s, copies->a_copy);
+      columns.b_vectors = columns.b && copy_reads_transposed_unguarded(s, copies->b_copy);
     }
     const MmaIntrins intrins = mma_intrins(m, columns);
     const bool f32 = m.dtype == ir::DataType::f32();
@@ -298,12 +303,18 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
       std::vector<LoopRV> cl = s.get_loops(shared);
       LoopRV outer = cl[cl.size() - 2], inner = cl[cl.size() - 1];
       if (staged_by_columns) {
-        // The copy's loops still run (m or n, k): walk the tile's rows innermost. One
-        // element a thread and step, so a warp's 32 reads are 32 neighbours (a copied tile
-        // is fetched element by element: vector lanes would only space the threads apart).
+        // The copy's loops still run (m or n, k): walk the tile's rows innermost. A row of
+        // an unguarded transposed matrix is a run of memory: vectors, a lane's beside the
+        // next lane's. Otherwise one element a thread and step, so that a warp's 32 reads
+        // are 32 neighbours (a gathered or guarded tile's cp.async go element by element,
+        // and vector lanes would only space the threads apart).
         s.reorder({inner, outer});
         s.fuse({inner, outer});
-        s.annotate(shared, "meta_schedule.cooperative_fetch", int64_t{1});
+        if (shared == a_shared ? columns.a_vectors : columns.b_vectors) {
+          annotate_cooperative_fetch(s, shared, bytes, options_.tiling);
+        } else {
+          s.annotate(shared, "meta_schedule.cooperative_fetch", int64_t{1});
+        }
         continue;
       }
       s.fuse({outer, inner});

@@ -153,6 +153,27 @@ TEST(TensorCoreDefault, TransposedOperandsAreStagedByColumns) {
          "mma_load_a_m16k8_f32", "mma_load_b_trans_n8k8_f32");
 }
 
+// The CUDA code of the default schedule of `spec`, its prelude left out.
+std::string default_kernels(const std::string& spec) {
+  const Schedule sch = default_schedule(workload(spec), lower::Target::cuda_h200());
+  const ir::PrimFunc kernel = lower::lower(sch.func(), lower::Target::cuda_h200()).func;
+  const codegen::CudaSource source = codegen::generate_cuda(kernel, lower::Target::cuda_h200());
+  return source.code.substr(source.prelude_size);
+}
+
+// A transposed A with no padding is staged by columns and fetched in 16-byte vectors (its
+// tile's rows are runs of memory); a padded GEMM's [k, n] B, staged by columns too, is
+// fetched one element a lane (its guarded cp.async go lane by lane).
+TEST(TensorCoreDefault, AnUnguardedTransposedOperandIsFetchedInVectors) {
+  const std::string f32 = default_kernels("matmul:m=32,n=64,k=32,trans_a=true");
+  EXPECT_NE(f32.find("*(const float4*)(A + "), std::string::npos) << f32;
+  const std::string f16 = default_kernels("matmul:m=32,n=32,k=48,trans_a=true,dtype=f16");
+  EXPECT_NE(f16.find("dragon_cp_async_16(A_reindex_shared"), std::string::npos) << f16;
+  const std::string padded = default_kernels("matmul:m=20,n=24,k=40");
+  EXPECT_NE(padded.find("dragon_cp_async_4(B_reindex_shared"), std::string::npos) << padded;
+  EXPECT_EQ(padded.find("dragon_cp_async_16(B_reindex_shared"), std::string::npos) << padded;
+}
+
 // A convolution with a 3x3 kernel and 32 channels, by default: k runs over the taps
 // outside the channels, so a k-step of 32 holds one tap. Its weights are copied into
 // B'[n, k] by a first kernel and fetched from there in 16-byte pieces; its input's gather
