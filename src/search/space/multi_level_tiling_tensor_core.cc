@@ -9,7 +9,9 @@
 // (rows padded against bank conflicts, cooperative fetch) and register fragments
 // ("warp"), the accumulator in fragments stored back per warp. The blocks are annotated
 // "meta_schedule.auto_tensorize" = <intrinsic>; the rewrite_tensorize postprocessor
-// tensorizes them. Forks {tensor cores, untouched}: plain tiling stays in the space. On
+// tensorizes them. Forks {tensor cores, untouched}, and for a convolution whose kernel is
+// wider than 1 {tensor cores with the taps outermost in k, tensor cores, untouched}: plain
+// tiling stays in the space. On
 // sm_90 the wgmma rule (multi_level_tiling_wgmma.cc) comes first in the CUDA set; this rule
 // sees the GEMM its untouched fork leaves. The GEMM matcher is gemm_match.h.
 // A convolution-like block (a reduction whose reads are not a plain GEMM's) is first
@@ -17,6 +19,8 @@
 // operand copies then inlined into the shared-memory reads, so the shared tiles gather
 // straight from the padded input and the weights (implicit GEMM, no im2col buffer), and
 // its output staged through a shared tile into C (stage_output_tile, implicit_gemm.h).
+// With the taps outermost (KOrder::kTapsOuter) the weights' copy stays a kernel of its own
+// and the input, where it runs along m, is staged by columns.
 // A GEMM whose i, j or k is not a multiple of the mma tile (a conv's k = 3 * 3 * 3 = 27,
 // a 100 x 60 matmul) is padded to whole tiles first (pad_to_tiles, implicit_gemm.h: a
 // plain GEMM's operands reindexed, then pad_einsum; the copies write zeros in the padding
@@ -232,7 +236,7 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     }
     if (copies) {
       // The shared copies read the operands through the reindexing (and the padding's
-      // guards): A'[m, k] and B'[n, k] are never materialized.
+      // guards): A'[m, k] is never materialized, nor is B'[n, k] but with the taps outer.
       s.compute_inline(copies->a_copy);
       if (taps_outer) {
         s.annotate(copies->b_copy, kKeepMaterialized, int64_t{1});
