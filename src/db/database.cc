@@ -393,6 +393,7 @@ std::optional<StoredRecord> Database::best_script_within(const TuningKey& key, i
   if (trials < 1) throw UserError(fmt::format("best within {} trials: give at least 1", trials));
   std::unordered_set<std::string> first_scripts;  // the first `trials` scripts seen
   std::optional<StoredRecord> out;
+  double out_median = 0;
   for_each_record(RecordFilter::of(key), [&](const StoredRecord& r) {
     if (r.record.script.empty()) return;
     if (!first_scripts.contains(r.record.script)) {
@@ -400,8 +401,9 @@ std::optional<StoredRecord> Database::best_script_within(const TuningKey& key, i
       first_scripts.insert(r.record.script);
     }
     std::optional<double> median = r.record.median_ms();
-    if (r.record.status != RecordStatus::kOk || !median) return;
-    if (!out || *median < *out->record.median_ms()) out = r;
+    if (r.record.status != RecordStatus::kOk || !median || (out && *median >= out_median)) return;
+    out = r;
+    out_median = *median;
   });
   return out;
 }

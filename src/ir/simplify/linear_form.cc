@@ -121,6 +121,16 @@ bool LinearForm::scale(int64_t factor) {
   return true;
 }
 
+bool LinearForm::replace_pair(size_t i, size_t j, const LinearForm& replacement, int64_t factor) {
+  LinearForm rest = *this;
+  size_t first = std::min(i, j), second = std::max(i, j);
+  rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(second));
+  rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(first));
+  if (!rest.add(replacement, factor)) return false;
+  *this = std::move(rest);
+  return true;
+}
+
 bool LinearForm::merge_div_mod_pairs() {
   // c * div(e, c) + mod(e, c) == e for floor and for truncating division alike; and, so
   // that an index unfused into three or more variables folds back step by step (a
@@ -145,14 +155,11 @@ bool LinearForm::merge_div_mod_pairs() {
         auto divisor = checked_mul(outer->divisor, inner_div->divisor);
         if (!expected || *expected != terms_[i].coeff || !divisor || !fits(dtype_, *divisor)) continue;
         const Expr c = IntImmNode::make(dtype_, *divisor);
-        const Expr folded = outer->floor ? FloorModNode::make(mod->dividend, c) : ModNode::make(mod->dividend, c);
-        int64_t factor = terms_[j].coeff;
-        LinearForm rest = *this;
-        size_t first = std::min(i, j), second = std::max(i, j);
-        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(second));
-        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(first));
-        if (!rest.add_term(folded, factor)) return false;
-        *this = std::move(rest);
+        LinearForm folded(dtype_);
+        if (!folded.add_term(outer->floor ? FloorModNode::make(mod->dividend, c) : ModNode::make(mod->dividend, c), 1) ||
+            !replace_pair(i, j, folded, terms_[j].coeff)) {
+          return false;
+        }
         merged = true;
       }
     }
@@ -169,13 +176,7 @@ bool LinearForm::merge_div_mod_pairs() {
         if (!expected || *expected != terms_[i].coeff) continue;
         auto inner = from_expr(div->dividend);
         if (!inner) continue;
-        int64_t factor = terms_[j].coeff;
-        LinearForm rest = *this;
-        size_t first = std::min(i, j), second = std::max(i, j);
-        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(second));
-        rest.terms_.erase(rest.terms_.begin() + static_cast<std::ptrdiff_t>(first));
-        if (!rest.add(*inner, factor)) return false;
-        *this = std::move(rest);
+        if (!replace_pair(i, j, *inner, terms_[j].coeff)) return false;
         merged = true;
       }
     }

@@ -43,6 +43,10 @@ class LinearForm {
   std::optional<Expr> to_expr() const;
 
  private:
+  // Terms i and j (distinct) replaced by replacement * factor; false (and this unchanged)
+  // on overflow.
+  [[nodiscard]] bool replace_pair(size_t i, size_t j, const LinearForm& replacement, int64_t factor);
+
   DataType dtype_;
   std::vector<LinearTerm> terms_;
   int64_t constant_ = 0;

@@ -126,9 +126,8 @@ std::optional<ImplicitGemm> present_as_gemm(schedule::Schedule& sch, const std::
       });
     };
     std::vector<size_t>& k = roles.groups[Roles::kK];
-    std::vector<size_t> ordered;
-    std::copy_if(k.begin(), k.end(), std::back_inserter(ordered), is_tap);
-    std::copy_if(k.begin(), k.end(), std::back_inserter(ordered), [&](size_t p) { return !is_tap(p); });
+    std::vector<size_t> ordered = k;
+    std::stable_partition(ordered.begin(), ordered.end(), is_tap);
     taps_reordered = ordered != k;
     if (!taps_reordered) return std::nullopt;
     k = std::move(ordered);
@@ -261,9 +260,9 @@ bool copy_reads_transposed(const schedule::Schedule& sch, BlockRV copy) {
   return k_step.has_value();
 }
 
-bool copy_reads_transposed_unguarded(const schedule::Schedule& sch, BlockRV copy) {
+bool copy_is_unguarded(const schedule::Schedule& sch, BlockRV copy) {
   const auto* store = sch.get(copy)->body.as<ir::BufferStoreNode>();
-  return store != nullptr && store->value.as<ir::BufferLoadNode>() != nullptr && copy_reads_transposed(sch, copy);
+  return store != nullptr && store->value.as<ir::BufferLoadNode>() != nullptr;
 }
 
 bool copy_reads_along_s(const schedule::Schedule& sch, BlockRV copy) {

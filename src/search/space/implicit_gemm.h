@@ -121,12 +121,12 @@ std::optional<schedule::Schedule> staged_sketch_or_plain(
 // so convolutions with wider kernels are left as they were.
 bool copy_reads_transposed(const schedule::Schedule& sch, schedule::BlockRV copy);
 
-// Whether an operand copy `copy` reads a transposed matrix (copy_reads_transposed) with no
-// guard (no padding's zeros): then the rows of its [k, s] tile are whole runs of memory, to
-// be fetched in 16-byte vectors where they align, a lane's vector beside the next lane's.
-// A guarded copy is fetched one element a lane, since its cp.async go lane by lane and
-// vector lanes would only space a warp's reads apart.
-bool copy_reads_transposed_unguarded(const schedule::Schedule& sch, schedule::BlockRV copy);
+// Whether an operand copy `copy` stores a plain load, with no guard (no padding's zeros).
+// Staged by columns, an unguarded copy that reads a transposed matrix has tiles whose rows
+// are whole runs of memory, to be fetched in 16-byte vectors where they align, a lane's
+// vector beside the next lane's. A guarded copy is fetched one element a lane, since its
+// cp.async go lane by lane and vector lanes would only space a warp's reads apart.
+bool copy_is_unguarded(const schedule::Schedule& sch, schedule::BlockRV copy);
 
 // Whether an operand copy `copy` (as above) reads consecutive addresses along s: at least
 // seven in eight unit steps of s checked move the address by one element, whatever k

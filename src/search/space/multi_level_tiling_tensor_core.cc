@@ -63,7 +63,7 @@ struct MmaIntrins {
 // Which copied operands are staged by columns ([k, m] or [k, n]: each reads a transposed
 // matrix, copy_reads_transposed, or runs along m, copy_reads_along_s), their fragments then
 // loaded transposed; and which of those are fetched in vectors (unguarded transposed
-// matrices, copy_reads_transposed_unguarded) rather than one element a lane.
+// matrices: copy_reads_transposed and copy_is_unguarded) rather than one element a lane.
 struct ColumnStaging {
   bool a = false, b = false;
   bool a_vectors = false, b_vectors = false;
@@ -212,8 +212,9 @@ class MultiLevelTilingTensorCore : public ScheduleRule {
     if (copies) {
       columns.a = taps_outer ? copy_reads_along_s(s, copies->a_copy) : copy_reads_transposed(s, copies->a_copy);
       columns.b = !taps_outer && m.trans_b && copy_reads_transposed(s, copies->b_copy);
-      columns.a_vectors = columns.a && copy_reads_transposed_unguarded(s, copies->a_copy);
-      columns.b_vectors = columns.b && copy_reads_transposed_unguarded(s, copies->b_copy);
+      // Taps outer, A runs along m (not a transposed matrix): gathered element by element.
+      columns.a_vectors = !taps_outer && columns.a && copy_is_unguarded(s, copies->a_copy);
+      columns.b_vectors = columns.b && copy_is_unguarded(s, copies->b_copy);
     }
     const MmaIntrins intrins = mma_intrins(m, columns);
     const bool f32 = m.dtype == ir::DataType::f32();
