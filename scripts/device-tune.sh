@@ -38,8 +38,9 @@
 #                         BUILD_DIR/eval-*.jsonl on a warm machine; the lines come back as
 #                         $OUT/tune/eval-{trained,shipped}-MODE.jsonl and the summaries in summary.md
 #   evaluate:shipped      the same with the shipped model whatever the sft stage trained
-#   efficiency:SUITE:IDS  those problems tuned to EFFICIENCY_TRIALS (1000) in a database of their
-#                         own; per problem the best after 64 trials over the best at the end
+#   efficiency:SUITE:IDS  those problems tuned towards EFFICIENCY_TRIALS (1000) in a database of
+#                         their own that resumes across calls (bench/tuning/efficiency-KIND.jsonl.zst);
+#                         per problem the best after 64 trials over the best of all its trials
 #   kernelbench-export[:IDS]  per problem (comma-separated ids; default KB_EXPORT_PROBLEMS) the
 #                         best kernel in DB written as a KernelBench ModelNew file (dragon export
 #                         kernelbench, with --reference) and checked by scripts/kernelbench_check.py
@@ -253,10 +254,11 @@ finish() {
     local archive
     archive=$(mktemp /tmp/dragon-logs.XXXXXX.tgz)
     (cd "$work" && tar czf "$archive" --exclude=summary.md --exclude=h200.jsonl.zst --exclude=h100.jsonl.zst \
-       --exclude='bench-*.json' --exclude='h200.db*' --exclude='model.safetensors.part-*' .)
+       --exclude='bench-*.json' --exclude='h200.db*' --exclude='model.safetensors.part-*' \
+       --exclude='efficiency-*.jsonl.zst' .)
     (cd "$work" &&
        find . -maxdepth 1 -type f ! -name summary.md ! -name h200.jsonl.zst ! -name h100.jsonl.zst ! -name 'bench-*.json' \
-         ! -name 'model.safetensors.part-*' -delete &&
+         ! -name 'model.safetensors.part-*' ! -name 'efficiency-*.jsonl.zst' -delete &&
        find . -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +)
     mv "$archive" "$work/logs.tgz"
   fi
@@ -613,29 +615,29 @@ PY
       ;;
     efficiency:*)
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
+      # Issue 17's search efficiency: the problems tuned towards EFFICIENCY_TRIALS in a
+      # database of their own, which resumes across calls (kept in BUILD_DIR on a warm machine,
+      # else imported from the committed bench/tuning/efficiency-KIND.jsonl.zst) and comes back
+      # as $OUT/tune/efficiency-KIND.jsonl.zst: commit it there. The curve is the records' own
+      # (dragon db curve: trials are distinct scripts in commit order), whichever call measured them.
       IFS=: read -r _ suite ids <<<"$stage"
-      name="efficiency-$suite-$ids"
-      timeout "$(( $(left) - 20 ))" "$build/dragon" tune --suite "$suite" --problems "$ids" --target cuda \
-        --trials "${EFFICIENCY_TRIALS:-1000}" --db "$work/$name.db" --time-budget "$(( $(left) - 40 ))" \
-        --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
-      note "$stage: exit $? after $(elapsed) s"
-      python3 - "$work/$name-curve.json" <<'PY' | tee -a "$summary"
-import json, statistics, sys
-tasks = json.load(open(sys.argv[1]))["tasks"]
-ratios = []
-for t in tasks:
-    curve = t["curve"]
-    if not curve:
-        print(f"    {t['task']}: no verified candidate")
-        continue
-    at64 = [b for n, b in curve if n <= 64]
-    final = curve[-1][1]
-    if at64:
-        ratios.append(at64[-1] / final)
-        print(f"    {t['task']}: best after {curve[-1][0]} trials {final:.4g} ms; after 64: {at64[-1]:.4g} ms ({at64[-1] / final:.3f}x)")
-if ratios:
-    print(f"    median over {len(ratios)} problems: the best after 64 trials is {statistics.median(ratios):.3f}x the final best")
-PY
+      kind=$(gpu_kind)
+      edb="$build/efficiency-$kind.db"
+      committed=bench/tuning/efficiency-$kind.jsonl.zst
+      if [ ! -f "$edb" ] && [ -f "$committed" ]; then
+        dragon db import "$edb" "$committed" >"$work/efficiency-import.log" 2>&1
+        note "$stage: imported $committed (exit $?): $(tail -n 1 "$work/efficiency-import.log")"
+      fi
+      name="efficiency-$suite"
+      DRAGON_EAGER_PLUGIN="$build_abs/libdragon_eager_torch.so" timeout --kill-after=10 "$(( $(left) - 20 ))" \
+        "$build/dragon" tune --suite "$suite" --problems "$ids" --target cuda \
+        --trials "${EFFICIENCY_TRIALS:-1000}" --batch "$batch" --db "$edb" --time-budget "$(( $(left) - 40 ))" \
+        >"$work/$name.log" 2>&1
+      note "$stage: exit $? after $(elapsed) s; $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
+      grep -E '^(search|measurement):' "$work/$name.log" | sed 's/^/    /' >>"$summary"
+      dragon db curve "$edb" --at 64 --json "$work/efficiency-curve.json" 2>&1 | sed 's/^/    /' | tee -a "$summary"
+      dragon db export "$edb" -o "$work/efficiency-$kind.jsonl.zst" >>"$work/db-export.log" 2>&1
+      note "$stage: database exported to efficiency-$kind.jsonl.zst (exit $?)"
       ;;
     *) note "unknown stage $stage"; status=1 ;;
   esac

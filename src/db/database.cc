@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "dragon/db/jsonl.h"
+#include "dragon/db/tuning_curve.h"
 #include "dragon/ir/structural_equal.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/support/error.h"
@@ -390,22 +390,7 @@ std::optional<StoredRecord> Database::best_script(const TuningKey& key) const {
 }
 
 std::optional<StoredRecord> Database::best_script_within(const TuningKey& key, int64_t trials) const {
-  if (trials < 1) throw UserError(fmt::format("best within {} trials: give at least 1", trials));
-  std::unordered_set<std::string> first_scripts;  // the first `trials` scripts seen
-  std::optional<StoredRecord> out;
-  double out_median = 0;
-  for_each_record(RecordFilter::of(key), [&](const StoredRecord& r) {
-    if (r.record.script.empty()) return;
-    if (!first_scripts.contains(r.record.script)) {
-      if (static_cast<int64_t>(first_scripts.size()) >= trials) return;
-      first_scripts.insert(r.record.script);
-    }
-    std::optional<double> median = r.record.median_ms();
-    if (r.record.status != RecordStatus::kOk || !median || (out && *median >= out_median)) return;
-    out = r;
-    out_median = *median;
-  });
-  return out;
+  return tuning_curve(*this, key).best_within(trials);
 }
 
 std::optional<StoredRecord> Database::find_kernel(const TuningKey& key, std::string_view kernel_hash) const {

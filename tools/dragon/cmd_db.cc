@@ -1,16 +1,20 @@
-// dragon db stats|export|import: look into a tuning database, write it as JSON lines, and
-// read JSON lines or a MetaSchedule JSONDatabase into it (docs/db.md). Argument parsing
+// dragon db stats|curve|export|import: look into a tuning database, follow its searches'
+// progress, write it as JSON lines, and read JSON lines or a MetaSchedule JSONDatabase into
+// it (docs/db.md). Argument parsing
 // and printing only; the work is src/db's.
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dragon/db/database.h"
 #include "dragon/db/jsonl.h"
 #include "dragon/db/metaschedule_import.h"
+#include "dragon/db/tuning_curve.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/support/error.h"
 
@@ -60,6 +64,78 @@ void print_stats(const db::Database& database, bool check) {
   }
 }
 
+struct CurveRequest {
+  std::string file;
+  std::vector<std::string> specs;  // none: every key
+  std::string device;              // "": any
+  int64_t at = 64;
+  std::optional<int64_t> of;       // none: every trial
+  std::string json;                // "": no JSON file
+};
+
+// Per tuning key: its trials, the best after `at` and after `of` trials and their ratio (issue
+// 17's search efficiency: within 5% of the 1,000-trial best after 64 trials on the median
+// problem), then the median ratio over the keys that reached `of` trials.
+void print_curves(const CurveRequest& request) {
+  if (request.at < 1) throw UserError(fmt::format("--at {}: give at least 1 trial", request.at));
+  if (request.of && *request.of < request.at) {
+    throw UserError(fmt::format("--of {} is below --at {}", *request.of, request.at));
+  }
+  db::Database database = db::Database::open(request.file, db::OpenOptions{.read_only = true});
+  std::vector<db::WorkloadHash> wanted;
+  for (const std::string& spec : request.specs) {
+    const db::Workload w = workload_of_spec(spec);
+    if (!database.find_workload(w.hash)) {
+      throw UserError(fmt::format("--spec '{}': {} has no such workload", spec, request.file));
+    }
+    wanted.push_back(w.hash);
+  }
+  nlohmann::json curves = nlohmann::json::array();
+  std::vector<double> ratios;
+  std::printf("%-64s %-28s %7s %12s %12s %8s\n", "workload", "hardware", "trials",
+              fmt::format("best@{}", request.at).c_str(),
+              request.of ? fmt::format("best@{}", *request.of).c_str() : "best", "ratio");
+  for (const db::TuningKey& key : database.keys()) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), key.workload) == wanted.end()) continue;
+    if (!request.device.empty() && key.hardware.device != request.device) continue;
+    const db::TuningCurve curve = db::tuning_curve(database, key);
+    if (curve.trials == 0) continue;
+    const std::optional<db::Workload> workload = database.find_workload(key.workload);
+    const std::string name = workload && workload->spec ? *workload->spec : fmt::format("{:016x}", key.workload);
+    const int64_t of = request.of.value_or(curve.trials);
+    const std::optional<double> at_ms = curve.best_ms_within(request.at);
+    const std::optional<double> of_ms = curve.best_ms_within(of);
+    const bool complete = curve.trials >= of;
+    std::string ratio = "-";
+    if (at_ms && of_ms && complete) {
+      ratios.push_back(*at_ms / *of_ms);
+      ratio = fmt::format("{:.3f}x", ratios.back());
+    } else if (!complete) {
+      ratio = "short";  // fewer trials than --of
+    }
+    auto ms = [](std::optional<double> v) { return v ? fmt::format("{:.4g} ms", *v) : std::string("-"); };
+    std::printf("%-64s %-28s %7lld %12s %12s %8s\n", name.c_str(), key.hardware.device.c_str(),
+                static_cast<long long>(curve.trials), ms(at_ms).c_str(), ms(of_ms).c_str(), ratio.c_str());
+    nlohmann::json points = nlohmann::json::array();
+    for (const db::TuningCurve::Point& p : curve.points) points.push_back({p.trial, p.best_ms});
+    curves.push_back({{"workload", name}, {"target", key.target.describe()}, {"hardware", key.hardware.describe()},
+                      {"trials", curve.trials}, {"curve", points}});
+  }
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const size_t n = ratios.size();
+    const double median = n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+    std::printf("median over %zu workloads: the best after %lld trials is %.3fx the best after %s\n", n,
+                static_cast<long long>(request.at), median,
+                request.of ? fmt::format("{} trials", *request.of).c_str() : "all trials");
+  }
+  if (!request.json.empty()) {
+    std::ofstream out(request.json);
+    out << nlohmann::json{{"at", request.at}, {"tasks", curves}}.dump(1) << "\n";
+    if (!out) throw UserError(fmt::format("--json: could not write {}", request.json));
+  }
+}
+
 void print_import(const db::ImportSummary& summary, const std::string& from, const std::string& into) {
   for (const std::string& skipped : summary.skipped) std::fprintf(stderr, "skipped: %s\n", skipped.c_str());
   std::printf("%s -> %s: %lld workloads added, %lld records added, %lld already there, %zu skipped\n", from.c_str(),
@@ -79,6 +155,18 @@ Command add_db_command(CLI::App& app) {
   CLI::App* stats = sub->add_subcommand("stats", "Count workloads and records by status, origin, target and hardware");
   stats->add_option("file", *stats_file, "The tuning database")->required();
   stats->add_flag("--check", *check, "Also run SQLite's integrity check over the whole file");
+
+  auto curve_request = std::make_shared<CurveRequest>();
+  CLI::App* curve = sub->add_subcommand(
+      "curve", "Per workload the best verified latency against trials (distinct scripts in commit order): the best "
+               "after --at trials beside the best after --of (or all)");
+  curve->add_option("file", curve_request->file, "The tuning database")->required();
+  curve->add_option("--spec", curve_request->specs, "Only this op spec's workload (repeatable)");
+  curve->add_option("--device", curve_request->device,
+                    "Only records measured on this device (as `dragon db stats` names it)");
+  curve->add_option("--at", curve_request->at, "The early trial budget (default 64)");
+  curve->add_option("--of", curve_request->of, "The full budget (default: every trial recorded)");
+  curve->add_option("--json", curve_request->json, "Also write every curve's points ([trial, best ms]) here");
 
   auto export_file = std::make_shared<std::string>();
   auto export_out = std::make_shared<std::string>();
@@ -125,6 +213,8 @@ Command add_db_command(CLI::App& app) {
   return [=] {
     if (stats->parsed()) {
       print_stats(db::Database::open(*stats_file, db::OpenOptions{.read_only = true}), *check);
+    } else if (curve->parsed()) {
+      print_curves(*curve_request);
     } else if (export_cmd->parsed()) {
       db::Database database = db::Database::open(*export_file, db::OpenOptions{.read_only = true});
       db::RecordFilter filter;
