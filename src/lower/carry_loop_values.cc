@@ -333,6 +333,16 @@ class LoopValueCarrier : public ir::StmtMutator {
   };
   static std::optional<ChainStep> linear_in_chain(const std::vector<const ir::ForNode*>& chain,
                                                   const std::vector<ir::Expr>& index, const ir::Analyzer& analyzer) {
+    // The chain's arithmetic in one integer type: a nest that mixes i32 and i64 loops (a
+    // fused extent past 2^31: a 4096^3 GEMM's three loops), or an index of another type, is
+    // left alone rather than multiplied across types.
+    const ir::DataType type = chain.back()->loop_var.dtype();
+    for (const ir::ForNode* l : chain) {
+      if (!(l->loop_var.dtype() == type && l->min.dtype() == type && l->extent.dtype() == type)) return std::nullopt;
+    }
+    for (const ir::Expr& e : index) {
+      if (!(e.dtype() == type)) return std::nullopt;
+    }
     auto one_back = [&](const ir::ForNode* l, const ir::Expr& e) {
       ir::VarMap map;
       map[l->loop_var.get()] = l->loop_var - ir::make_const(l->loop_var.dtype(), 1);

@@ -45,6 +45,14 @@ class LaunchExtents : public ir::StmtVisitor {
         throw UserError(fmt::format("{}: loop '{}' bound to {} has a non-constant extent; a launch needs constants",
                                     kernel_, op->loop_var.name(), op->thread_tag));
       }
+      // Launch indices are 32-bit (CUDA's largest grid dimension is 2^31 - 1 blocks); a
+      // loop of more iterations bound to one (three GEMM loops of 4096 fused) cannot launch.
+      if (*e > std::numeric_limits<int32_t>::max()) {
+        throw UserError(fmt::format("{}: loop '{}' bound to {} has {} iterations, past the {} a launch dimension "
+                                    "can index; split it further",
+                                    kernel_, op->loop_var.name(), op->thread_tag, *e,
+                                    std::numeric_limits<int32_t>::max()));
+      }
       // A loop bound to a tag inside another bound to it (a cooperative copy under the
       // compute's threadIdx.x) is the same hardware index: both become the launch variable.
       // That keeps the meaning only when the inner nest does not use the outer variable

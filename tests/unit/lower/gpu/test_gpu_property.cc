@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "dragon/interp/input_generator.h"
 #include "dragon/ir/printer.h"
 #include "dragon/lower/lower.h"
@@ -72,6 +74,46 @@ TEST(GpuProperty, EveryOpUnderRandomGpuSchedulesLowersOrIsRefusedCleanly) {
   RecordProperty("cross_thread", cross_thread);
   std::cout << "lowered " << lowered << ", refused " << refused << ", cross-thread reductions " << cross_thread
             << "\n";
+}
+
+// KernelBench's shapes: fusing their loops makes extents past i32 (a 4096^3 GEMM's three
+// loops fused are 2^36), so a nest mixes i32 and i64 loop variables and a launch can ask for
+// more blocks than CUDA indexes, which the small default shapes above never do. Too large to
+// run; each random schedule, GPU-style for the H200 and CPU-style for the CPU, must lower or
+// be refused with a UserError, never an internal error (carry_loop_values multiplied an i64
+// extent by an i32 one, unify_thread_bindings made an i32 launch extent of 2^31).
+TEST(GpuProperty, RandomSchedulesOfLargeWorkloadsLowerOrAreRefusedCleanly) {
+  RandomTraceOptions gpu_style, cpu_style;
+  gpu_style.style = TargetStyle::kGpu;
+  cpu_style.style = TargetStyle::kCpu;
+  int lowered = 0;
+  auto lowers = [&](const schedule::Schedule& sch, const Target& target, const std::string& what) {
+    try {
+      lower(sch.func(), target);
+      ++lowered;
+    } catch (const UserError&) {
+    } catch (const InternalError& e) {
+      ADD_FAILURE() << what << ": " << e.what() << "\n" << sch.trace().to_string();
+    }
+  };
+  for (const char* spec : {"matmul:m=4096,n=4096,k=4096", "batch_matmul:batch=128,m=512,n=2048,k=1024",
+                           "cumsum:shape=32768x32768,dim=1", "sum:shape=128x4096x4095,axis=1,keepdim=true",
+                           "argmax:shape=128x4096x4095,axis=1", "softmax:shape=4096x393216,axis=1",
+                           "layer_norm:shape=16x64x256x256,normalized_dims=3",
+                           "max_pool2d:batch=32,channels=64,height=512,width=512,kernel=2,stride=2",
+                           "conv2d:batch=8,in_channels=64,out_channels=128,size=512x1024,kernel=3x3",
+                           "conv_transpose3d:batch=16,in_channels=32,out_channels=64,size=16x32x32,kernel=3x3x3,"
+                           "stride=2x2x2,padding=1x1x1,dilation=2x2x2"}) {
+    ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+      schedule::Schedule gpu = random_schedule(func, seed, gpu_style);
+      search::auto_bind(gpu);
+      lowers(gpu, Target::cuda_h200(), fmt::format("{} seed {} (GPU-style, H200)", spec, seed));
+      lowers(random_schedule(func, seed, cpu_style), Target::cpu(), fmt::format("{} seed {} (CPU-style)", spec, seed));
+    }
+  }
+  EXPECT_GT(lowered, 200);
+  RecordProperty("lowered", lowered);
 }
 
 TEST(GpuProperty, AutoBindOfEveryOpComputesTheOpUnderBarrierSemantics) {
