@@ -184,8 +184,11 @@ Stmt regenerate(const BlockRealizeNode* realize, const std::vector<int>& dim_of,
     const DataType type = iv.var.dtype();
     Expr lo = dim_of[i] >= 0 ? region[dim_of[i]].first : iv.dom.min;
     Expr extent = dim_of[i] >= 0 ? extents[dim_of[i]] : iv.dom.extent;
-    if (!(lo.dtype() == type)) lo = cast(type, lo);
-    if (!(extent.dtype() == type)) extent = cast(type, extent);
+    // Simplified once cast, so a constant region of another index type (an i64 gather's
+    // 20 rows under i32 iterators) stays a constant extent: Split and the unit-loop test
+    // below read constants, not i32(20i64).
+    if (!(lo.dtype() == type)) lo = analyzer.simplify(cast(type, lo));
+    if (!(extent.dtype() == type)) extent = analyzer.simplify(cast(type, extent));
     Expr value = lo;
     if (!is_const_int(extent, 1) || preserve_unit_loops) {
       Var v(fresh_name(names, fmt::format("ax{}", i)), type);
