@@ -65,6 +65,12 @@ class StatementAccesses : public ir::StmtExprVisitor {
  public:
   std::set<const ir::BufferNode*> reads, writes;
   std::string copy_problem;
+  bool stores_constants_only = true;  // every store writes a constant (and there is one)
+
+  // Copies nothing: no load, each store a constant. A copy whose every guarded load the
+  // simplifier proved out of range becomes this (a transposed convolution whose taps all
+  // land on the zeros its stride inserts: 2x8x9 input, padding 3, dilation 2).
+  bool fetches_nothing() const { return reads.empty() && !writes.empty() && stores_constants_only; }
 
  protected:
   using ir::StmtExprVisitor::visit_;
@@ -74,6 +80,9 @@ class StatementAccesses : public ir::StmtExprVisitor {
   }
   void visit_(const ir::BufferStoreNode* op) override {
     writes.insert(op->buffer.get());
+    ir::Expr value = op->value;
+    while (const auto* cast = value.as<ir::CastNode>()) value = cast->value;
+    stores_constants_only = stores_constants_only && (value.as<ir::IntImmNode>() || value.as<ir::FloatImmNode>());
     if (copy_problem.empty()) async_copy_source(op, &copy_problem);
     ir::StmtExprVisitor::visit_(op);
   }
@@ -255,6 +264,9 @@ class Pipeline {
       acc.visit(stmts[j]);
       PipelineStatement st{stmts[j], stages_[j], orders_[j], async_stages_.count(stages_[j]) > 0, acc.reads,
                            acc.writes};
+      // A copy left with nothing to fetch stores its constants in its stage as they are:
+      // cp.async has no source to read, and the barrier before the readers covers them.
+      if (st.async && !acc.copy_problem.empty() && acc.fetches_nothing()) st.async = false;
       if (st.async && !acc.copy_problem.empty()) {
         throw error("statement {} is in async stage {}, but cp.async can only copy global memory into shared memory "
                     "and {}",

@@ -146,6 +146,24 @@ TEST(DefaultSchedule, EveryProblemOfEverySuiteComputesItsOpAtReducedShapes) {
   EXPECT_GE(tensor_cores, 10);
 }
 
+// A transposed convolution of a degenerate shape, from the full corpus: along the depth,
+// every tap lands on a zero its stride inserts, so lowering proves the staged input tile's
+// guarded loads out of range and its copy stores zeros. The default's pipeline issues its
+// copies as cp.async, which has nothing to fetch there; lowering refused the whole default
+// ("cp.async can only copy global memory"). The zeros are now stored as they are.
+TEST(DefaultSchedule, ATransposedConvolutionWhoseTapsAllMeetInsertedZerosLowersAndComputesIt) {
+  ir::PrimFunc func = ops::OpRegistry::global()
+                          .make_workload("conv_transpose3d:batch=1,in_channels=21,out_channels=9,size=2x8x9,"
+                                         "kernel=3x3x3,stride=2x2x2,padding=3x3x3,dilation=2x2x2,dtype=f32")
+                          .func;
+  Schedule sch = default_schedule(func, lower::Target::cuda_h200());
+  std::vector<lower::testing::Stage> stages;
+  ASSERT_NO_THROW(stages = lower::testing::lower_stages(sch.func(), lower::Target::cuda_h200()))
+      << sch.trace().to_string();
+  EXPECT_TRUE(lower::testing::close_outputs(func, lower::testing::serialize_between_barriers(stages.back().func)))
+      << ir::print_function(stages.back().func);
+}
+
 // The normalized error (max |error| / max |reference|) of `func`'s first output on
 // uniform [0, 1) inputs, against the f64 twin of the unscheduled function.
 double error_against_f64(const ir::PrimFunc& unscheduled, const ir::PrimFunc& func) {
