@@ -186,15 +186,4 @@ SuiteRun load_suite_run(const std::string& path) {
   return run;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(path + ": cannot write (" + tmp + ")");
-    out << text;
-    if (!out.flush()) throw UserError(path + ": writing failed (" + tmp + ")");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UserError(path + ": cannot replace it with " + tmp);
-}
-
 }  // namespace dragon::bench

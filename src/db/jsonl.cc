@@ -16,6 +16,7 @@
 
 #include "dragon/support/compressed_jsonl.h"
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 #include "record_validation.h"
 #include "import_batch.h"
 
@@ -194,18 +195,8 @@ ExportSummary export_jsonl_file(const Database& db, const std::string& path, con
     support::write_compressed_jsonl(path, lines, 19);  // written aside and renamed there too
     return summary;
   }
-  const std::string aside = path + ".tmp";
   ExportSummary summary;
-  {
-    std::ofstream out(aside, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(fmt::format("cannot write {}: {}", aside, std::strerror(errno)));
-    summary = export_jsonl(db, out, filter);
-    out.close();
-    if (!out) throw UserError(fmt::format("writing {} failed: {}", aside, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(aside, path, ec);
-  if (ec) throw UserError(fmt::format("cannot move {} to {}: {}", aside, path, ec.message()));
+  write_file(path, [&](std::ostream& out) { summary = export_jsonl(db, out, filter); });
   return summary;
 }
 

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 
 namespace dragon::support {
 namespace {
@@ -44,16 +45,7 @@ void write_compressed_jsonl(const std::string& path, std::span<const std::string
   if (ZSTD_isError(size)) throw UserError(fmt::format("{}: zstd: {}", path, ZSTD_getErrorName(size)));
   compressed.resize(size);
 
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(compressed.data(), static_cast<std::streamsize>(compressed.size()));
-    out.flush();
-    if (!out) throw UserError(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw UserError(fmt::format("cannot rename {} to {}: {}", temporary, path, error.message()));
+  write_text_file(path, compressed);
 }
 
 std::vector<std::string> read_compressed_jsonl(const std::string& path) {

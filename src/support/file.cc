@@ -1,12 +1,16 @@
 // File reads and writes for tools and databases.
 #include "dragon/support/file.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "dragon/support/error.h"
 
@@ -23,17 +27,51 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
-void write_text_file(const std::string& path, std::string_view text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out) throw UserError(fmt::format("cannot write {}: write error", tmp));
-  }
+namespace {
+
+void write_to(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UserError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  write(out);
+  out.flush();
+  if (!out) throw UserError(fmt::format("cannot write {}: write error", path));
+}
+
+}  // namespace
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw UserError(fmt::format("cannot write {}: {}", path, ec.message()));
+  const fs::file_status status = fs::status(path, ec);  // of a link's target
+  if (fs::is_directory(status)) throw UserError(fmt::format("cannot write {}: it is a directory", path));
+  // A device, pipe or socket (/dev/null, /dev/stdout, a shell's <(...)) is written in place:
+  // a file renamed over it would replace it, and as root `-o /dev/null` replaced /dev/null.
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    write_to(path, write);
+    return;
+  }
+  // Through a link, the file it names is replaced, not the link.
+  const fs::path target = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::weakly_canonical(path, ec) : fs::path(path);
+  // A temporary of this process's own beside the target: two writers of one path never
+  // share one (a shared PATH.tmp made one writer's rename fail with "No such file").
+  static std::atomic<uint64_t> writes{0};
+  const std::string tmp = fmt::format("{}.tmp.{}.{}", target.string(), ::getpid(), writes++);
+  try {
+    write_to(tmp, write);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw UserError(fmt::format("cannot write {}: {}", path, ec.message()));
+  }
+}
+
+void write_text_file(const std::string& path, std::string_view text) {
+  write_file(path, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
 }
 
 }  // namespace dragon

@@ -10,6 +10,7 @@
 #include "dragon/bench/suite_results.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 #include "run_provenance.h"
 
 namespace dragon::cli {
@@ -35,8 +36,8 @@ int audit(const AuditOptions& options) {
   audit_options.commit = provenance.commit;
   audit_options.started_at = provenance.started_at;
   auto write_files = [&](const bench::SuiteAudit& so_far) {
-    if (!options.out.empty()) bench::write_file_atomically(options.out, so_far.to_json() + "\n");
-    if (!options.markdown.empty()) bench::write_file_atomically(options.markdown, so_far.to_markdown());
+    if (!options.out.empty()) write_text_file(options.out, so_far.to_json() + "\n");
+    if (!options.markdown.empty()) write_text_file(options.markdown, so_far.to_markdown());
   };
   // Rewritten after every problem: an audit cut short keeps the problems it finished.
   audit_options.on_result = [&](const bench::AuditedProblem&, const bench::SuiteAudit& so_far) { write_files(so_far); };

@@ -25,6 +25,7 @@
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/suites/suite.h"
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 #include "run_provenance.h"
 
 namespace dragon::cli {
@@ -124,7 +125,7 @@ int render(const BenchOptions& options) {
     if (more.commit != run.commit) run.commit += " and " + more.commit;
     for (bench::ProblemResult& p : more.problems) run.problems.push_back(std::move(p));
   }
-  bench::write_file_atomically(options.report, bench::render_html_report(run));
+  write_text_file(options.report, bench::render_html_report(run));
   std::printf("wrote %s (%zu problems)\n", options.report.c_str(), run.problems.size());
   return 0;
 }
@@ -196,12 +197,12 @@ int bench_suite(const BenchOptions& options) {
     if (terminal) std::fprintf(stderr, "\r\033[K");
     print_result(result);
     // Rewritten after every problem: an interrupted run keeps what it measured.
-    bench::write_file_atomically(options.out, bench::suite_run_to_json(so_far));
-    if (!options.report.empty()) bench::write_file_atomically(options.report, bench::render_html_report(so_far));
+    write_text_file(options.out, bench::suite_run_to_json(so_far));
+    if (!options.report.empty()) write_text_file(options.report, bench::render_html_report(so_far));
   };
   bench::SuiteRun run = bench::run_suite(suite, run_options);
-  bench::write_file_atomically(options.out, bench::suite_run_to_json(run));
-  if (!options.report.empty()) bench::write_file_atomically(options.report, bench::render_html_report(run));
+  write_text_file(options.out, bench::suite_run_to_json(run));
+  if (!options.report.empty()) write_text_file(options.report, bench::render_html_report(run));
 
   int torch_count = 0;
   std::optional<double> geomean = bench::geomean_speedup(run, "torch", &torch_count);

@@ -7,6 +7,7 @@
 #include "dragon/bench/suite_results.h"
 #include "dragon/runtime/cuda_driver.h"
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 
 namespace dragon::cli {
 namespace {
@@ -28,7 +29,7 @@ int peaks(const PeaksOptions& options) {
   bench::MeasuredPeaks measured = bench::measure_peaks(driver.value(), peak_options);
   std::printf("%s", measured.to_text().c_str());
   if (!options.out.empty()) {
-    bench::write_file_atomically(options.out, measured.to_json() + "\n");
+    write_text_file(options.out, measured.to_json() + "\n");
     std::printf("wrote %s\n", options.out.c_str());
   }
   return 0;

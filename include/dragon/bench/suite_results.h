@@ -14,8 +14,4 @@ std::string suite_run_to_json(const SuiteRun& run, int indent = 2);
 // Throws UserError naming the file and what is missing or malformed.
 SuiteRun load_suite_run(const std::string& path);
 
-// Writes `text` to `path` through a temporary file and a rename, so a reader never sees
-// half a file; throws UserError when it cannot.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 }  // namespace dragon::bench

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dragon/support/error.h"
+#include "dragon/support/file.h"
 
 namespace dragon::search::model_file {
 
@@ -45,19 +46,7 @@ void Writer::floats(const std::vector<float>& v) {
   }
 }
 
-void Writer::save(const std::filesystem::path& path) const {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError(fmt::format("{}: cannot write the cost model", tmp.string()));
-    out.write(data_.data(), static_cast<std::streamsize>(data_.size()));
-    if (!out) throw UserError(fmt::format("{}: writing the cost model failed", tmp.string()));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw UserError(fmt::format("{}: cannot rename {} to it: {}", path.string(), tmp.string(), ec.message()));
-}
+void Writer::save(const std::filesystem::path& path) const { write_text_file(path.string(), data_); }
 
 Reader::Reader(const std::filesystem::path& path, std::string_view kind) : path_(path) {
   std::ifstream in(path, std::ios::binary);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 #include "dragon/bench/suite_results.h"
+#include "dragon/support/file.h"
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/support/error.h"
@@ -95,7 +96,7 @@ std::string temp_path(const std::string& name) {
 TEST(SuiteResults, JsonRoundTripKeepsEveryFieldAReportUses) {
   SuiteRun run = sample_run();
   std::string path = temp_path("results.json");
-  write_file_atomically(path, suite_run_to_json(run));
+  write_text_file(path, suite_run_to_json(run));
   SuiteRun back = load_suite_run(path);
   EXPECT_EQ(suite_run_to_json(back), suite_run_to_json(run));
   ASSERT_EQ(back.problems.size(), 4u);
@@ -108,14 +109,14 @@ TEST(SuiteResults, JsonRoundTripKeepsEveryFieldAReportUses) {
 
 TEST(SuiteResults, MalformedFilesSayWhichFieldOfWhichProblem) {
   std::string path = temp_path("bad.json");
-  write_file_atomically(path, R"({"suite": "dlrm", "device": "x", "problems": [{"id": "R1", "name": "n"}]})");
+  write_text_file(path, R"({"suite": "dlrm", "device": "x", "problems": [{"id": "R1", "name": "n"}]})");
   try {
     load_suite_run(path);
     FAIL() << "a problem without status loaded";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("problem R1: field 'status' missing"), std::string::npos) << e.what();
   }
-  write_file_atomically(path, "{not json");
+  write_text_file(path, "{not json");
   EXPECT_THROW(load_suite_run(path), UserError);
   EXPECT_THROW(load_suite_run(temp_path("does_not_exist.json")), UserError);
   std::filesystem::remove(path);
@@ -165,7 +166,7 @@ TEST(Peaks, FilesRoundTripAndTheFloorNeverUsesLessThanTheSpecSheet) {
   MeasuredPeaks measured = *sample_run().peaks;
   measured.l2_bytes = 60LL << 20;
   std::string path = temp_path("peaks.json");
-  write_file_atomically(path, measured.to_json());
+  write_text_file(path, measured.to_json());
   MeasuredPeaks back = load_peaks(path);
   EXPECT_DOUBLE_EQ(back.f16_flops_per_s, 700e12);
   EXPECT_EQ(back.l2_bytes, 60LL << 20);
@@ -175,7 +176,7 @@ TEST(Peaks, FilesRoundTripAndTheFloorNeverUsesLessThanTheSpecSheet) {
   EXPECT_DOUBLE_EQ(floor.tensor_tf32_flops_per_s, 494.7e12);
   EXPECT_DOUBLE_EQ(measured.as_device_peaks().tensor_tf32_flops_per_s, 355e12) << "half the measured 16-bit rate";
   EXPECT_DOUBLE_EQ(measured.as_device_peaks().memory_bytes_per_s, 4.0e12) << "reports use what was measured";
-  write_file_atomically(path, R"({"device": "x", "copy_bytes_per_s": "fast"})");
+  write_text_file(path, R"({"device": "x", "copy_bytes_per_s": "fast"})");
   try {
     load_peaks(path);
     FAIL();
