@@ -10,30 +10,29 @@
 namespace dragon::db {
 
 TuningCurve tuning_curve(const Database& database, const TuningKey& key) {
-  // Per trial (script, by first appearance) its fastest verified record.
-  std::unordered_map<std::string, int64_t> trial_of_script;
-  std::vector<std::optional<StoredRecord>> fastest;
-  std::vector<double> fastest_ms;
+  // Per trial (script, by first appearance) its fastest verified record and that median.
+  struct Fastest {
+    std::optional<StoredRecord> record;
+    double ms = 0;
+  };
+  std::unordered_map<std::string, size_t> trial_of_script;
+  std::vector<Fastest> fastest;
   database.for_each_record(RecordFilter::of(key), [&](const StoredRecord& r) {
     if (r.record.script.empty()) return;
-    auto [it, fresh] = trial_of_script.emplace(r.record.script, static_cast<int64_t>(fastest.size()));
-    if (fresh) {
-      fastest.emplace_back();
-      fastest_ms.push_back(0);
-    }
-    const size_t trial = static_cast<size_t>(it->second);
+    auto [it, fresh] = trial_of_script.emplace(r.record.script, fastest.size());
+    if (fresh) fastest.emplace_back();
+    Fastest& trial = fastest[it->second];
     const std::optional<double> median = r.record.median_ms();
     if (r.record.status != RecordStatus::kOk || !median) return;
-    if (fastest[trial] && *median >= fastest_ms[trial]) return;  // ties: the earlier record
-    fastest[trial] = r;
-    fastest_ms[trial] = *median;
+    if (trial.record && *median >= trial.ms) return;  // ties: the earlier record
+    trial = Fastest{r, *median};
   });
   TuningCurve curve;
   curve.trials = static_cast<int64_t>(fastest.size());
   for (size_t trial = 0; trial < fastest.size(); ++trial) {
-    if (!fastest[trial]) continue;
-    if (!curve.points.empty() && fastest_ms[trial] >= curve.points.back().best_ms) continue;
-    curve.points.push_back(TuningCurve::Point{static_cast<int64_t>(trial) + 1, *fastest[trial], fastest_ms[trial]});
+    const Fastest& f = fastest[trial];
+    if (!f.record || (!curve.points.empty() && f.ms >= curve.points.back().best_ms)) continue;
+    curve.points.push_back(TuningCurve::Point{static_cast<int64_t>(trial) + 1, *f.record, f.ms});
   }
   return curve;
 }
