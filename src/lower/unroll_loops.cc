@@ -40,23 +40,60 @@ int64_t saturating_mul(int64_t a, int64_t b) {
   return a > kUnbounded / b ? kUnbounded : a * b;
 }
 
-// Operations (every expression node but constants and variables) in one statement.
+// What NVRTC's time for one unrolled copy of a math call grows by, in operations (NVRTC
+// 13.0 on the development VM: a 256-step loop of `s += f(x[i])` fully unrolled, its time
+// over the same loop summing x[i], per step, divided by the 0.08 ms an operation of that
+// loop costs). The calls expand into subroutines (range reduction, special cases): a loop
+// of 256 sinf took 3.4 s, one of expf 0.25 s, one of additions 0.12 s. A float division is
+// IEEE division, a subroutine too (12). f64 forms are larger still (exp: 52), counted
+// four times their f32 weight. Integer divisions by constants (about 9) are left at 1: the
+// cooperative fetches of implicit-GEMM convolutions, full of them, run 1.7x faster
+// unrolled (2026-12-05-h100-compile-cost.md), and that budget was tuned with them at 1.
+int64_t math_call_operations(ir::Intrinsic op) {
+  switch (op) {
+    case ir::Intrinsic::Sin:
+    case ir::Intrinsic::Cos: return 180;
+    case ir::Intrinsic::Pow: return 76;
+    case ir::Intrinsic::Log1p: return 30;
+    case ir::Intrinsic::Log:
+    case ir::Intrinsic::Log2:
+    case ir::Intrinsic::Erf:
+    case ir::Intrinsic::Expm1: return 24;
+    case ir::Intrinsic::Tanh: return 14;
+    case ir::Intrinsic::Sqrt: return 13;
+    case ir::Intrinsic::Exp: return 7;
+    case ir::Intrinsic::Exp2:
+    case ir::Intrinsic::Rsqrt: return 3;
+    default: return 1;
+  }
+}
+
+// Operations (every expression node but constants and variables) in one statement, a
+// math call or a float division counted by what it expands into.
 class OperationCount : public ir::StmtExprVisitor {
  public:
   int64_t count = 0;
 
  protected:
   using ir::StmtExprVisitor::visit_;
+  template <typename Node>
+  static int64_t operations_of(const Node*) {
+    return 1;
+  }
+  static int64_t operations_of(const ir::DivNode* op) { return op->dtype.is_float() ? 12 : 1; }
 #define DRAGON_BINARY_NODE(Name)               \
   void visit_(const ir::Name##Node* op) override { \
-    ++count;                                   \
+    count += operations_of(op);                \
     ir::ExprVisitor::visit_(op);               \
   }
 #include "dragon/ir/nodes.def"
   void visit_(const ir::NotNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
   void visit_(const ir::SelectNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
   void visit_(const ir::CastNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
-  void visit_(const ir::CallNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
+  void visit_(const ir::CallNode* op) override {
+    count += math_call_operations(op->op) * (op->dtype.is_float() && op->dtype.bits() == 64 ? 4 : 1);
+    ir::ExprVisitor::visit_(op);
+  }
   void visit_(const ir::BufferLoadNode* op) override { ++count, ir::ExprVisitor::visit_(op); }
 };
 

@@ -347,6 +347,34 @@ TEST(UnrollLoops, NoNestPastTheOperationCapIsUnrolled) {
   EXPECT_EQ(inner_kind(32), ir::ForKind::kUnrolled);
 }
 
+// A math call counts as the code it expands into, not one operation: 256 steps of
+// softplus (log1p of exp: about 37 operations a step) stay a loop, where relu's 256 are
+// unrolled; NVRTC took 0.25 s for 256 unrolled expf, 3.4 s for 256 sinf.
+TEST(UnrollLoops, MathCallsCountAsTheCodeTheyExpandInto) {
+  // The function unrolled, and its inner loop (a node of that function).
+  auto unrolled = [](const std::string& spec) {
+    Schedule sch(workload(spec.c_str()));
+    std::vector<LoopRV> l = sch.get_loops(sch.get_block(spec.substr(0, spec.find(':'))));
+    sch.annotate(l[0], "pragma_auto_unroll_max_step", int64_t{512});
+    ir::PrimFunc before = stage(sch.func(), "compact_buffers");
+    ir::PrimFunc after = unroll_loops(before);
+    EXPECT_TRUE(computes_the_same(before, after)) << spec;
+    return after;
+  };
+  const ir::PrimFunc relu = unrolled("relu:shape=4x256"), softplus = unrolled("softplus:shape=4x256");
+  const ir::ForNode* relu_loop = facts(relu).loops["i1"];
+  const ir::ForNode* softplus_loop = facts(softplus).loops["i1"];
+  ASSERT_NE(relu_loop, nullptr) << ir::print_function(relu);
+  ASSERT_NE(softplus_loop, nullptr) << ir::print_function(softplus);
+  EXPECT_EQ(relu_loop->for_kind, ir::ForKind::kUnrolled);
+  EXPECT_EQ(softplus_loop->for_kind, ir::ForKind::kSerial);
+  const UnrolledSize relu_size = unrolled_size(ir::Stmt(relu_loop));
+  const UnrolledSize softplus_size = unrolled_size(ir::Stmt(softplus_loop));
+  EXPECT_EQ(relu_size.statements, softplus_size.statements);
+  EXPECT_GT(softplus_size.operations, 256 * 30);
+  EXPECT_LT(relu_size.operations, 256 * 8);
+}
+
 // ---- carry_loop_values -----------------------------------------------------------------
 
 // The stages around the first run of `pass`: (before, after, changed).
