@@ -13,7 +13,7 @@
 #                         shapes) and a 2^22-term f32 mean against the interpreter on the device
 #   tests                 the GPU test programs GPU_TESTS names (test_gpu_tune; PROGRAM:FILTER runs
 #                         only what the gtest filter names), built and run
-#   throughput            dragon tune on small kernels: verified candidates per second and the CPU
+#   throughput            dragon tune on small kernels (relu, softmax, GEMM): verified candidates per second and the CPU
 #                         work per candidate, the issue's >= 300/s and <= 2 ms
 #   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
 #                         --db DB; resumable: the database holds every earlier call's records
@@ -455,9 +455,14 @@ PY
       if ! have_gpu; then note "$stage: skipped, no GPU"; status=1; continue; fi
       # Small kernels, many candidates: the rate the measurement pipeline sustains. A fresh
       # database each time, so every candidate is built and measured.
-      # The softmax once more with CUDA_MODULE_LOADING=EAGER: whether a fresh module's first
-      # launch (lazy loading) is what its checked calls pay for.
-      for run in "softmax:shape=256x1024" "matmul:m=256,n=256,k=256" "softmax:shape=256x1024 eager-loading"; do
+      # An elementwise op (the smallest kernels: NVRTC's fixed cost, batched, dominates), a
+      # softmax (reductions, loops of transcendental calls) and a GEMM (register tiles). With
+      # THROUGHPUT_EAGER=1 the softmax once more with CUDA_MODULE_LOADING=EAGER: whether a
+      # fresh module's first launch (lazy loading) is what its checked calls pay for (it was
+      # not: 3.17 against 3.19 ms, 2026-12-07-h100-session23.md).
+      runs=("relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256")
+      [ "${THROUGHPUT_EAGER:-0}" = 1 ] && runs+=("softmax:shape=256x1024 eager-loading")
+      for run in "${runs[@]}"; do
         spec=${run%% *}
         name=throughput-${spec%%:*}
         loading=LAZY
