@@ -278,6 +278,7 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
   }
 
   out_ << "\n";
+  const size_t begin = static_cast<size_t>(out_.tellp());
   open(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}({})", launch.threads_per_block(),
                    launch.name, fmt::join(params, ", ")));
   if (shared_bytes > 0) {
@@ -291,6 +292,7 @@ void CudaEmitter::emit_kernel(const ir::Stmt& root, int index) {
   }
   print_stmt(root);
   close();
+  result_.kernel_spans.emplace_back(begin, static_cast<size_t>(out_.tellp()));
   result_.kernels.push_back(std::move(launch));
 }
 
@@ -336,6 +338,7 @@ CudaSource CudaEmitter::emit(const ir::PrimFunc& func, const lower::Target& targ
   std::sort(parts.begin(), parts.end(), prelude_order);
   std::string prelude = join_prelude(parts);
   result_.prelude_size = prelude.size();
+  for (auto& [begin, end] : result_.kernel_spans) begin += prelude.size(), end += prelude.size();
   result_.code = std::move(prelude) + body;
   return std::move(result_);
 }

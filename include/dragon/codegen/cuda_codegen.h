@@ -56,6 +56,10 @@ struct CudaSource {
   size_t prelude_size = 0;
   std::vector<PreludePart> prelude_parts;  // the prelude, in order: their texts make code's first prelude_size bytes
   std::vector<KernelLaunch> kernels;  // in launch order
+  // Where each kernel's definition lies in `code`, [begin, end), in the order of `kernels`
+  // (empty for a source not printed by generate_cuda): what lets a batch of functions
+  // define a kernel two of them share once (runtime/compile.cc).
+  std::vector<std::pair<size_t, size_t>> kernel_spans;
   std::vector<Workspace> workspaces;
 };
 

@@ -4,6 +4,7 @@
 // cuda_function.h do.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,9 +90,10 @@ std::vector<Expected<CudaBuild>> compile_cuda_all(const std::vector<ir::PrimFunc
 // fp16/bf16 headers) is paid once per batch. In a batch of two or more, member p is
 // generated as if named "b<p>_<name>", so its kernels ("b<p>_<name>_kernel<k>") are unique
 // in the program; the program is one prelude (the longest of the members', cuda_codegen.h)
-// and then every member's kernels. A member's result holds its own source (its code alone,
-// under the batch's entry names) and the CUBIN of the whole program, which also holds the
-// other members' kernels. A batch NVRTC rejects is compiled again member by member, so a
+// and then every member's kernels, each distinct kernel once: a member whose kernel is
+// another's but for its name launches the other's entry. A member's result holds its own
+// source (its code alone, under the batch's entry names, its launches naming the entries
+// it runs) and the CUBIN of the whole program, which also holds the other members' kernels. A batch NVRTC rejects is compiled again member by member, so a
 // bad function fails alone, with its own log, and the others still build. A batch of one
 // is exactly compile_cuda_all's compile. Results in input order.
 std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFunc>& flats,
@@ -110,7 +112,10 @@ class CudaProgramBatch {
     size_t begin = 0, end = 0;  // flats[begin, end)
     bool operator==(const Range&) const = default;
   };
-  CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Target target, const std::vector<Range>& ranges);
+  // share_kernels false: every member's kernels printed, none launched under another's
+  // entry (to measure what sharing saves).
+  CudaProgramBatch(std::vector<ir::PrimFunc> flats, lower::Target target, const std::vector<Range>& ranges,
+                   bool share_kernels = true);
 
   // How many programs there are so far; grows as programs are printed and finished.
   size_t size() const { return programs_.size(); }
@@ -126,6 +131,9 @@ class CudaProgramBatch {
   struct Program {
     std::vector<size_t> members;
     std::optional<std::string> code;
+    // Per member (index in flats) whose kernels another member's definitions serve: the
+    // entry of each of its kernels, empty where the kernel is its own.
+    std::map<size_t, std::vector<std::string>> launch_names;
   };
   // Flat i's source, printed on first use: as member "b<p>_<name>" when its range has
   // several functions (p its place there), under its own name otherwise.
@@ -137,6 +145,7 @@ class CudaProgramBatch {
   std::vector<std::optional<size_t>> batch_position_;        // per flat
   std::vector<bool> handed_out_;                             // per flat
   std::vector<Program> programs_;
+  bool share_kernels_ = true;
 };
 
 }  // namespace dragon::runtime

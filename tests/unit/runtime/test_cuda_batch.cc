@@ -277,5 +277,60 @@ TEST(CudaBatch, F32OnlyAndF16MembersShareOneProgram) {
   }
 }
 
+// Search's candidates of one workload often differ in one kernel: two softmax schedules
+// whose last block runs 64 or 128 threads a block print their first three kernels alike.
+// The batch defines those once; the second member launches the first's entries for them,
+// and its own for the kernel that differs. NVRTC compiles 5 kernels, not 8.
+TEST(CudaBatch, AKernelTwoMembersShareIsDefinedOnceAndLaunchedByBoth) {
+  SKIP_WITHOUT_NVRTC();
+  auto softmax = [](int64_t last_block_threads) {
+    schedule::Schedule sch(ops::OpRegistry::global().make_workload("softmax:shape=64x256").func);
+    search::AutoBindOptions options;
+    options.max_threads_per_block = last_block_threads;
+    search::auto_bind_block(sch, sch.get_block("softmax"), options);
+    return lowered(sch);
+  };
+  std::vector<ir::PrimFunc> flats = {softmax(64), softmax(128)};
+  std::vector<Expected<CudaBuild>> batch = compile_cuda_batch(flats, lower::Target::cuda_h200(), test_options(), 2);
+  std::vector<Expected<CudaBuild>> alone = compile_cuda_all(flats, lower::Target::cuda_h200(), test_options());
+  ASSERT_EQ(batch.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(batch[i].ok()) << batch[i].error().describe();
+    ASSERT_TRUE(alone[i].ok()) << alone[i].error().describe();
+    // Every span printed is its kernel's definition.
+    const codegen::CudaSource& source = alone[i].value().source;
+    ASSERT_EQ(source.kernel_spans.size(), source.kernels.size());
+    for (size_t k = 0; k < source.kernels.size(); ++k) {
+      const auto [begin, end] = source.kernel_spans[k];
+      EXPECT_EQ(source.code.substr(begin, 11), "extern \"C\" ");
+      EXPECT_NE(source.code.substr(begin, end - begin).find(" " + source.kernels[k].name + "("), std::string::npos);
+      EXPECT_EQ(source.code.substr(end - 2, 2), "}\n");
+    }
+  }
+  const std::vector<std::string> first = entry_names(batch[0].value()), second = entry_names(batch[1].value());
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(second.size(), 4u);
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(second[k], first[k]) << "kernel " << k << " is the first member's";
+  EXPECT_EQ(second[3], "b1_softmax_kernel3");
+  // The module defines each distinct kernel once, every entry either member launches.
+  std::set<std::string> launched(first.begin(), first.end());
+  launched.insert(second.begin(), second.end());
+  EXPECT_EQ(launched.size(), 5u);
+  std::set<std::string> defined = cubin_functions(batch[0].value().cubin.bytes);
+  std::erase_if(defined, [](const std::string& f) { return f.starts_with("$__internal"); });  // ptxas's division helpers
+  EXPECT_EQ(defined, launched);
+  // The launches are the members' own: grid, block and arguments as compiled alone.
+  for (size_t i = 0; i < 2; ++i) {
+    for (size_t k = 0; k < 4; ++k) {
+      const codegen::KernelLaunch& a = batch[i].value().source.kernels[k];
+      const codegen::KernelLaunch& b = alone[i].value().source.kernels[k];
+      EXPECT_EQ(a.grid, b.grid);
+      EXPECT_EQ(a.block, b.block);
+      EXPECT_EQ(a.args, b.args);
+    }
+  }
+  EXPECT_NE(batch[0].value().source.kernels[3].block, batch[1].value().source.kernels[3].block);
+}
+
 }  // namespace
 }  // namespace dragon::runtime

@@ -1,0 +1,117 @@
+// What defining each distinct kernel once saves NVRTC in the tuner's batched programs: N
+// candidates of a spec's CUDA design space (sketch i % sketches, seed i + 1, the tuner's
+// postprocessors), lowered, duplicates dropped (the tuner measures a printed kernel once),
+// cut into programs of PER_PROGRAM consecutive candidates as compile_cuda_batch cuts them;
+// each program compiled by NVRTC on one thread (no cache) twice: with the kernels members
+// share defined once (CudaProgramBatch's default) and with every member's kernels. Prints
+// per mode the kernels compiled and the NVRTC time. Needs NVRTC, not a GPU.
+//
+//   bench_kernel_sharing SPEC [N [PER_PROGRAM]]   (defaults 48 and 16)
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "dragon/lower/lower.h"
+#include "dragon/ops/op_registry.h"
+#include "dragon/runtime/compile.h"
+#include "dragon/runtime/compile_cache.h"
+#include "dragon/runtime/nvrtc_compiler.h"
+#include "dragon/search/design_space.h"
+#include "dragon/search/postproc.h"
+#include "dragon/search/rule_set.h"
+#include "dragon/support/error.h"
+
+namespace dragon {
+namespace {
+
+struct ModeResult {
+  size_t kernels = 0;  // definitions NVRTC compiled
+  double ms = 0;
+  size_t failed = 0;
+};
+
+ModeResult compile_programs(const std::vector<ir::PrimFunc>& flats, size_t per_program, bool share) {
+  const lower::Target target = lower::Target::cuda_h200();
+  std::vector<runtime::CudaProgramBatch::Range> ranges;
+  for (size_t begin = 0; begin < flats.size(); begin += per_program) {
+    ranges.push_back({begin, std::min(begin + per_program, flats.size())});
+  }
+  runtime::CudaProgramBatch batch(flats, target, ranges, share);
+  runtime::NvrtcOptions nvrtc;
+  nvrtc.arch = target.arch;
+  const std::vector<std::string> flags = runtime::nvrtc_flags(nvrtc);
+  ModeResult result;
+  for (size_t p = 0; p < batch.size(); ++p) {
+    const std::string& code = batch.code(p);
+    for (size_t at = code.find("extern \"C\" __global__"); at != std::string::npos;
+         at = code.find("extern \"C\" __global__", at + 1)) {
+      ++result.kernels;
+    }
+    // A cache of its own per compile, so every compile is NVRTC's.
+    runtime::CompileCache cache(fmt::format("/tmp/dragon-kernel-sharing-{}-{}-{}", ::getpid(), share, p));
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Expected<runtime::Cubin>> cubins = runtime::nvrtc_compile_all({code}, nvrtc, cache, 1);
+    result.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    result.failed += cubins.front().ok() ? 0 : 1;
+    for (auto& build : batch.finish(p, std::move(cubins.front()))) (void)build;
+  }
+  return result;
+}
+
+int run(const std::string& spec, int count, int per_program) {
+  if (!runtime::nvrtc_available()) {
+    std::fprintf(stderr, "bench_kernel_sharing: this build has no NVRTC\n");
+    return 1;
+  }
+  const lower::Target target = lower::Target::cuda_h200();
+  const ir::PrimFunc func = ops::OpRegistry::global().make_workload(spec).func;
+  const search::RuleSet& rules = search::RuleSet::for_target(target);
+  const std::vector<search::Sketch> sketches = search::generate_design_space(func, target, rules);
+  if (sketches.empty()) throw UserError(spec + " has no CUDA design space");
+  std::vector<ir::PrimFunc> flats;
+  std::set<std::string> printed;
+  for (int i = 0; i < count; ++i) {
+    search::CandidateResult r =
+        search::sample_candidate(sketches[static_cast<size_t>(i) % sketches.size()], func, target, rules, i + 1);
+    if (!r.ok()) continue;
+    try {
+      runtime::Generated generated = runtime::generate(r.candidate().func, target);
+      if (printed.insert(generated.code()).second) flats.push_back(generated.lowered);
+    } catch (const Error&) {
+      continue;  // lowering refused it: the tuner would not compile it either
+    }
+  }
+  fmt::print("{}: {} distinct candidates of {} sampled, {} a program (one NVRTC thread, no cache)\n\n", spec,
+             flats.size(), count, per_program);
+  fmt::print("| kernels | definitions compiled | NVRTC ms | ms a candidate | failed programs |\n|---|---:|---:|---:|---:|\n");
+  for (bool share : {false, true}) {
+    ModeResult r = compile_programs(flats, static_cast<size_t>(per_program), share);
+    fmt::print("| {} | {} | {:.0f} | {:.1f} | {} |\n", share ? "shared (each once)" : "every member's", r.kernels, r.ms,
+               r.ms / static_cast<double>(flats.size()), r.failed);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace dragon
+
+int main(int argc, char** argv) {
+  const int count = argc > 2 ? std::atoi(argv[2]) : 48;
+  const int per_program = argc > 3 ? std::atoi(argv[3]) : 16;
+  if (argc < 2 || argc > 4 || count < 1 || per_program < 1) {
+    std::fprintf(stderr, "usage: %s SPEC [N >= 1 [PER_PROGRAM >= 1]]\n", argv[0]);
+    return 2;
+  }
+  try {
+    return dragon::run(argv[1], count, per_program);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_kernel_sharing: %s\n", e.what());
+    return 1;
+  }
+}
