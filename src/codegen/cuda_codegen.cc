@@ -368,6 +368,18 @@ std::string CudaEmitter::flat_index(const ir::Buffer& buffer, const std::vector<
   return physical_index(buffer, CPrinter::flat_index(buffer, indices));
 }
 
+std::optional<std::string> kernel_definition_key(const CudaSource& source, size_t k) {
+  if (source.kernel_spans.size() != source.kernels.size()) return std::nullopt;
+  DRAGON_CHECK(k < source.kernels.size(), "kernel {} of {}", k, source.kernels.size());
+  const auto [begin, end] = source.kernel_spans[k];
+  std::string key = source.code.substr(begin, end - begin);
+  const std::string& name = source.kernels[k].name;
+  const size_t named = key.find(" " + name + "(");
+  DRAGON_CHECK(named != std::string::npos, "kernel {}'s span does not hold its definition", name);
+  key.erase(named + 1, name.size());
+  return key;
+}
+
 CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target) {
   CudaEmitter emitter;
   return emitter.emit(flat, target);

@@ -92,15 +92,9 @@ std::string batch_program(const std::vector<std::optional<codegen::CudaSource>>&
       const auto [begin, end] = source.kernel_spans[k];
       code.append(source.code, at, begin - at);  // what lies between kernels (comments)
       at = end;
-      std::string text = source.code.substr(begin, end - begin);
-      const std::string& name = source.kernels[k].name;
-      std::string key = text;
-      const size_t named = key.find(" " + name + "(");
-      DRAGON_CHECK(named != std::string::npos, "kernel {}'s span does not hold its definition", name);
-      key.erase(named + 1, name.size());
-      auto [it, inserted] = defined.emplace(std::move(key), name);
+      auto [it, inserted] = defined.emplace(*codegen::kernel_definition_key(source, k), source.kernels[k].name);
       if (inserted) {
-        code += text;
+        code.append(source.code, begin, end - begin);
       } else {
         names[k] = it->second;
       }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ struct CudaSource {
 bool prelude_order(const PreludePart& a, const PreludePart& b);
 // The parts' texts in prelude_order.
 std::string join_prelude(std::vector<PreludePart> parts);
+
+// Kernel k's definition in `source` with its entry name cut out: two kernels of equal keys
+// are one kernel under two names (a batch defines it once, runtime/compile.cc). nullopt
+// for a source without kernel_spans.
+std::optional<std::string> kernel_definition_key(const CudaSource& source, size_t k);
 
 // Throws InternalError for IR that is not in the flat form, and UserError for a kernel the
 // emitter cannot launch (a launch extent that is not a constant) or whose tensorized
