@@ -93,8 +93,9 @@ std::vector<Expected<CudaBuild>> compile_cuda_all(const std::vector<ir::PrimFunc
 // and then every member's kernels, each distinct kernel once: a member whose kernel is
 // another's but for its name launches the other's entry. A member's result holds its own
 // source (its code alone, under the batch's entry names, its launches naming the entries
-// it runs) and the CUBIN of the whole program, which also holds the other members' kernels. A batch NVRTC rejects is compiled again member by member, so a
-// bad function fails alone, with its own log, and the others still build. A batch of one
+// it runs) and the CUBIN of the whole program, which also holds the other members'
+// kernels. A batch NVRTC rejects is compiled again member by member, so a bad function
+// fails alone, with its own log, and the others still build. A batch of one
 // is exactly compile_cuda_all's compile. Results in input order.
 std::vector<Expected<CudaBuild>> compile_cuda_batch(const std::vector<ir::PrimFunc>& flats,
                                                     const lower::Target& target, const BuildOptions& options = {},
