@@ -688,8 +688,10 @@ search::EvolutionarySearchOptions GpuTuning::search_options() {
 
 std::string GpuTuning::costs_summary() const {
   return search::describe_costs(measurers_) +
-         fmt::format("; GPU worker restarts {}; NVRTC children {} (restarts {}); reference {}", worker_->restarts,
-                     compilers_->size(), compilers_->restarts(), worker_->reference);
+         fmt::format("; GPU worker restarts {}; NVRTC children {} (restarts {}), {} kernel definitions compiled for {} "
+                     "kernels (the rest shared); reference {}",
+                     worker_->restarts, compilers_->size(), compilers_->restarts(), compilers_->kernels_defined(),
+                     compilers_->kernels_launched(), worker_->reference);
 }
 
 }  // namespace dragon::bench

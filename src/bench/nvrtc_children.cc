@@ -190,6 +190,8 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
     }
   }
   unfinished_ = 0;
+  kernels_defined_ += batch.kernels_defined();
+  kernels_launched_ += batch.kernels_launched();
 }
 
 }  // namespace dragon::bench

@@ -39,6 +39,10 @@ class NvrtcChildren {
   int restarts() const { return restarts_; }
   // During build(), for `take`: the programs of the build not back yet (sent or not).
   size_t programs_unfinished() const { return unfinished_; }
+  // Over every build so far: the kernel definitions the children were given, and the
+  // kernels the builds launch (CudaProgramBatch defines a kernel members share once).
+  size_t kernels_defined() const { return kernels_defined_; }
+  size_t kernels_launched() const { return kernels_launched_; }
 
   // Compiles `flats` cut into `ranges` (consecutive, covering every function) and calls
   // `take` once per function, on this thread, as soon as its program is back: between
@@ -54,6 +58,7 @@ class NvrtcChildren {
   std::vector<std::unique_ptr<search::WorkerProcess>> children_;
   int restarts_ = 0;
   size_t unfinished_ = 0;
+  size_t kernels_defined_ = 0, kernels_launched_ = 0;
 };
 
 }  // namespace dragon::bench

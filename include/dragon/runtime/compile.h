@@ -127,6 +127,10 @@ class CudaProgramBatch {
   // a program never printed). Its members' builds (index in flats, build), or nothing when
   // a failed program of several members was split into programs of one.
   std::vector<std::pair<size_t, Expected<CudaBuild>>> finish(size_t program, Expected<Cubin> cubin);
+  // Over the programs printed so far: the kernel definitions their code holds, and the
+  // kernels their members launch (more where members share kernels).
+  size_t kernels_defined() const { return kernels_defined_; }
+  size_t kernels_launched() const { return kernels_launched_; }
 
  private:
   struct Program {
@@ -147,6 +151,7 @@ class CudaProgramBatch {
   std::vector<bool> handed_out_;                             // per flat
   std::vector<Program> programs_;
   bool share_kernels_ = true;
+  size_t kernels_defined_ = 0, kernels_launched_ = 0;
 };
 
 }  // namespace dragon::runtime

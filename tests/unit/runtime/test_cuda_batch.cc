@@ -330,6 +330,14 @@ TEST(CudaBatch, AKernelTwoMembersShareIsDefinedOnceAndLaunchedByBoth) {
     }
   }
   EXPECT_NE(batch[0].value().source.kernels[3].block, batch[1].value().source.kernels[3].block);
+  // What the tuner reports: the definitions a program's code holds against the kernels
+  // its members launch; without sharing, one each.
+  for (bool share : {true, false}) {
+    CudaProgramBatch programs(flats, lower::Target::cuda_h200(), {{0, 2}}, share);
+    (void)programs.code(0);
+    EXPECT_EQ(programs.kernels_launched(), 8u);
+    EXPECT_EQ(programs.kernels_defined(), share ? 5u : 8u);
+  }
 }
 
 }  // namespace
