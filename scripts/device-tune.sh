@@ -13,8 +13,9 @@
 #                         shapes) and a 2^22-term f32 mean against the interpreter on the device
 #   tests                 the GPU test programs GPU_TESTS names (test_gpu_tune; PROGRAM:FILTER runs
 #                         only what the gtest filter names), built and run
-#   throughput            dragon tune on small kernels (relu, softmax, GEMM): verified candidates per second and the CPU
-#                         work per candidate, the issue's >= 300/s and <= 2 ms
+#   throughput            dragon tune on small kernels (relu, softmax, GEMM): verified candidates
+#                         per second, the CPU work per candidate and the kernel definitions
+#                         NVRTC compiled, against the issue's >= 300/s and <= 2 ms
 #   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
 #                         --db DB; resumable: the database holds every earlier call's records
 #   bench:SUITE[:IDS]     dragon bench SUITE --db DB: per problem the default schedule, the best
