@@ -54,10 +54,6 @@ ModeResult compile_programs(const std::vector<ir::PrimFunc>& flats, size_t per_p
   ModeResult result;
   for (size_t p = 0; p < batch.size(); ++p) {
     const std::string& code = batch.code(p);
-    for (size_t at = code.find("extern \"C\" __global__"); at != std::string::npos;
-         at = code.find("extern \"C\" __global__", at + 1)) {
-      ++result.kernels;
-    }
     // An empty cache of its own per compile, so every compile is NVRTC's.
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / fmt::format("dragon-kernel-sharing-{}", ::getpid());
@@ -70,6 +66,7 @@ ModeResult compile_programs(const std::vector<ir::PrimFunc>& flats, size_t per_p
     result.failed += cubins.front().ok() ? 0 : 1;
     for (auto& build : batch.finish(p, std::move(cubins.front()))) (void)build;
   }
+  result.kernels = batch.kernels_defined();
   return result;
 }
 
