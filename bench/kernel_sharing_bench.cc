@@ -107,8 +107,17 @@ int run(const std::string& spec, int count, int per_program) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
   std::vector<ir::PrimFunc> by_kernels;
   for (size_t i : order) by_kernels.push_back(flats[i]);
-  fmt::print("{}: {} distinct candidates of {} sampled, {} a program (one NVRTC thread, no cache)\n\n", spec,
-             flats.size(), count, per_program);
+  // What no cut into programs can go below: each distinct kernel of the round defined once
+  // (sharing across programs, which one program's definitions cannot give another).
+  std::set<size_t> distinct_kernels;
+  size_t round_kernels = 0;
+  for (const std::vector<size_t>& k : keys) {
+    distinct_kernels.insert(k.begin(), k.end());
+    round_kernels += k.size();
+  }
+  fmt::print("{}: {} distinct candidates of {} sampled, {} a program (one NVRTC thread, no cache); {} kernels, "
+             "{} distinct in the whole round\n\n",
+             spec, flats.size(), count, per_program, round_kernels, distinct_kernels.size());
   fmt::print("| kernels | definitions compiled | NVRTC ms | ms a candidate | failed programs |\n|---|---:|---:|---:|---:|\n");
   struct Mode {
     const char* name;
