@@ -18,6 +18,8 @@ packages=(
   # The data set's shards (src/data): zstd.h, in case the image lacks it (its libzstd.so.1
   # is there; this pair brings a matching header and library into the private prefix).
   libzstd-dev libzstd1
+  # Every program's allocator (cmake/dragon_allocator.cmake): libjemalloc.so and its library.
+  libjemalloc-dev libjemalloc2
 )
 
 mkdir -p .deb

@@ -9,7 +9,8 @@ set -euo pipefail
 # (libblas.so.3, through the alternatives system) under libtorch: the reference BLAS made a
 # CPU training step of even a tiny model take most of a second. The CUDA toolkit is detected by
 # CMake at configure time and not installed here. XGBoost (C API) is the search's cost model;
-# SQLite holds the tuning database (src/db); zstd compresses the data set's shards (src/data).
+# SQLite holds the tuning database (src/db); zstd compresses the data set's shards (src/data);
+# jemalloc is every program's allocator (cmake/dragon_allocator.cmake).
 # --with-chromium adds headless Chromium, which scripts/report-screenshot.sh uses to check
 # and capture an HTML report (not needed to build or test).
 packages=(
@@ -20,6 +21,7 @@ packages=(
   clang libclang-rt-14-dev
   libtorch-dev libopenblas0-pthread
   libxgboost-dev
+  libjemalloc-dev
 )
 if [ "${1:-}" = "--with-chromium" ]; then
   packages+=(chromium)
