@@ -75,7 +75,9 @@
 # BENCH_MAX_TRIALS (dragon bench --max-trials: the best of each problem's first N scripts),
 # DATA_RESERVE (seconds a data stage leaves for the stages after it: 0), SFT_PRESET (small),
 # SFT_PROMPT (spec), SFT_CONTEXT (2048), SFT_STEPS (600), SFT_BATCH (16), SFT_LR (5e-4),
-# EVAL_SECONDS (the most an evaluate mode may take), EVAL_PER_WORKLOAD (1), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), KB_EXPORT_PROBLEMS
+# EVAL_SECONDS (the most an evaluate mode may take), EVAL_PER_WORKLOAD (1), EFFICIENCY_TRIALS (1000), THROUGHPUT_TRIALS (256), THROUGHPUT_MALLOC_AB
+# (1: the build with the C library's malloc, and the throughput stage's specs with it and
+# with jemalloc preloaded), KB_EXPORT_PROBLEMS
 # (1,6,23,26,47,51,89,98), DRY_RUN (1: run the GPU stages even without a visible GPU, to see
 # them fail clearly on a machine without one).
 set -uo pipefail
@@ -271,8 +273,12 @@ for stage in "$@"; do
   if [ "$(left)" -lt 25 ]; then note "$stage: not started, the call's time is up"; status=1; continue; fi
   case "$stage" in
     build)
+      # THROUGHPUT_MALLOC_AB=1 builds with the C library's malloc, so that the throughput
+      # stage can run each spec with it and with jemalloc preloaded (the same binary).
+      malloc=auto
+      [ "${THROUGHPUT_MALLOC_AB:-0}" = 1 ] && malloc=system
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDRAGON_WITH_TORCH=ON -DDRAGON_BUILD_BENCHMARKS=OFF \
-        "${device_cmake_args_torch[@]}" >"$work/build.log" 2>&1
+        -DDRAGON_MALLOC="$malloc" "${device_cmake_args_torch[@]}" >"$work/build.log" 2>&1
       targets=(dragon test_gpu_design_space)
       # The eager baselines need libtorch; without it the benches use our f64 twin.
       grep -q "libtorch: ON" "$work/build.log" && targets+=(dragon_eager_torch)
@@ -287,7 +293,7 @@ for stage in "$@"; do
         timeout "$(left)" cmake --build "$build" -j "$jobs" --target "${targets[@]}" >>"$work/build.log" 2>&1
         s=$?
       fi
-      note "build (${targets[*]}): exit $s after $(elapsed) s; $(grep -E 'Little Dragon: (libtorch|CUDA)' "$work/build.log" | tr '\n' ' ')"
+      note "build (${targets[*]}): exit $s after $(elapsed) s; $(grep -E 'Little Dragon: (libtorch|CUDA|memory allocator)' "$work/build.log" | tr '\n' ' ')"
       if [ $s -ne 0 ]; then
         grep -E "error|FAILED|CMake Error" "$work/build.log" | head -n 30 | tee -a "$summary"
         status=1
@@ -461,15 +467,28 @@ PY
       # THROUGHPUT_EAGER=1 the softmax once more with CUDA_MODULE_LOADING=EAGER: whether a
       # fresh module's first launch (lazy loading) is what its checked calls pay for (it was
       # not: 3.17 against 3.19 ms, 2026-12-07-h100-session23.md).
+      # THROUGHPUT_MALLOC_AB=1 (with the build it configures): each spec with the C library's
+      # malloc and again with jemalloc preloaded, the allocator's share of the rate.
       runs=("relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256")
       [ "${THROUGHPUT_EAGER:-0}" = 1 ] && runs+=("softmax:shape=256x1024 eager-loading")
+      if [ "${THROUGHPUT_MALLOC_AB:-0}" = 1 ]; then
+        for spec in "relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256"; do
+          runs+=("$spec jemalloc-preloaded")
+        done
+      fi
+      jemalloc_so=$(ls "$device_prefix"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null | head -n 1)
       for run in "${runs[@]}"; do
         spec=${run%% *}
         name=throughput-${spec%%:*}
         loading=LAZY
-        if [ "$run" != "$spec" ]; then name=$name-eager-loading; loading=EAGER; fi
+        preload=
+        if [ "$run" = "$spec eager-loading" ]; then name=$name-eager-loading; loading=EAGER; fi
+        if [ "$run" = "$spec jemalloc-preloaded" ]; then
+          [ -n "$jemalloc_so" ] || { note "$name: no libjemalloc.so.2 in .deb (scripts/fetch-device-debs.sh)"; continue; }
+          name=$name-jemalloc; preload=$jemalloc_so
+        fi
         rm -f "$work/$name.db"*
-        CUDA_MODULE_LOADING=$loading timeout "$(left)" "$build/dragon" tune "$spec" --target cuda \
+        LD_PRELOAD=$preload CUDA_MODULE_LOADING=$loading timeout "$(left)" "$build/dragon" tune "$spec" --target cuda \
           --trials "${THROUGHPUT_TRIALS:-256}" --batch 128 \
           --db "$work/$name.db" --curve "$work/$name-curve.json" >"$work/$name.log" 2>&1
         note "$name: exit $?; $(grep -E 'candidates/s' "$work/$name.log" | tail -n 1 | tr -d '\r' | tail -c 200)"
