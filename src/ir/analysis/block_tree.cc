@@ -11,10 +11,11 @@ namespace dragon::ir {
 namespace {
 
 // Sorts an index by key, keeping for each key its first entry (the entries were recorded
-// in program order).
+// in program order, so their positions increase: ordering equal keys by position is what a
+// stable sort would give, without its buffer; a tree is built at every schedule commit).
 template <typename Key>
 void sort_first_wins(std::vector<std::pair<Key, size_t>>& index) {
-  std::stable_sort(index.begin(), index.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(index.begin(), index.end());
   index.erase(std::unique(index.begin(), index.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
               index.end());
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "dragon/ir/block_tree.h"
+#include "dragon/ir/functor.h"
 #include "dragon/ir/parser.h"
 
 namespace dragon::ir {
@@ -78,6 +79,51 @@ TEST(BlockTree, ScopesLoopsAndStatements) {
   EXPECT_EQ(b->scope_loops().size(), 2u);
   EXPECT_NE(c->realize, nullptr);
   EXPECT_EQ(c->realize->block.get(), c->block);
+}
+
+// Several blocks of one name (a function mid-rewrite can hold them): lookups by name find
+// the first in program order, as a first-match search would, whatever the blocks' addresses.
+TEST(BlockTree, ANameHeldTwiceFindsTheFirstInProgramOrder) {
+  const PrimFunc func = parse_function(kNested);
+  const BlockTree original(func);
+  const BlockNode* c = original.named("C")->block;
+  const BlockNode* b = original.named("B")->block;
+  // Each of B and C renamed to "twin", in either order of allocation.
+  for (bool c_first : {true, false}) {
+    Block twin_c, twin_b;
+    auto rename = [](const BlockNode* x) {
+      return BlockNode::make("twin", x->iter_vars, x->reads, x->writes, x->body, x->init, x->alloc_buffers,
+                             x->annotations);
+    };
+    if (c_first) {
+      twin_c = rename(c);
+      twin_b = rename(b);
+    } else {
+      twin_b = rename(b);
+      twin_c = rename(c);
+    }
+    class Renamer : public StmtMutator {
+     public:
+      Renamer(const BlockNode* b, Block twin_b, const BlockNode* c, Block twin_c)
+          : b_(b), c_(c), twin_b_(std::move(twin_b)), twin_c_(std::move(twin_c)) {}
+
+     protected:
+      Stmt visit_(const BlockNode* op) override {
+        if (op == b_) return twin_b_;
+        if (op == c_) return twin_c_;
+        return StmtMutator::visit_(op);
+      }
+
+     private:
+      const BlockNode *b_, *c_;
+      Block twin_b_, twin_c_;
+    };
+    const PrimFunc renamed = func.with_body(Renamer(b, twin_b, c, twin_c).visit(func->body));
+    const BlockTree tree(renamed);
+    EXPECT_FALSE(tree.names_unique());
+    ASSERT_NE(tree.named("twin"), nullptr);
+    EXPECT_EQ(tree.named("twin")->block, twin_b.get()) << "B comes first in program order";
+  }
 }
 
 TEST(BlockTree, LoopsParentsAndPaths) {
