@@ -90,13 +90,8 @@ int run(const std::string& spec, int count, int per_program) {
     try {
       runtime::Generated generated = runtime::generate(r.candidate().func, target);
       if (!printed.insert(generated.code()).second) continue;
-      const auto& source = std::get<codegen::CudaSource>(generated.source);
-      std::vector<size_t> kernel_keys;
-      for (size_t k = 0; k < source.kernels.size(); ++k) {
-        kernel_keys.push_back(std::hash<std::string>{}(codegen::kernel_definition_key(source, k).value_or("")));
-      }
       flats.push_back(generated.lowered);
-      keys.push_back(std::move(kernel_keys));
+      keys.push_back(codegen::kernel_definition_hashes(std::get<codegen::CudaSource>(generated.source)));
     } catch (const Error&) {
       continue;  // lowering refused it: the tuner would not compile it either
     }

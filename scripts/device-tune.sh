@@ -469,14 +469,11 @@ PY
       # not: 3.17 against 3.19 ms, 2026-12-07-h100-session23.md).
       # THROUGHPUT_MALLOC_AB=1 (with the build it configures): each spec with the C library's
       # malloc and again with jemalloc preloaded, the allocator's share of the rate.
-      runs=("relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256")
+      specs=("relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256")
+      runs=("${specs[@]}")
       [ "${THROUGHPUT_EAGER:-0}" = 1 ] && runs+=("softmax:shape=256x1024 eager-loading")
-      if [ "${THROUGHPUT_MALLOC_AB:-0}" = 1 ]; then
-        for spec in "relu:shape=1024x1024" "softmax:shape=256x1024" "matmul:m=256,n=256,k=256"; do
-          runs+=("$spec jemalloc-preloaded")
-        done
-      fi
-      jemalloc_so=$(ls "$device_prefix"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 2>/dev/null | head -n 1)
+      [ "${THROUGHPUT_MALLOC_AB:-0}" = 1 ] && runs+=("${specs[@]/%/ jemalloc-preloaded}")
+      jemalloc_so=$device_prefix/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
       for run in "${runs[@]}"; do
         spec=${run%% *}
         name=throughput-${spec%%:*}
@@ -484,7 +481,7 @@ PY
         preload=
         if [ "$run" = "$spec eager-loading" ]; then name=$name-eager-loading; loading=EAGER; fi
         if [ "$run" = "$spec jemalloc-preloaded" ]; then
-          [ -n "$jemalloc_so" ] || { note "$name: no libjemalloc.so.2 in .deb (scripts/fetch-device-debs.sh)"; continue; }
+          [ -e "$jemalloc_so" ] || { note "$name: no libjemalloc.so.2 in .deb (scripts/fetch-device-debs.sh)"; continue; }
           name=$name-jemalloc; preload=$jemalloc_so
         fi
         rm -f "$work/$name.db"*

@@ -331,7 +331,7 @@ struct Pending {
   size_t index = 0;
   ir::PrimFunc flat;
   std::string hash;
-  // Hashes of its kernels' definitions without their names (codegen::kernel_definition_key):
+  // Hashes of its kernels' definitions without their names (codegen::kernel_definition_hashes):
   // candidates that share kernels are put in one program, which defines each once.
   std::vector<size_t> kernel_keys;
 };
@@ -392,12 +392,8 @@ class CudaMeasurer final : public search::Measurer {
           CudaLowering lowering = lower_for_cuda(scheduled[i], target);
           if (lowering.generated) {
             prep.lowered[i].hash = lowering.generated->cuda_kernel_hash(target.arch);
-            const auto& source = std::get<codegen::CudaSource>(lowering.generated->source);
-            for (size_t k = 0; k < source.kernels.size(); ++k) {
-              if (std::optional<std::string> key = codegen::kernel_definition_key(source, k)) {
-                prep.lowered[i].kernel_keys.push_back(std::hash<std::string>{}(*key));
-              }
-            }
+            prep.lowered[i].kernel_keys =
+                codegen::kernel_definition_hashes(std::get<codegen::CudaSource>(lowering.generated->source));
             prep.lowered[i].flat = std::move(lowering.generated->lowered);
           } else {
             prep.results[i] = MeasureResult::failure(lowering.failure, lowering.why);

@@ -380,6 +380,14 @@ std::optional<std::string> kernel_definition_key(const CudaSource& source, size_
   return key;
 }
 
+std::vector<size_t> kernel_definition_hashes(const CudaSource& source) {
+  std::vector<size_t> hashes;
+  for (size_t k = 0; k < source.kernels.size(); ++k) {
+    if (std::optional<std::string> key = kernel_definition_key(source, k)) hashes.push_back(std::hash<std::string>{}(*key));
+  }
+  return hashes;
+}
+
 CudaSource generate_cuda(const ir::PrimFunc& flat, const lower::Target& target) {
   CudaEmitter emitter;
   return emitter.emit(flat, target);

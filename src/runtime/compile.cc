@@ -272,15 +272,15 @@ const std::string& CudaProgramBatch::code(size_t program) {
   } else {
     code = sources_[members.front()]->code;  // a member alone keeps the entry names it was printed with
   }
-  for (size_t i : members) {
-    kernels_launched_ += sources_[i]->kernels.size();
-    kernels_defined_ += sources_[i]->kernels.size();
-  }
-  if (auto& names = programs_[program].launch_names; !names.empty()) {
-    for (const auto& [member, entries] : names) {
-      kernels_defined_ -= static_cast<size_t>(std::count_if(entries.begin(), entries.end(),
-                                                            [](const std::string& e) { return !e.empty(); }));
-    }
+  // Every kernel a member launches is defined here, but those it launches under another
+  // member's entry (a non-empty launch name).
+  size_t launched = 0;
+  for (size_t i : members) launched += sources_[i]->kernels.size();
+  kernels_launched_ += launched;
+  kernels_defined_ += launched;
+  for (const auto& [member, entries] : programs_[program].launch_names) {
+    kernels_defined_ -= static_cast<size_t>(std::count_if(entries.begin(), entries.end(),
+                                                          [](const std::string& e) { return !e.empty(); }));
   }
   programs_[program].members = std::move(members);
   programs_[program].code = std::move(code);

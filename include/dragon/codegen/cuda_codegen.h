@@ -73,6 +73,10 @@ std::string join_prelude(std::vector<PreludePart> parts);
 // are one kernel under two names (a batch defines it once, runtime/compile.cc). nullopt
 // for a source without kernel_spans.
 std::optional<std::string> kernel_definition_key(const CudaSource& source, size_t k);
+// Hashes of the keys of `source`'s kernels, in order (none for a source without
+// kernel_spans): what the GPU measurer orders a round's candidates by, so that candidates
+// sharing kernels land in one program.
+std::vector<size_t> kernel_definition_hashes(const CudaSource& source);
 
 // Throws InternalError for IR that is not in the flat form, and UserError for a kernel the
 // emitter cannot launch (a launch extent that is not a constant) or whose tensorized
