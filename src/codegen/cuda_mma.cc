@@ -13,8 +13,63 @@
 #include "dragon/ir/op.h"
 #include "dragon/ir/printer.h"
 #include "dragon/ir/substitute.h"
+#include "dragon/ir/uses_var.h"
 
 namespace dragon::codegen {
+
+namespace {
+
+// The nest variable `e` is, read through widening integer casts (the i64 index of a
+// buffer past 2^31 elements reads cast(i64, v)); -1 when it is none.
+int nest_var_of(const ir::Expr& e, const TileNest& nest) {
+  const ir::Expr* inner = &e;
+  while (const auto* cast = inner->as<ir::CastNode>()) {
+    const ir::DataType from = cast->value.dtype(), to = inner->dtype();
+    if (!from.is_int() || !to.is_int() || to.lanes() != 1 || to.bits() < from.bits()) return -1;
+    inner = &cast->value;
+  }
+  for (size_t v = 0; v < nest.vars.size(); ++v) {
+    if (inner->get() == nest.vars[v].get()) return static_cast<int>(v);
+  }
+  return -1;
+}
+
+bool uses_nest_var(const ir::Expr& e, const TileNest& nest) {
+  for (const ir::Var& v : nest.vars) {
+    if (ir::uses_var(e, v.get())) return true;
+  }
+  return false;
+}
+
+// Adds sign * the coefficient of each nest variable in `e`, a simplified sum, to `coefs`:
+// true when every term that mentions a nest variable is that variable (or a constant
+// times it), so e == base + sum(coefs[v] * v) exactly; false when some term is not.
+bool read_nest_coefficients(const ir::Expr& e, int64_t sign, const TileNest& nest, std::vector<int64_t>& coefs) {
+  if (const auto* add = e.as<ir::AddNode>()) {
+    return read_nest_coefficients(add->a, sign, nest, coefs) && read_nest_coefficients(add->b, sign, nest, coefs);
+  }
+  if (const auto* sub = e.as<ir::SubNode>()) {
+    return read_nest_coefficients(sub->a, sign, nest, coefs) && read_nest_coefficients(sub->b, -sign, nest, coefs);
+  }
+  int var = nest_var_of(e, nest);
+  int64_t factor = 1;
+  if (const auto* mul = e.as<ir::MulNode>(); mul && var < 0) {
+    for (auto [x, c] : {std::pair{&mul->a, &mul->b}, std::pair{&mul->b, &mul->a}}) {
+      std::optional<int64_t> constant = ir::as_const_int(*c);
+      if (int v = nest_var_of(*x, nest); v >= 0 && constant) {
+        var = v;
+        factor = *constant;
+        break;
+      }
+    }
+  }
+  if (var < 0) return !uses_nest_var(e, nest);  // a term of the base
+  int64_t term = 0;
+  if (__builtin_mul_overflow(factor, sign, &term) || __builtin_add_overflow(coefs[var], term, &coefs[var])) return false;
+  return true;
+}
+
+}  // namespace
 
 std::optional<Affine> decompose(const ir::Expr& original, const TileNest& nest, const ir::Analyzer& outer) {
   // A buffer past 2^31 elements is indexed as i64(i32 row index) * stride + ...: read
@@ -33,6 +88,16 @@ std::optional<Affine> decompose(const ir::Expr& original, const TileNest& nest, 
     return analyzer.simplify(ir::substitute(index, values));
   };
   Affine affine{at(-1), {}};
+  // Usually the simplified index is already a sum whose nest-variable terms are constant
+  // multiples: the coefficients are read off it (two simplifications in all). Otherwise
+  // each is the difference of the index at a unit point and at the origin, and the sum
+  // they make is proven equal to the index (2 + 2 * loops simplifications; this was a
+  // tensor-core candidate's largest cost in code generation).
+  std::vector<int64_t> coefs(nest.vars.size(), 0);
+  if (read_nest_coefficients(analyzer.simplify(index), 1, nest, coefs)) {
+    affine.coefs = std::move(coefs);
+    return affine;
+  }
   ir::Expr rebuilt = affine.base;
   for (size_t v = 0; v < nest.vars.size(); ++v) {
     auto coef = ir::as_const_int(analyzer.simplify(at(static_cast<int>(v)) - affine.base));

@@ -466,6 +466,48 @@ TEST(CudaMma, GemmPast2To31OutputsKeepsItsTensorCoreBlocks) {
   EXPECT_EQ(builds[0].value().cubin.bytes.substr(0, 4), std::string("\x7f" "ELF", 4));
 }
 
+// decompose reads a tile's coefficients straight off the simplified index where it is a
+// sum of constant multiples of the tile's loops, and otherwise by differences at unit
+// points with a proof; both must give the same affine forms and refuse the same accesses.
+struct SmallTile {
+  ir::Var i{"i"}, j{"j"}, outer{"outer"};
+  TileNest nest{{i, j}, {16, 8}, nullptr};
+  ir::Analyzer analyzer() const {
+    ir::Analyzer a;
+    a.bind(outer, 0, 64);
+    return a;
+  }
+};
+
+TEST(CudaMma, DecomposeReadsCoefficientsOfAnAffineIndex) {
+  SmallTile t;
+  // outer * 1024 + i * 72 + j - 3 * i: the coefficient of i gathers both of its terms.
+  ir::Expr index = t.outer * 1024 + t.i * 72 + t.j - 3 * t.i;
+  std::optional<Affine> a = decompose(index, t.nest, t.analyzer());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->coefs, (std::vector<int64_t>{69, 1}));
+  EXPECT_TRUE(t.analyzer().can_prove_equal(a->base, t.outer * 1024)) << ir::print_expr(a->base);
+}
+
+TEST(CudaMma, DecomposeSeesThroughALoopTheBoundsRemove) {
+  SmallTile t;
+  // floordiv(outer * 16 + i, 16) is outer for i < 16: i's coefficient is 0; and j
+  // appears once under a floordiv its extent leaves whole.
+  ir::Expr index = ir::floordiv(t.outer * 16 + t.i, 16) * 256 + ir::floormod(t.outer * 8 + t.j, 8) * 2;
+  std::optional<Affine> a = decompose(index, t.nest, t.analyzer());
+  ASSERT_TRUE(a.has_value()) << ir::print_expr(index);
+  EXPECT_EQ(a->coefs, (std::vector<int64_t>{0, 2}));
+  EXPECT_TRUE(t.analyzer().can_prove_equal(a->base, t.outer * 256)) << ir::print_expr(a->base);
+}
+
+TEST(CudaMma, DecomposeRefusesIndicesNotAffineInTheTile) {
+  SmallTile t;
+  for (const ir::Expr& index : {t.i * t.j + t.outer, ir::floormod(t.i, 4) * 8 + t.j, t.i * t.outer + t.j,
+                                ir::floordiv(t.j + t.outer, 4)}) {
+    EXPECT_FALSE(decompose(index, t.nest, t.analyzer()).has_value()) << ir::print_expr(index);
+  }
+}
+
 TEST(CudaMma, DecomposeKeepsACastWhoseIndexMightWrap) {
   // Unbounded block indices: the row index might wrap in i32, so i64(row index) is not
   // the row index computed in i64, and the access is not read as a tile.
