@@ -1,6 +1,8 @@
 // Building, combining and rebuilding canonical affine forms.
 #include "linear_form.h"
 
+#include <algorithm>
+
 #include "dragon/ir/op.h"
 #include "expr_equal.h"
 #include "interval.h"
@@ -184,15 +186,27 @@ bool LinearForm::merge_div_mod_pairs() {
   return true;
 }
 
-std::optional<Expr> LinearForm::to_expr() const {
-  DataType type = dtype_;
-  if (!fits(type, constant_)) return std::nullopt;
+bool LinearForm::fits_type() const {
+  if (!fits(dtype_, constant_)) return false;
+  bool any_added = false;
   for (const LinearTerm& t : terms_) {
     // A negative coefficient is subtracted as its magnitude, which must fit too.
-    if (!fits(type, t.coeff) || t.coeff == Interval::kNegInf || (t.coeff < 0 && !fits(type, -t.coeff))) {
-      return std::nullopt;
+    if (!fits(dtype_, t.coeff) || t.coeff == Interval::kNegInf || (t.coeff < 0 && !fits(dtype_, -t.coeff))) {
+      return false;
     }
+    any_added = any_added || t.coeff > 0;
   }
+  // A negative constant after added terms is subtracted as its magnitude.
+  return !any_added || constant_ >= 0 || (constant_ != Interval::kNegInf && fits(dtype_, -constant_));
+}
+
+void LinearForm::order_positive_terms_first() {
+  std::stable_partition(terms_.begin(), terms_.end(), [](const LinearTerm& t) { return t.coeff > 0; });
+}
+
+std::optional<Expr> LinearForm::to_expr() const {
+  if (!fits_type()) return std::nullopt;
+  DataType type = dtype_;
   auto scaled = [&](const Expr& term, int64_t coeff) {
     return coeff == 1 ? term : MulNode::make(term, IntImmNode::make(type, coeff));
   };
@@ -212,10 +226,7 @@ std::optional<Expr> LinearForm::to_expr() const {
     if (t.coeff < 0) result = SubNode::make(result, scaled(t.term, -t.coeff));
   }
   if (!constant_first && constant_ > 0) result = AddNode::make(result, IntImmNode::make(type, constant_));
-  if (!constant_first && constant_ < 0) {
-    if (constant_ == Interval::kNegInf || !fits(type, -constant_)) return std::nullopt;
-    result = SubNode::make(result, IntImmNode::make(type, -constant_));
-  }
+  if (!constant_first && constant_ < 0) result = SubNode::make(result, IntImmNode::make(type, -constant_));
   return result;
 }
 

@@ -41,6 +41,11 @@ class LinearForm {
 
   // Rebuilds an expression; nullopt when a coefficient or the constant does not fit the type.
   std::optional<Expr> to_expr() const;
+  // Whether to_expr succeeds.
+  bool fits_type() const;
+  // The terms with positive coefficients first, each group in its order: the order in
+  // which from_expr reads back what to_expr wrote.
+  void order_positive_terms_first();
 
  private:
   // Terms i and j (distinct) replaced by replacement * factor; false (and this unchanged)

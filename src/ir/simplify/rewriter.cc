@@ -17,6 +17,11 @@ Expr make_binary(NodeKind kind, Expr a, Expr b) {
   }
 }
 
+bool is_int_arith(const Expr& e) {
+  const NodeKind k = e.kind();
+  return (k == NodeKind::Add || k == NodeKind::Sub || k == NodeKind::Mul) && e.dtype().is_int() && e.dtype().is_scalar();
+}
+
 Interval ExprSimplifier::bound(const Expr& e) const { return bound_of(e, analyzer_); }
 Interval ExprSimplifier::bound(const LinearForm& form) const { return bound_of(form, analyzer_); }
 
@@ -54,12 +59,13 @@ Expr ExprSimplifier::rewrite_binary(NodeKind kind, const Expr& a, const Expr& b)
   }
 }
 
-#define DRAGON_BINARY_NODE(Name)                                       \
-  Expr ExprSimplifier::visit_(const Name##Node* op) {                  \
-    Expr a = visit(op->a);                                             \
-    Expr b = visit(op->b);                                             \
-    Expr result = rewrite_binary(NodeKind::Name, a, b);                \
-    return deep_equal(result, Expr(op)) ? Expr(op) : result;           \
+#define DRAGON_BINARY_NODE(Name)                                                          \
+  Expr ExprSimplifier::visit_(const Name##Node* op) {                                     \
+    if (whole_chains_ && is_int_arith(Expr(op))) return visit_int_arith(Expr(op));                      \
+    Expr a = visit(op->a);                                                                \
+    Expr b = visit(op->b);                                                                \
+    Expr result = rewrite_binary(NodeKind::Name, a, b);                                   \
+    return deep_equal(result, Expr(op)) ? Expr(op) : result;                              \
   }
 #include "dragon/ir/nodes.def"
 

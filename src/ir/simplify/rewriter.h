@@ -12,10 +12,15 @@ namespace dragon::ir::simplify_detail {
 
 // A binary node of `kind` over a and b, without simplification.
 Expr make_binary(NodeKind kind, Expr a, Expr b);
+// A scalar integer Add, Sub or Mul: what the canonical affine form rewrites.
+bool is_int_arith(const Expr& e);
 
 class ExprSimplifier : public ExprMutator {
  public:
-  explicit ExprSimplifier(const Analyzer& analyzer) : analyzer_(analyzer) {}
+  // `whole_chains`: integer Add, Sub and Mul chains in one pass (arith_chain.cc); false
+  // goes node by node, the definition the one pass must equal (tests compare them).
+  explicit ExprSimplifier(const Analyzer& analyzer, bool whole_chains = true)
+      : analyzer_(analyzer), whole_chains_(whole_chains) {}
 
   Expr simplify(const Expr& e) { return visit(e); }
 
@@ -53,8 +58,14 @@ class ExprSimplifier : public ExprMutator {
 
  private:
   Expr rewrite_binary(NodeKind kind, const Expr& a, const Expr& b);
+  // Integer Add, Sub and Mul (arith_chain.cc): a whole chain of them in one pass.
+  Expr visit_int_arith(const Expr& e);
+  struct OperandForm;
+  std::optional<LinearForm> chain_form(const Expr& e);
+  std::optional<OperandForm> operand_form(const Expr& operand);
 
   const Analyzer& analyzer_;
+  const bool whole_chains_;
 };
 
 }  // namespace dragon::ir::simplify_detail

@@ -15,6 +15,8 @@
 #include "dragon/ir/verify.h"
 #include "dragon/ops/op_registry.h"
 #include "dragon/support/half.h"
+#include "expr_equal.h"
+#include "rewriter.h"
 
 namespace dragon::ir {
 namespace {
@@ -709,6 +711,40 @@ TEST(SimplifyProperty, RandomExpressionsNearTheEdgesOfTheirTypes) {
   check_random_expressions(7, kExpressions, /*wide=*/true, run);
   EXPECT_GT(run.checked, kExpressions * 3);
   EXPECT_GT(run.changed, kExpressions / 4);
+}
+
+// Integer sums, differences and products are simplified a whole chain at a time
+// (arith_chain.cc); the result must be the node-by-node simplifier's, node for node, for
+// every expression and range: printed code and every later match depend on it.
+TEST(SimplifyProperty, WholeChainsSimplifyAsNodeByNode) {
+  const int kExpressions = 20000;
+  std::mt19937_64 rng(20261208);
+  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int rewritten = 0;
+  for (int n = 0; n < kExpressions; ++n) {
+    DataType t = n % 3 == 0 ? DataType::i32() : n % 3 == 1 ? DataType::i64() : DataType::i8();
+    const bool wide = n % 2 == 1;
+    std::vector<Var> vars;
+    Analyzer analyzer;
+    for (int v = 0; v < 3; ++v) {
+      vars.emplace_back("v" + std::to_string(v), t);
+      if (uniform(0, 3) == 0) continue;  // unbound
+      int64_t scale = !wide || uniform(0, 1) ? 1 : (t.bits() == 8 ? 3 : 50000000);
+      int64_t lo = uniform(-20, 20) * scale;
+      int64_t extent = uniform(1, 40) * scale;
+      if (t.bits() == 8) extent = std::min(extent, 128 - lo);
+      analyzer.bind(vars.back(), lo, extent);
+    }
+    ExprGenerator gen(rng, vars);
+    Expr e = n % 5 == 0 ? gen.bool_expr(3) : gen.int_expr(5);
+    Expr chains = simplify_detail::ExprSimplifier(analyzer, /*whole_chains=*/true).simplify(e);
+    Expr nodes = simplify_detail::ExprSimplifier(analyzer, /*whole_chains=*/false).simplify(e);
+    ASSERT_TRUE(simplify_detail::deep_equal(chains, nodes))
+        << show(e) << "\n  whole chains: " << show(chains) << "\n  node by node: " << show(nodes);
+    ASSERT_EQ(chains.same_as(e), nodes.same_as(e)) << show(e);
+    if (!nodes.same_as(e)) ++rewritten;
+  }
+  EXPECT_GT(rewritten, kExpressions / 4);  // the simplifier acted on most of them
 }
 
 }  // namespace
