@@ -1,15 +1,20 @@
 // CPU cost of one candidate of the design space: a sketch replayed with fresh decisions
-// plus the postprocessors (sample_candidate), what search pays thousands of times per
+// plus the postprocessors (SketchSampler::sample), what search pays thousands of times per
 // task; and, for scale, generating the design space once. GEMM 1024^3 f32 (SSSRRSRS
 // tiling, shared and local caches), f16 on tensor cores, a softmax (cross-thread
 // reduction) and the CPU GEMM. Failed candidates (rejected by verify_gpu_code) are
-// counted, not excluded: they cost the same to find.
+// counted, not excluded: they cost the same to find. BM_CandidateCpuWork_* adds what the
+// tuner's measurer then does with each candidate the postprocessors passed (lower it and
+// print its CUDA, runtime::generate): the CPU work per candidate that issue 17 bounds at
+// 2 ms (schedule, lower, codegen), NVRTC apart.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
 #include "dragon/ops/op_registry.h"
+#include "dragon/runtime/compile.h"
+#include "dragon/support/error.h"
 #include "dragon/search/design_space.h"
 #include "dragon/search/postproc.h"
 
@@ -28,20 +33,57 @@ Space make_space(const std::string& spec, const lower::Target& target) {
   return s;
 }
 
-// Samples candidates from sketch `index` (the last sketch when the space has fewer).
+// Samples candidates from sketch `index` (the last sketch when the space has fewer) with one
+// SketchSampler, as the tuner draws fresh candidates (its construction, once per sketch and
+// task, is not timed).
 void sample(benchmark::State& state, const std::string& spec, const lower::Target& target, size_t index) {
   Space space = make_space(spec, target);
   const Sketch& sketch = space.sketches.at(std::min(index, space.sketches.size() - 1));
-  const RuleSet& rules = RuleSet::for_target(target);
+  SketchSampler sampler(sketch, space.func, target, RuleSet::for_target(target));
   int64_t seed = 1, ok = 0;
   for (auto _ : state) {
-    CandidateResult r = sample_candidate(sketch, space.func, target, rules, seed++);
+    CandidateResult r = sampler.sample(seed++);
     ok += r.ok() ? 1 : 0;
     benchmark::DoNotOptimize(r);
   }
   state.counters["ok_fraction"] = static_cast<double>(ok) / static_cast<double>(state.iterations());
   state.counters["trace"] = static_cast<double>(sketch.trace.size());
   state.SetLabel(spec + " sketch: " + (sketch.applied.empty() ? std::string("-") : sketch.applied.front()));
+}
+
+// Samples candidates as `sample` does and lowers and prints each one that passed.
+void sample_lower_print(benchmark::State& state, const std::string& spec, size_t index) {
+  const lower::Target target = lower::Target::cuda_h200();
+  Space space = make_space(spec, target);
+  const Sketch& sketch = space.sketches.at(std::min(index, space.sketches.size() - 1));
+  SketchSampler sampler(sketch, space.func, target, RuleSet::for_target(target));
+  int64_t seed = 1, printed = 0;
+  for (auto _ : state) {
+    CandidateResult r = sampler.sample(seed++);
+    if (!r.ok()) continue;
+    try {
+      runtime::Generated generated = runtime::generate(r.candidate().func, target);
+      benchmark::DoNotOptimize(generated);
+      ++printed;
+    } catch (const UserError&) {  // lowering refused it: the measurer records that, at this cost
+    }
+  }
+  state.counters["printed_fraction"] = static_cast<double>(printed) / static_cast<double>(state.iterations());
+  state.SetLabel(spec + " sketch: " + (sketch.applied.empty() ? std::string("-") : sketch.applied.front()));
+}
+
+void BM_CandidateCpuWork_Gemm1024_F32_TensorCore(benchmark::State& state) {
+  sample_lower_print(state, "matmul:m=1024,n=1024,k=1024", 0);
+}
+void BM_CandidateCpuWork_Gemm1024_F16_Wgmma(benchmark::State& state) {
+  sample_lower_print(state, "matmul:m=1024,n=1024,k=1024,dtype=f16", 0);
+}
+void BM_CandidateCpuWork_Gemm1024_F32_Tiled(benchmark::State& state) {
+  sample_lower_print(state, "matmul:m=1024,n=1024,k=1024", 1);
+}
+void BM_CandidateCpuWork_Softmax(benchmark::State& state) { sample_lower_print(state, "softmax:shape=4096x4096,axis=1", 0); }
+void BM_CandidateCpuWork_Conv2d_TensorCore(benchmark::State& state) {
+  sample_lower_print(state, "conv2d:batch=16,in_channels=64,out_channels=128,size=56x56,kernel=3x3,padding=1x1", 0);
 }
 
 void BM_SampleCandidate_Gemm1024_F32_Cuda(benchmark::State& state) {
@@ -69,6 +111,11 @@ BENCHMARK(BM_SampleCandidate_Gemm1024_F16_TensorCore)->Unit(benchmark::kMicrosec
 BENCHMARK(BM_SampleCandidate_Softmax_Cuda)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SampleCandidate_Gemm1024_F32_Cpu)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_GenerateDesignSpace_Gemm1024_F16_Cuda)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CandidateCpuWork_Gemm1024_F32_TensorCore)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CandidateCpuWork_Gemm1024_F16_Wgmma)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CandidateCpuWork_Gemm1024_F32_Tiled)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CandidateCpuWork_Softmax)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CandidateCpuWork_Conv2d_TensorCore)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace dragon::search
