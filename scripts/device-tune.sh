@@ -15,7 +15,8 @@
 #                         only what the gtest filter names), built and run
 #   throughput            dragon tune on small kernels (relu, softmax, GEMM): verified candidates
 #                         per second, the CPU work per candidate and the kernel definitions
-#                         NVRTC compiled, against the issue's >= 300/s and <= 2 ms
+#                         NVRTC compiled and its CPU time (the children's own), against the
+#                         issue's >= 300/s and <= 2 ms
 #   tune:SUITE[:IDS]      dragon tune --suite SUITE [--problems IDS] --target cuda --trials TRIALS
 #                         --db DB; resumable: the database holds every earlier call's records
 #   bench:SUITE[:IDS]     dragon bench SUITE --db DB: per problem the default schedule, the best

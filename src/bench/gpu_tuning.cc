@@ -685,9 +685,14 @@ search::EvolutionarySearchOptions GpuTuning::search_options() {
 std::string GpuTuning::costs_summary() const {
   return search::describe_costs(measurers_) +
          fmt::format("; GPU worker restarts {}; NVRTC children {} (restarts {}), {} kernel definitions compiled for {} "
-                     "kernels (the rest shared); reference {}",
+                     "kernels (the rest shared), NVRTC CPU {:.1f} s over {} programs ({:.1f} ms a kernel definition); "
+                     "reference {}",
                      worker_->restarts, compilers_->size(), compilers_->restarts(), compilers_->kernels_defined(),
-                     compilers_->kernels_launched(), worker_->reference);
+                     compilers_->kernels_launched(), compilers_->work().cpu_seconds, compilers_->work().programs,
+                     compilers_->kernels_defined() > 0 ? 1000 * compilers_->work().cpu_seconds /
+                                                             static_cast<double>(compilers_->kernels_defined())
+                                                       : 0.0,
+                     worker_->reference);
 }
 
 }  // namespace dragon::bench

@@ -1,9 +1,10 @@
 // Persistent NVRTC children (nvrtc_children.h). A request is one program's CUDA source; a
-// reply is 1, the CUBIN, NVRTC's log and whether it came from the compile cache, or 0 and
-// NVRTC's failure as it was (api, message, log, where).
+// reply is the child's CPU time for it, then 1, the CUBIN, NVRTC's log and whether it came
+// from the compile cache, or 0 and NVRTC's failure as it was (api, message, log, where).
 #include "dragon/bench/nvrtc_children.h"
 
 #include <poll.h>
+#include <time.h>
 
 #include <algorithm>
 #include <deque>
@@ -25,9 +26,19 @@ using search::ByteReader;
 using search::ByteWriter;
 using search::WorkerReply;
 
-Expected<runtime::Cubin> cubin_of(const WorkerReply& reply) {
+// This process's CPU time, all threads: a child compiles one program at a time.
+double process_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A child's reply: the CPU time it spent (counted in `work`), then the CUBIN or why not.
+Expected<runtime::Cubin> cubin_of(const WorkerReply& reply, NvrtcChildren::Work& work) {
   if (!reply.ok()) return DRAGON_RUNTIME_FAILURE("NVRTC child", reply.error, "");
   ByteReader in(reply.bytes);
+  work.cpu_seconds += in.f64();
+  ++work.programs;
   if (in.u64() == 1) {
     runtime::Cubin cubin;
     cubin.bytes = std::string(in.bytes());
@@ -60,9 +71,11 @@ std::unique_ptr<search::WorkerProcess> NvrtcChildren::start_child() const {
   runtime::NvrtcOptions options;
   if (!target_.arch.empty()) options.arch = target_.arch;
   return std::make_unique<search::WorkerProcess>([options](const std::string& code) {
+    const double cpu_start = process_cpu_seconds();
     std::vector<Expected<runtime::Cubin>> cubins =
         runtime::nvrtc_compile_all({code}, options, runtime::CompileCache::global(), 1);
     ByteWriter out;
+    out.f64(process_cpu_seconds() - cpu_start);
     if (cubins.front()) {
       const runtime::Cubin& cubin = cubins.front().value();
       out.u64(1);
@@ -134,7 +147,7 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
       std::optional<WorkerReply> failed = children_[c]->send(code);
       if (failed && ensure_child(c)) failed = children_[c]->send(code);  // it had died idle: once more
       if (failed) {
-        finish(next++, cubin_of(*failed));
+        finish(next++, cubin_of(*failed, work_));
         continue;
       }
       busy[c] = Busy{next++, Clock::now() + timeout_};
@@ -179,7 +192,7 @@ void NvrtcChildren::build(const std::vector<ir::PrimFunc>& flats,
         }
         const size_t program = busy[c]->program;
         busy[c].reset();
-        finish(program, cubin_of(reply));
+        finish(program, cubin_of(reply, work_));
       }
     }
     if (!ready.empty()) {

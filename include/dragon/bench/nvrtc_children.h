@@ -43,6 +43,15 @@ class NvrtcChildren {
   // kernels the builds launch (CudaProgramBatch defines a kernel members share once).
   size_t kernels_defined() const { return kernels_defined_; }
   size_t kernels_launched() const { return kernels_launched_; }
+  // Over every build so far: the CPU time the children spent on the programs they
+  // answered (NVRTC's work, measured in each child; a crashed or killed child's is lost),
+  // and those programs. Beside the builds' wall time it tells the compiler's work from
+  // waiting on busy cores or on the last program of a wave.
+  struct Work {
+    double cpu_seconds = 0;
+    size_t programs = 0;
+  };
+  const Work& work() const { return work_; }
 
   // Compiles `flats` cut into `ranges` (consecutive, covering every function) and calls
   // `take` once per function, on this thread, as soon as its program is back: between
@@ -59,6 +68,7 @@ class NvrtcChildren {
   int restarts_ = 0;
   size_t unfinished_ = 0;
   size_t kernels_defined_ = 0, kernels_launched_ = 0;
+  Work work_;
 };
 
 }  // namespace dragon::bench

@@ -94,6 +94,31 @@ TEST(NvrtcChildren, AChildPastItsTimeIsKilledAndReplaced) {
     EXPECT_NE(builds[i]->error().message.find("no reply within 1 ms"), std::string::npos) << builds[i]->error().message;
   }
   EXPECT_GE(children.restarts(), 1) << "the second program needed a new child";
+  EXPECT_EQ(children.work().programs, 0u) << "a killed child answers nothing, and its work is not counted";
+}
+
+// Each child measures the CPU time of the programs it compiles and sends it back with the
+// CUBIN: the pool adds up its children's work (NVRTC's share of a round, apart from the
+// wall time of waiting for it).
+TEST(NvrtcChildren, ThePoolAddsUpTheWorkItsChildrenReport) {
+  if (!runtime::nvrtc_available()) GTEST_SKIP() << "[SKIP] no NVRTC in this build";
+  // Shapes no earlier run compiled: real compiles, not cache hits.
+  std::mt19937_64 random(std::random_device{}());
+  const int64_t rows = 1000 + static_cast<int64_t>(random() % 100000);
+  std::vector<ir::PrimFunc> flats = {lowered("softmax:shape=" + std::to_string(rows) + "x64"),
+                                     lowered("relu:shape=" + std::to_string(rows) + "x8"),
+                                     lowered("sigmoid:shape=" + std::to_string(rows) + "x8")};
+  NvrtcChildren children(2, lower::Target::cuda_h200(), std::chrono::minutes(10));
+  auto builds = build_all(children, flats, {{0, 1}, {1, 3}});
+  for (size_t i = 0; i < flats.size(); ++i) ASSERT_TRUE(builds[i].has_value() && builds[i]->ok()) << i;
+  const NvrtcChildren::Work first = children.work();
+  EXPECT_EQ(first.programs, 2u);
+  // A real compile of a softmax takes NVRTC tens of milliseconds of CPU.
+  EXPECT_GT(first.cpu_seconds, 0.005);
+  builds = build_all(children, {flats[1]}, {{0, 1}});
+  ASSERT_TRUE(builds[0].has_value() && builds[0]->ok());
+  EXPECT_EQ(children.work().programs, 3u);
+  EXPECT_GT(children.work().cpu_seconds, first.cpu_seconds);
 }
 
 }  // namespace
