@@ -91,7 +91,8 @@ class BlockTree {
   Index<const BlockNode*> block_index_;
   Index<std::string_view> by_name_;
   Index<const VarNode*> by_loop_var_;
-  std::vector<std::pair<const StmtNode*, const StmtNode*>> parent_;  // (statement, parent), sorted
+  Index<const StmtNode*> parent_index_;  // statement -> its parent's place in parents_
+  std::vector<const StmtNode*> parents_;
   const StmtNode* root_ = nullptr;  // the function body
   bool names_unique_ = true;
 };

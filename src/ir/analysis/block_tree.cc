@@ -32,10 +32,16 @@ class BlockTree::Builder {
  public:
   explicit Builder(BlockTree& tree) : tree_(tree) {}
 
+  // In program order, so that a statement held twice keeps its first parent.
+  void add_parent(const StmtNode* node, const StmtNode* parent) {
+    tree_.parent_index_.emplace_back(node, tree_.parents_.size());
+    tree_.parents_.push_back(parent);
+  }
+
   void walk(const StmtNode* node, const StmtNode* parent) {
     // Stores and evaluations hold no statement: never looked up.
     if (node->kind == NodeKind::BufferStore || node->kind == NodeKind::Evaluate) return;
-    if (parent != nullptr) tree_.parent_.emplace_back(node, parent);
+    if (parent != nullptr) add_parent(node, parent);
     switch (node->kind) {
       case NodeKind::For: {
         const auto* loop = static_cast<const ForNode*>(node);
@@ -115,7 +121,7 @@ class BlockTree::Builder {
     }
     in_scope_init_.back() = false;
     if (const auto* seq = block->body.as<SeqStmtNode>()) {
-      tree_.parent_.emplace_back(seq, block);
+      add_parent(seq, block);
       for (size_t i = 0; i < seq->seq.size(); ++i) {
         statements_.back() = i;
         walk(seq->seq[i].get(), seq);
@@ -151,10 +157,7 @@ BlockTree::BlockTree(const PrimFunc& func) {
   const size_t names = by_name_.size();
   sort_first_wins(by_name_);
   names_unique_ = by_name_.size() == names;
-  std::stable_sort(parent_.begin(), parent_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  parent_.erase(std::unique(parent_.begin(), parent_.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first; }),
-                parent_.end());
+  sort_first_wins(parent_index_);
 }
 
 const BlockTree::BlockInfo* BlockTree::find(const BlockNode* block) const {
@@ -178,9 +181,8 @@ const BlockTree::LoopInfo* BlockTree::loop_of(const VarNode* loop_var) const {
 }
 
 const StmtNode* BlockTree::parent(const StmtNode* node) const {
-  auto it = std::lower_bound(parent_.begin(), parent_.end(), node,
-                             [](const auto& e, const StmtNode* n) { return e.first < n; });
-  return it != parent_.end() && it->first == node ? it->second : nullptr;
+  const size_t* i = lookup(parent_index_, node);
+  return i == nullptr ? nullptr : parents_[*i];
 }
 
 std::vector<const StmtNode*> BlockTree::path_to(const StmtNode* node) const {

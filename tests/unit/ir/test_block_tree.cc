@@ -5,6 +5,7 @@
 
 #include "dragon/ir/block_tree.h"
 #include "dragon/ir/functor.h"
+#include "dragon/ir/op.h"
 #include "dragon/ir/parser.h"
 
 namespace dragon::ir {
@@ -123,6 +124,37 @@ TEST(BlockTree, ANameHeldTwiceFindsTheFirstInProgramOrder) {
     EXPECT_FALSE(tree.names_unique());
     ASSERT_NE(tree.named("twin"), nullptr);
     EXPECT_EQ(tree.named("twin")->block, twin_b.get()) << "B comes first in program order";
+  }
+}
+
+// A statement held at two places (IR is shared, a rewrite may leave one so): its parent is
+// the first in program order, whichever parent node was made first.
+TEST(BlockTree, AStatementHeldTwiceHasItsFirstParentInProgramOrder) {
+  const PrimFunc func = parse_function(kNested);
+  const BlockNode* root = func.root_block();
+  ASSERT_NE(root, nullptr);
+  const auto* seq = root->body.as<SeqStmtNode>();
+  ASSERT_NE(seq, nullptr);
+  const Stmt shared = seq->seq[0];  // the loop nest of block B
+  for (bool first_made_first : {true, false}) {
+    auto wrap = [&](const char* name) {
+      return ForNode::make(Var(name), make_const(DataType::i32(), 0), make_const(DataType::i32(), 1), ForKind::kSerial,
+                           shared);
+    };
+    Stmt first, second;
+    if (first_made_first) {
+      first = wrap("first");
+      second = wrap("second");
+    } else {
+      second = wrap("second");
+      first = wrap("first");
+    }
+    const PrimFunc held_twice = func.with_body(BlockRealizeNode::make(
+        {}, make_const(DataType::boolean(), 1),
+        BlockNode::make(root->name, root->iter_vars, root->reads, root->writes, SeqStmtNode::make({first, second}),
+                        root->init, root->alloc_buffers, root->annotations)));
+    const BlockTree tree(held_twice);
+    EXPECT_EQ(tree.parent(shared.get()), first.get());
   }
 }
 
