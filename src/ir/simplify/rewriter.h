@@ -1,6 +1,7 @@
 // The expression simplifier (private): a bottom-up mutator that applies local rules to
 // operands that are already simplified. Rule families live in their own files:
-// rewrite_arith.cc, rewrite_div_mod.cc, rewrite_compare.cc, rewrite_logic.cc.
+// rewrite_arith.cc, rewrite_div_mod.cc, rewrite_compare.cc, rewrite_logic.cc; integer
+// chains of Add, Sub and Mul are taken whole (arith_chain.cc), with the same result.
 #pragma once
 
 #include "dragon/ir/functor.h"
