@@ -35,41 +35,36 @@ Space make_space(const std::string& spec, const lower::Target& target) {
 
 // Samples candidates from sketch `index` (the last sketch when the space has fewer) with one
 // SketchSampler, as the tuner draws fresh candidates (its construction, once per sketch and
-// task, is not timed).
-void sample(benchmark::State& state, const std::string& spec, const lower::Target& target, size_t index) {
+// task, is not timed); with `lower_and_print`, each candidate that passed is also lowered
+// and printed (runtime::generate), as the measurer does.
+void sample(benchmark::State& state, const std::string& spec, const lower::Target& target, size_t index,
+            bool lower_and_print = false) {
   Space space = make_space(spec, target);
   const Sketch& sketch = space.sketches.at(std::min(index, space.sketches.size() - 1));
   SketchSampler sampler(sketch, space.func, target, RuleSet::for_target(target));
-  int64_t seed = 1, ok = 0;
+  int64_t seed = 1, ok = 0, printed = 0;
   for (auto _ : state) {
     CandidateResult r = sampler.sample(seed++);
     ok += r.ok() ? 1 : 0;
+    if (r.ok() && lower_and_print) {
+      try {
+        benchmark::DoNotOptimize(runtime::generate(r.candidate().func, target));
+        ++printed;
+      } catch (const UserError&) {  // lowering refused it: the measurer records that, at this cost
+      }
+    }
     benchmark::DoNotOptimize(r);
   }
-  state.counters["ok_fraction"] = static_cast<double>(ok) / static_cast<double>(state.iterations());
+  const auto share = [&](int64_t n) { return static_cast<double>(n) / static_cast<double>(state.iterations()); };
+  state.counters["ok_fraction"] = share(ok);
+  if (lower_and_print) state.counters["printed_fraction"] = share(printed);
   state.counters["trace"] = static_cast<double>(sketch.trace.size());
   state.SetLabel(spec + " sketch: " + (sketch.applied.empty() ? std::string("-") : sketch.applied.front()));
 }
 
-// Samples candidates as `sample` does and lowers and prints each one that passed.
+// A sampled candidate's CPU work on CUDA: its schedule, lowering and CUDA.
 void sample_lower_print(benchmark::State& state, const std::string& spec, size_t index) {
-  const lower::Target target = lower::Target::cuda_h200();
-  Space space = make_space(spec, target);
-  const Sketch& sketch = space.sketches.at(std::min(index, space.sketches.size() - 1));
-  SketchSampler sampler(sketch, space.func, target, RuleSet::for_target(target));
-  int64_t seed = 1, printed = 0;
-  for (auto _ : state) {
-    CandidateResult r = sampler.sample(seed++);
-    if (!r.ok()) continue;
-    try {
-      runtime::Generated generated = runtime::generate(r.candidate().func, target);
-      benchmark::DoNotOptimize(generated);
-      ++printed;
-    } catch (const UserError&) {  // lowering refused it: the measurer records that, at this cost
-    }
-  }
-  state.counters["printed_fraction"] = static_cast<double>(printed) / static_cast<double>(state.iterations());
-  state.SetLabel(spec + " sketch: " + (sketch.applied.empty() ? std::string("-") : sketch.applied.front()));
+  sample(state, spec, lower::Target::cuda_h200(), index, /*lower_and_print=*/true);
 }
 
 void BM_CandidateCpuWork_Gemm1024_F32_TensorCore(benchmark::State& state) {
