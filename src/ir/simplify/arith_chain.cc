@@ -4,9 +4,10 @@
 // walked per sum, the simplifier's largest cost in lowering and code generation. Here
 // each level's form is combined from its operands' forms, with the one thing the old
 // round trip through nodes did to them, and nodes are made once, at the top. The result
-// is the node-by-node result, node for node (tests/unit/ir/test_simplify_chain.cc checks
-// both ways on random expressions).
-#include <algorithm>
+// is the node-by-node result, node for node (tests/unit/ir/test_simplify.cc,
+// SimplifyProperty.WholeChainsSimplifyAsNodeByNode, compares both on random expressions).
+#include <optional>
+#include <utility>
 
 #include "expr_equal.h"
 #include "rewriter.h"
