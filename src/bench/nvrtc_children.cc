@@ -4,7 +4,6 @@
 #include "dragon/bench/nvrtc_children.h"
 
 #include <poll.h>
-#include <time.h>
 
 #include <algorithm>
 #include <deque>
@@ -16,6 +15,7 @@
 #include "dragon/runtime/compile_cache.h"
 #include "dragon/runtime/nvrtc_compiler.h"
 #include "dragon/search/byte_codec.h"
+#include "dragon/search/thread_cpu_time.h"
 #include "dragon/support/error.h"
 
 namespace dragon::bench {
@@ -25,13 +25,6 @@ using Clock = std::chrono::steady_clock;
 using search::ByteReader;
 using search::ByteWriter;
 using search::WorkerReply;
-
-// This process's CPU time, all threads: a child compiles one program at a time.
-double process_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 // A child's reply: the CPU time it spent (counted in `work`), then the CUBIN or why not.
 Expected<runtime::Cubin> cubin_of(const WorkerReply& reply, NvrtcChildren::Work& work) {
@@ -71,11 +64,12 @@ std::unique_ptr<search::WorkerProcess> NvrtcChildren::start_child() const {
   runtime::NvrtcOptions options;
   if (!target_.arch.empty()) options.arch = target_.arch;
   return std::make_unique<search::WorkerProcess>([options](const std::string& code) {
-    const double cpu_start = process_cpu_seconds();
+    // The whole child's CPU time: it compiles one program at a time.
+    const double cpu_start = search::process_cpu_seconds();
     std::vector<Expected<runtime::Cubin>> cubins =
         runtime::nvrtc_compile_all({code}, options, runtime::CompileCache::global(), 1);
     ByteWriter out;
-    out.f64(process_cpu_seconds() - cpu_start);
+    out.f64(search::process_cpu_seconds() - cpu_start);
     if (cubins.front()) {
       const runtime::Cubin& cubin = cubins.front().value();
       out.u64(1);

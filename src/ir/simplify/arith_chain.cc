@@ -56,14 +56,14 @@ std::optional<ExprSimplifier::OperandForm> ExprSimplifier::operand_form(const Ex
 
 // The merged form of the node-by-node result of `e` (an integer Add, Sub or Mul), before
 // it is printed; nullopt where that result is not its form printed (a coefficient or
-// constant that does not fit the type, an overflow): then the caller goes node by node.
+// constant that does not fit the type, an overflow): then the chain goes node by node.
 std::optional<LinearForm> ExprSimplifier::chain_form(const Expr& e) {
   const Operands operands = operands_of(e);
   std::optional<OperandForm> a = operand_form(operands.a);
   if (!a) return std::nullopt;
   std::optional<OperandForm> b = operand_form(operands.b);
   if (!b) return std::nullopt;
-  LinearForm form = std::move(a->form);
+  LinearForm& form = a->form;  // becomes this level's form
   switch (e.kind()) {
     case NodeKind::Add:
       if (!form.add(b->form, 1)) return std::nullopt;
@@ -80,7 +80,6 @@ std::optional<LinearForm> ExprSimplifier::chain_form(const Expr& e) {
         if (!b->form.scale(form.constant())) return std::nullopt;
         form = std::move(b->form);
       } else {
-        a->form = std::move(form);
         std::optional<Expr> pa = a->expr(), pb = b->expr();
         if (!pa || !pb) return std::nullopt;
         LinearForm product(e.dtype());
@@ -89,17 +88,13 @@ std::optional<LinearForm> ExprSimplifier::chain_form(const Expr& e) {
       }
   }
   if (!form.merge_div_mod_pairs() || !form.fits_type()) return std::nullopt;
-  return form;
+  return std::move(form);
 }
 
-Expr ExprSimplifier::visit_int_arith(const Expr& e) {
-  if (std::optional<LinearForm> form = chain_form(e)) {
-    Expr result = *form->to_expr();  // fits_type held
-    return deep_equal(result, e) ? e : result;
-  }
-  // Node by node, as every other binary node.
-  const Operands operands = operands_of(e);
-  Expr result = rewrite_binary(e.kind(), visit(operands.a), visit(operands.b));
+std::optional<Expr> ExprSimplifier::simplify_chain(const Expr& e) {
+  std::optional<LinearForm> form = chain_form(e);
+  if (!form) return std::nullopt;
+  Expr result = *form->to_expr();  // fits_type held
   return deep_equal(result, e) ? e : result;
 }
 

@@ -59,13 +59,15 @@ Expr ExprSimplifier::rewrite_binary(NodeKind kind, const Expr& a, const Expr& b)
   }
 }
 
-#define DRAGON_BINARY_NODE(Name)                                                          \
-  Expr ExprSimplifier::visit_(const Name##Node* op) {                                     \
-    if (whole_chains_ && is_int_arith(Expr(op))) return visit_int_arith(Expr(op));                      \
-    Expr a = visit(op->a);                                                                \
-    Expr b = visit(op->b);                                                                \
-    Expr result = rewrite_binary(NodeKind::Name, a, b);                                   \
-    return deep_equal(result, Expr(op)) ? Expr(op) : result;                              \
+#define DRAGON_BINARY_NODE(Name)                                                 \
+  Expr ExprSimplifier::visit_(const Name##Node* op) {                            \
+    if (whole_chains_ && is_int_arith(Expr(op))) {                               \
+      if (std::optional<Expr> chain = simplify_chain(Expr(op))) return *chain;   \
+    }                                                                            \
+    Expr a = visit(op->a);                                                       \
+    Expr b = visit(op->b);                                                       \
+    Expr result = rewrite_binary(NodeKind::Name, a, b);                          \
+    return deep_equal(result, Expr(op)) ? Expr(op) : result;                     \
   }
 #include "dragon/ir/nodes.def"
 

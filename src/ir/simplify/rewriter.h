@@ -59,8 +59,9 @@ class ExprSimplifier : public ExprMutator {
 
  private:
   Expr rewrite_binary(NodeKind kind, const Expr& a, const Expr& b);
-  // Integer Add, Sub and Mul (arith_chain.cc): a whole chain of them in one pass.
-  Expr visit_int_arith(const Expr& e);
+  // Integer Add, Sub and Mul (arith_chain.cc): a whole chain of them in one pass; nullopt
+  // where a level's form does not print (an overflow), and the chain goes node by node.
+  std::optional<Expr> simplify_chain(const Expr& e);
   struct OperandForm;
   std::optional<LinearForm> chain_form(const Expr& e);
   std::optional<OperandForm> operand_form(const Expr& operand);
